@@ -1,0 +1,76 @@
+import { Cron } from 'croner';
+import { z } from 'zod';
+
+const cronPattern = (what: string) =>
+  z.string().refine(
+    (pattern) => {
+      try {
+        new Cron(pattern, { paused: true }).stop();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a croner pattern with seconds for ${what}, e.g. "*/30 * * * * *"` },
+  );
+
+const historySetting = z.union([
+  z.literal('none'),
+  z.literal('all'),
+  z.iso.datetime({ offset: true }).describe('an ISO date-time'),
+  z.iso.date(),
+]);
+
+/**
+ * The one configuration schema (SPEC.md section 3). Every key has its default here, and the
+ * description doubles as the help text in errors and in config.example.json.
+ */
+export const configSchema = z
+  .object({
+    baseUrl: z
+      .url({ protocol: /^https?$/, message: 'must be an http(s) URL such as "https://acme.example.com"' })
+      .optional()
+      .describe('the workspace base address; paths are appended as /api/v1/...'),
+    apiKey: z
+      .string()
+      .min(1, 'must not be empty')
+      .optional()
+      .describe('sent as Authorization: Bearer <key>; prefer the WSMIRROR_API_KEY environment variable'),
+    database: z
+      .string()
+      .min(1, 'must be a file path or a postgres:// URL')
+      .default('./data/mirror.sqlite')
+      .describe('a file path (SQLite) or a postgres:// URL'),
+    schedule: cronPattern('the sync schedule').default('*/30 * * * * *').describe('croner pattern (with seconds) for `run`'),
+    lookbackSeconds: z.number().int().min(0).max(86_400).default(300).describe('overlap re-read at the start of every window'),
+    pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
+    concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),
+    maxRequestsPerSecond: z.number().positive().max(10_000).default(10).describe('client-side ceiling for all calls together'),
+    requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000).describe('per request'),
+    retry: z
+      .object({
+        maxAttempts: z.number().int().min(1).max(50).default(6).describe('attempts per request, the first included'),
+        maxDelayMs: z.number().int().min(0).max(3_600_000).default(60_000).describe('longest wait between attempts'),
+      })
+      .default({ maxAttempts: 6, maxDelayMs: 60_000 }),
+    reconcileSchedule: cronPattern('the nightly reconcile')
+      .default('0 0 3 * * *')
+      .describe('when `run` performs a `verify --repair`'),
+    http: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1').describe('health and metrics server address'),
+        port: z.number().int().min(0).max(65_535).default(9464).describe('health and metrics port of `run` (0 disables)'),
+      })
+      .default({ host: '127.0.0.1', port: 9464 }),
+    logLevel: z
+      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
+      .default('info')
+      .describe('log level'),
+    history: historySetting
+      .default('none')
+      .describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),
+  })
+  .strict();
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+export type ConfigInput = z.input<typeof configSchema>;
