@@ -1,0 +1,57 @@
+import { Writable } from 'node:stream';
+import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  /** Default 'info'. */
+  level?: string;
+  /** Strings that must never reach a log line (the API key). They are replaced by "[redacted]". */
+  secrets?: readonly string[];
+  /** Default: pretty when stderr is a TTY, JSON lines otherwise. */
+  pretty?: boolean;
+  /** Default: process.stderr, so stdout stays clean for `--json` output. */
+  destination?: NodeJS.WritableStream;
+}
+
+/**
+ * pino's path redaction only covers keys it is told about; an API key can also hide in an error
+ * message or a URL. So every finished line is also scrubbed for the literal secret values.
+ */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const target = options.destination ?? process.stderr;
+  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
+  const scrubbed = secrets.length === 0 ? target : scrubbingStream(target, secrets);
+  const usePretty = options.pretty ?? Boolean((process.stderr as NodeJS.WriteStream).isTTY);
+  const stream = usePretty
+    ? pretty({ destination: scrubbed, colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    : scrubbed;
+  return pino(
+    {
+      level: options.level ?? 'info',
+      base: undefined,
+      redact: {
+        paths: ['apiKey', '*.apiKey', 'config.apiKey', 'headers.authorization', '*.headers.authorization', 'authorization'],
+        censor: '[redacted]',
+      },
+    },
+    stream,
+  );
+}
+
+function scrubbingStream(target: NodeJS.WritableStream, secrets: readonly string[]): Writable {
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, callback) {
+      let text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      for (const secret of secrets) text = text.split(secret).join('[redacted]');
+      target.write(text);
+      callback();
+    },
+  });
+}
+
+/** A logger that writes nothing, for library use and tests. */
+export function silentLogger(): Logger {
+  return pino({ level: 'silent' });
+}
