@@ -1,0 +1,10 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_mirror_tables.js';
+
+/**
+ * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
+ * same code runs from source under vitest and from dist/ after tsc.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_mirror_tables': m0001,
+};

@@ -1,0 +1,169 @@
+import type { Kysely } from 'kysely';
+import type { Deal, Pipeline } from '../api/types.js';
+import type { DealsTable, MirrorDatabase } from './schema.js';
+import { upsertCompany, upsertContacts, upsertUsers } from './refs.js';
+import { diffFields, writeObservedDealHistory } from './history.js';
+import type { UpsertResult } from './tickets.js';
+import { bool, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
+
+type Db = Kysely<MirrorDatabase>;
+
+const TRACKED = [
+  { column: 'stage_id', field: 'stage_id' },
+  { column: 'amount', field: 'amount' },
+  { column: 'close_date', field: 'close_date' },
+  { column: 'owner_id', field: 'owner_id' },
+  { column: 'status', field: 'status' },
+] as const;
+
+function dealRow(d: Deal, syncedAt: string): DealsTable {
+  const { amount, cents } = parseAmount(d.amount);
+  return {
+    id: String(d.id),
+    name: str(d.name),
+    amount,
+    amount_cents: cents,
+    currency: str(d.currency),
+    close_date: dateOnly(d.closeDate, 'closeDate'),
+    status: str(d.status),
+    pipeline_id: d.pipeline?.id != null ? String(d.pipeline.id) : null,
+    stage_id: d.stage?.id != null ? String(d.stage.id) : null,
+    owner_id: d.owner?.id != null ? String(d.owner.id) : null,
+    company_id: d.company?.id != null ? String(d.company.id) : null,
+    fields_json: json(d.fields ?? {}),
+    created_at: ts(d.createdAt, 'createdAt'),
+    updated_at: requiredTs(d.updatedAt, 'updatedAt'),
+    deleted_at: null,
+    synced_at: syncedAt,
+    raw_json: json(d),
+  };
+}
+
+/**
+ * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
+ * first write, stale copies ignored). An unknown stage or pipeline gets a minimal row from what
+ * the deal carries, so joins work before the next pipeline read fills in the rest.
+ */
+export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<UpsertResult> {
+  const row = dealRow(deal, syncedAt);
+  const id = row.id;
+  const contacts = uniqueBy(Array.isArray(deal.contacts) ? deal.contacts : [], (c) => String(c.id));
+  const fields = fieldRows(deal.fields);
+
+  await db.deleteFrom('quarantine').where('entity_type', '=', 'deal').where('entity_id', '=', id).execute();
+
+  const previous = await db
+    .selectFrom('deals')
+    .select(['stage_id', 'amount', 'close_date', 'owner_id', 'status', 'updated_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true };
+
+  await upsertUsers(db, [deal.owner]);
+  await upsertCompany(db, deal.company);
+  await upsertContacts(db, contacts);
+  if (row.pipeline_id !== null) {
+    await db
+      .insertInto('pipelines')
+      .values({ id: row.pipeline_id, name: str(deal.pipeline.name), deal_count: null, position: null, raw_json: null })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+  if (row.stage_id !== null) {
+    const s = deal.stage;
+    await db
+      .insertInto('stages')
+      .values({
+        id: row.stage_id, pipeline_id: row.pipeline_id, name: str(s.name),
+        position: typeof s.position === 'number' ? s.position : null,
+        is_won: bool(s.isWon), is_lost: bool(s.isLost), raw_json: json(s),
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
+  }
+
+  const { id: _id, ...update } = row;
+  await db.insertInto('deals').values(row).onConflict((oc) => oc.column('id').doUpdateSet(update)).execute();
+
+  await db.deleteFrom('deal_contacts').where('deal_id', '=', id).execute();
+  for (const batch of chunks(contacts.map((c, position) => ({ c, position })), 200)) {
+    await db
+      .insertInto('deal_contacts')
+      .values(batch.map(({ c, position }) => ({ deal_id: id, contact_id: String(c.id), is_primary: bool(c.isPrimary ?? false), position })))
+      .execute();
+  }
+  await db.deleteFrom('deal_fields').where('deal_id', '=', id).execute();
+  for (const batch of chunks(fields, 200)) {
+    await db.insertInto('deal_fields').values(batch.map((f) => ({ deal_id: id, ...f }))).execute();
+  }
+
+  if (!previous) return { history: 0, stale: false };
+  const changes = diffFields(previous, row, TRACKED);
+  const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
+  const history = await writeObservedDealHistory(db, id, changes, observedSince, row.updated_at!);
+  return { history, stale: false };
+}
+
+export interface UpsertPipelinesOptions {
+  /** Position of the first pipeline given, for callers that page the list. Default 0. */
+  startPosition?: number;
+}
+
+/**
+ * Pipelines and their stages as listed upstream. Stages no longer listed are kept (deals and
+ * history may still name them).
+ */
+export async function upsertPipelines(db: Db, pipelines: readonly Pipeline[], options: UpsertPipelinesOptions = {}): Promise<void> {
+  const start = options.startPosition ?? 0;
+  const rows = pipelines.map((p, i) => ({
+    id: String(p.id),
+    name: str(p.name),
+    deal_count: typeof p.dealCount === 'number' ? p.dealCount : null,
+    position: start + i,
+    raw_json: json(p),
+  }));
+  for (const batch of chunks(uniqueBy(rows, (r) => r.id), 200)) {
+    await db
+      .insertInto('pipelines')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          name: eb.ref('excluded.name'),
+          deal_count: eb.ref('excluded.deal_count'),
+          position: eb.ref('excluded.position'),
+          raw_json: eb.ref('excluded.raw_json'),
+        })),
+      )
+      .execute();
+  }
+  const stages = uniqueBy(
+    pipelines.flatMap((p) =>
+      (Array.isArray(p.stages) ? p.stages : []).map((s, i) => ({
+        id: String(s.id),
+        pipeline_id: String(p.id),
+        name: str(s.name),
+        position: typeof s.position === 'number' ? s.position : i,
+        is_won: bool(s.isWon),
+        is_lost: bool(s.isLost),
+        raw_json: json(s),
+      })),
+    ),
+    (s) => s.id,
+  );
+  for (const batch of chunks(stages, 200)) {
+    await db
+      .insertInto('stages')
+      .values(batch)
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          pipeline_id: eb.ref('excluded.pipeline_id'),
+          name: eb.ref('excluded.name'),
+          position: eb.ref('excluded.position'),
+          is_won: eb.ref('excluded.is_won'),
+          is_lost: eb.ref('excluded.is_lost'),
+          raw_json: eb.ref('excluded.raw_json'),
+        })),
+      )
+      .execute();
+  }
+}

@@ -1,0 +1,15 @@
+import { WsmirrorError } from '../util/errors.js';
+
+/**
+ * Errors the store raises on purpose. Codes are stable and safe to match on:
+ * - `DIALECT_UNSUPPORTED`: the database address names a dialect this build cannot open.
+ * - `OPEN_FAILED`: the database could not be opened (path, permissions, missing file for readers).
+ * - `MIGRATION_FAILED`: a migration failed; the message names it, `cause` has the driver error.
+ * - `MIGRATION_PENDING`: a read-only store found migrations a writer has not applied yet.
+ * - `LOCK_HELD`: another process is the writer and the caller asked not to wait.
+ * - `LOCK_ABORTED`: waiting for the writer lock was cancelled through the AbortSignal.
+ * - `READONLY`: a write was attempted through a store opened read-only.
+ * - `INVALID_VALUE`: an upstream value cannot be stored (junk amount, timestamp); nothing was
+ *   written for that record, so the caller can quarantine it and go on in the same transaction.
+ */
+export class StoreError extends WsmirrorError {}

@@ -1,0 +1,11 @@
+/** The store's public surface: everything outside src/store imports from here. */
+export { openStore } from './store.js';
+export type { OpenStoreOptions, Store } from './store.js';
+export type { StoreTx, RunOutcome, RunResult } from './tx.js';
+export type { UpsertResult } from './tickets.js';
+export type { UpsertPipelinesOptions } from './deals.js';
+export type { AcquireLockOptions, WriterLock } from './lock.js';
+export type { DirtyEntry, DirtyEntityType, QuarantineItem } from './sync-tables.js';
+export type { MirrorDatabase } from './schema.js';
+export { StoreError } from './errors.js';
+export { parseAmount } from './values.js';

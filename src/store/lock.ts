@@ -1,0 +1,88 @@
+import Database from 'better-sqlite3';
+import { StoreError } from './errors.js';
+
+export interface WriterLock {
+  release(): Promise<void>;
+}
+
+/** Options of `Store.acquireWriterLock`. */
+export interface AcquireLockOptions {
+  /** Wait (hot standby) until the lock is free instead of failing with LOCK_HELD. */
+  wait: boolean;
+  /** Stops waiting; the call then rejects with StoreError('LOCK_ABORTED'). */
+  signal?: AbortSignal;
+  /** Interval between attempts while waiting. Default 1000 ms. */
+  pollMs?: number;
+  /** Called once, when the first attempt finds the lock held and `wait` is true. */
+  onWaiting?: () => void;
+}
+
+/**
+ * One attempt at the SQLite writer lock: an exclusive transaction on a side file, held by this
+ * connection until it closes. The OS drops the file lock when the process dies, even on SIGKILL,
+ * so there is no stale PID file to clean up. Returns null when another connection holds it.
+ */
+function tryLock(lockPath: string): Database.Database | null {
+  let conn: Database.Database | undefined;
+  try {
+    conn = new Database(lockPath);
+    conn.pragma('busy_timeout = 0');
+    conn.pragma('locking_mode = EXCLUSIVE');
+    conn.exec('BEGIN EXCLUSIVE');
+    return conn;
+  } catch (err) {
+    conn?.close();
+    const code = (err as { code?: string }).code ?? '';
+    if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return null;
+    throw new StoreError('OPEN_FAILED', `Cannot open the writer lock file ${lockPath}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export async function acquireSqliteLock(databasePath: string, opts: AcquireLockOptions): Promise<WriterLock> {
+  const lockPath = `${databasePath}.lock`;
+  const pollMs = opts.pollMs ?? 1000;
+  let announced = false;
+  for (;;) {
+    if (opts.signal?.aborted) {
+      throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${databasePath}.`, { cause: opts.signal.reason });
+    }
+    const conn = tryLock(lockPath);
+    if (conn) {
+      let released = false;
+      return {
+        async release() {
+          if (released) return;
+          released = true;
+          try {
+            conn.exec('ROLLBACK');
+          } finally {
+            conn.close();
+          }
+        },
+      };
+    }
+    if (!opts.wait) {
+      throw new StoreError(
+        'LOCK_HELD',
+        `Another wsmirror process is writing to ${databasePath} (it holds ${lockPath}); stop it or wait for it to finish, then try again.`,
+      );
+    }
+    if (!announced) {
+      announced = true;
+      opts.onWaiting?.();
+    }
+    await sleep(pollMs, opts.signal);
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

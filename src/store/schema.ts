@@ -1,0 +1,234 @@
+import type { Generated, SqlBool } from 'kysely';
+
+/**
+ * Row types of the mirror (SPEC section 5). Timestamps are the fixed 24-char UTC text; booleans are
+ * 0/1 in SQLite and true/false in PostgreSQL (SqlBool); JSON columns hold JSON text.
+ */
+type Ts = string;
+type Json = string;
+
+export interface TicketsTable {
+  id: string;
+  number: number | null;
+  key: string | null;
+  subject: string | null;
+  status: string | null;
+  priority: string | null;
+  summary: string | null;
+  contact_id: string | null;
+  assignee_id: string | null;
+  team_id: string | null;
+  team_name: string | null;
+  team_json: Json | null;
+  tags_json: Json | null;
+  fields_json: Json | null;
+  cc_json: Json | null;
+  message_count: number | null;
+  first_reply_due_at: Ts | null;
+  resolve_due_at: Ts | null;
+  first_reply_breached_at: Ts | null;
+  resolve_breached_at: Ts | null;
+  first_agent_reply_at: Ts | null;
+  resolved_at: Ts | null;
+  status_changed_at: Ts | null;
+  created_at: Ts | null;
+  updated_at: Ts | null;
+  deleted_at: Ts | null;
+  synced_at: Ts | null;
+  raw_json: Json | null;
+}
+
+export interface TicketMessagesTable {
+  id: string;
+  ticket_id: string;
+  body: string | null;
+  author_type: string | null;
+  author_id: string | null;
+  is_internal: SqlBool | null;
+  attachments_json: Json | null;
+  created_at: Ts | null;
+  raw_json: Json | null;
+}
+
+export interface TicketTagsTable {
+  ticket_id: string;
+  tag: string;
+}
+
+export interface FieldRow {
+  key: string;
+  value_text: string | null;
+  value_json: Json | null;
+}
+
+export interface TicketFieldsTable extends FieldRow {
+  ticket_id: string;
+}
+
+export interface DealFieldsTable extends FieldRow {
+  deal_id: string;
+}
+
+export interface UsersTable {
+  id: string;
+  name: string | null;
+  email: string | null;
+}
+
+export interface ContactsTable {
+  id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+}
+
+export interface CompaniesTable {
+  id: string;
+  name: string | null;
+  domain: string | null;
+}
+
+export interface PipelinesTable {
+  id: string;
+  name: string | null;
+  deal_count: number | null;
+  position: number | null;
+  raw_json: Json | null;
+}
+
+export interface StagesTable {
+  id: string;
+  pipeline_id: string | null;
+  name: string | null;
+  position: number | null;
+  is_won: SqlBool | null;
+  is_lost: SqlBool | null;
+  raw_json: Json | null;
+}
+
+export interface DealsTable {
+  id: string;
+  name: string | null;
+  amount: string | null;
+  amount_cents: number | null;
+  currency: string | null;
+  close_date: string | null;
+  status: string | null;
+  pipeline_id: string | null;
+  stage_id: string | null;
+  owner_id: string | null;
+  company_id: string | null;
+  fields_json: Json | null;
+  created_at: Ts | null;
+  updated_at: Ts | null;
+  deleted_at: Ts | null;
+  synced_at: Ts | null;
+  raw_json: Json | null;
+}
+
+export interface DealContactsTable {
+  deal_id: string;
+  contact_id: string;
+  is_primary: SqlBool | null;
+  position: number | null;
+}
+
+export interface EventsTable {
+  id: string;
+  type: string | null;
+  entity_type: string | null;
+  entity_id: string | null;
+  payload_json: Json | null;
+  actor_id: string | null;
+  occurred_at: Ts | null;
+  received_at: Ts | null;
+  raw_json: Json | null;
+}
+
+export type HistorySource = 'event' | 'observed';
+
+interface HistoryColumns {
+  id: Generated<number>;
+  field: string;
+  from_value: string | null;
+  to_value: string | null;
+  changed_at: Ts;
+  source: HistorySource;
+  event_id: string | null;
+  observed_since: Ts | null;
+}
+
+export interface TicketHistoryTable extends HistoryColumns {
+  ticket_id: string;
+}
+
+export interface DealHistoryTable extends HistoryColumns {
+  deal_id: string;
+}
+
+export interface QuarantineTable {
+  entity_type: string;
+  entity_id: string;
+  reason: string;
+  raw_json: Json;
+  first_seen_at: Ts;
+  last_seen_at: Ts;
+}
+
+export interface SyncRunsTable {
+  id: Generated<number>;
+  kind: string;
+  started_at: Ts;
+  finished_at: Ts | null;
+  /** `running` until finished, then `success`, `failed` or `aborted`. */
+  outcome: string | null;
+  events_read: number | null;
+  events_new: number | null;
+  records_fetched: number | null;
+  requests: number | null;
+  retries: number | null;
+  error: string | null;
+}
+
+export interface SyncStateTable {
+  key: string;
+  value_json: Json | null;
+  updated_at: Ts | null;
+}
+
+export interface DirtyTable {
+  entity_type: string;
+  entity_id: string;
+  occurred_at: Ts;
+  stale_reads: Generated<number>;
+  marked_at: Ts | null;
+}
+
+export interface MirrorDatabase {
+  tickets: TicketsTable;
+  ticket_messages: TicketMessagesTable;
+  ticket_tags: TicketTagsTable;
+  ticket_fields: TicketFieldsTable;
+  users: UsersTable;
+  contacts: ContactsTable;
+  companies: CompaniesTable;
+  pipelines: PipelinesTable;
+  stages: StagesTable;
+  deals: DealsTable;
+  deal_contacts: DealContactsTable;
+  deal_fields: DealFieldsTable;
+  events: EventsTable;
+  ticket_history: TicketHistoryTable;
+  deal_history: DealHistoryTable;
+  quarantine: QuarantineTable;
+  sync_runs: SyncRunsTable;
+  sync_state: SyncStateTable;
+  dirty: DirtyTable;
+}
+
+/** Tables counted by `Store.counts()`: the mirror proper plus the dirty set and quarantine. */
+export const COUNTED_TABLES = [
+  'tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'users', 'contacts', 'companies',
+  'pipelines', 'stages', 'deals', 'deal_contacts', 'deal_fields', 'events', 'ticket_history',
+  'deal_history', 'quarantine', 'dirty',
+] as const satisfies readonly (keyof MirrorDatabase)[];

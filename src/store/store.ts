@@ -1,0 +1,164 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { StoreError } from './errors.js';
+import { acquireSqliteLock, type AcquireLockOptions, type WriterLock } from './lock.js';
+import { migrateToLatest, pendingMigrations } from './migrate.js';
+import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+import { createTx, type StoreTx } from './tx.js';
+import * as t from './sync-tables.js';
+import { chunks } from './values.js';
+
+/** Options of `openStore`. */
+export interface OpenStoreOptions {
+  /** A file path (SQLite; parent directories are created) or a `postgres://` URL. */
+  database: string;
+  /** Open for reading only: no directories or files are created, no writes, no lock. Default false. */
+  readonly?: boolean;
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Readers (status, report, views) query it directly. */
+  readonly db: Kysely<MirrorDatabase>;
+  /** Applies pending migrations. Read-only: returns [] when none pend, else MIGRATION_PENDING. */
+  migrate(): Promise<{ applied: string[] }>;
+  /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
+  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
+  getState<T>(key: string): Promise<T | undefined>;
+  /** Row count per mirror table, plus `dirty` and `quarantine`. */
+  counts(): Promise<Record<string, number>>;
+  /** Oldest occurred_at first. */
+  listDirty(limit: number): Promise<t.DirtyEntry[]>;
+  dirtyCount(): Promise<number>;
+  mirroredVersions(entityType: 'ticket' | 'deal'): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
+  /**
+   * updated_at of the given records that the mirror holds, keyed `<entityType>:<entityId>`
+   * (absent when not mirrored). Lets the sync skip marking records already newer than an event.
+   */
+  mirroredUpdatedAt(refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[]): Promise<Map<string, string>>;
+  knownStageIds(): Promise<Set<string>>;
+  /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
+  pipelineDealCounts(): Promise<Map<string, number>>;
+  /** Releases any writer lock taken through this store, then closes the database. */
+  close(): Promise<void>;
+}
+
+const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\//i.test(s);
+
+export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (isPostgresUrl(options.database)) {
+    throw new StoreError(
+      'DIALECT_UNSUPPORTED',
+      'PostgreSQL mirrors are not supported by this build yet; use a SQLite file path for `database`.',
+    );
+  }
+  return openSqlite(options.database, options.readonly ?? false);
+}
+
+function openSqlite(database: string, readonly: boolean): Store {
+  const memory = database === ':memory:';
+  const path = memory ? database : resolve(database);
+  let sqlite: Database.Database;
+  try {
+    if (!memory && !readonly) mkdirSync(dirname(path), { recursive: true });
+    sqlite = new Database(path, { readonly, fileMustExist: readonly });
+    sqlite.pragma('busy_timeout = 5000');
+    if (!readonly) {
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+    }
+    sqlite.pragma('foreign_keys = ON');
+  } catch (cause) {
+    const what = readonly ? `No readable mirror at ${path}; run \`wsmirror backfill\` first or check the path` : `Cannot open the mirror database ${path}; check the path and its permissions`;
+    throw new StoreError('OPEN_FAILED', `${what} (${(cause as Error).message}).`, { cause });
+  }
+  const db = new Kysely<MirrorDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const locks = new Set<WriterLock>();
+
+  return {
+    dialect: 'sqlite',
+    db,
+    async migrate() {
+      if (!readonly) return migrateToLatest(db);
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) {
+        throw new StoreError('MIGRATION_PENDING', `The mirror at ${path} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
+      }
+      return { applied: [] };
+    },
+    transaction: (fn) => db.transaction().execute((trx) => fn(createTx(trx))),
+    async acquireWriterLock(opts) {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
+      if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
+      const lock = await acquireSqliteLock(path, opts);
+      const tracked: WriterLock = {
+        async release() {
+          locks.delete(tracked);
+          await lock.release();
+        },
+      };
+      locks.add(tracked);
+      return tracked;
+    },
+    getState: (key) => t.getState(db, key),
+    async counts() {
+      const out: Record<string, number> = {};
+      for (const table of COUNTED_TABLES) {
+        const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        out[table] = Number(row.n);
+      }
+      return out;
+    },
+    listDirty: (limit) => t.listDirty(db, limit),
+    async dirtyCount() {
+      const row = await db.selectFrom('dirty').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+    async mirroredVersions(entityType) {
+      const rows = await db
+        .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
+        .select(['id', 'updated_at', 'deleted_at'])
+        .execute();
+      return new Map(rows.map((r) => [r.id, { updatedAt: String(r.updated_at), deletedAt: r.deleted_at === null ? null : String(r.deleted_at) }]));
+    },
+    async mirroredUpdatedAt(refs) {
+      const out = new Map<string, string>();
+      for (const type of ['ticket', 'deal'] as const) {
+        const ids = [...new Set(refs.filter((r) => r.entityType === type).map((r) => r.entityId))];
+        for (const batch of chunks(ids, 500)) {
+          const rows = await db
+            .selectFrom(type === 'ticket' ? 'tickets' : 'deals')
+            .select(['id', 'updated_at'])
+            .where('id', 'in', batch)
+            .execute();
+          for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, String(r.updated_at));
+        }
+      }
+      return out;
+    },
+    async knownStageIds() {
+      const rows = await db.selectFrom('stages').select('id').execute();
+      return new Set(rows.map((r) => r.id));
+    },
+    async pipelineDealCounts() {
+      const pipelines = await db.selectFrom('pipelines').select('id').execute();
+      const counts = await db
+        .selectFrom('deals')
+        .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
+        .where('deleted_at', 'is', null)
+        .where('pipeline_id', 'is not', null)
+        .groupBy('pipeline_id')
+        .execute();
+      const out = new Map<string, number>(pipelines.map((p) => [p.id, 0]));
+      for (const c of counts) out.set(String(c.pipeline_id), Number(c.n));
+      return out;
+    },
+    async close() {
+      for (const lock of [...locks]) await lock.release();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely';
+import type { MirrorDatabase } from './schema.js';
+import { chunks, json, unknownId } from './values.js';
+
+type Db = Kysely<MirrorDatabase>;
+
+export type DirtyEntityType = 'ticket' | 'deal';
+
+export interface DirtyEntry {
+  entityType: DirtyEntityType;
+  entityId: string;
+  occurredAt: string;
+  staleReads: number;
+}
+
+export async function getState<T>(db: Db, key: string): Promise<T | undefined> {
+  const row = await db.selectFrom('sync_state').select('value_json').where('key', '=', key).executeTakeFirst();
+  if (!row || row.value_json === null) return undefined;
+  return JSON.parse(row.value_json) as T;
+}
+
+export async function setState(db: Db, key: string, value: unknown): Promise<void> {
+  if (value === undefined || value === null) {
+    await db.deleteFrom('sync_state').where('key', '=', key).execute();
+    return;
+  }
+  const row = { key, value_json: json(value), updated_at: new Date().toISOString() };
+  await db
+    .insertInto('sync_state')
+    .values(row)
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value_json: row.value_json, updated_at: row.updated_at }))
+    .execute();
+}
+
+/**
+ * Upserts keeping the newest occurred_at; a newer event resets stale_reads because the record is
+ * expected to change again. marked_at keeps the time the entry was first marked (its age).
+ */
+export async function markDirty(
+  db: Db,
+  entries: readonly { entityType: DirtyEntityType; entityId: string; occurredAt: string }[],
+  normalise: (iso: string) => string,
+): Promise<void> {
+  // Collapse first: PostgreSQL refuses to update one row twice in a single ON CONFLICT statement.
+  const newest = new Map<string, { entity_type: string; entity_id: string; occurred_at: string }>();
+  for (const e of entries) {
+    const at = normalise(e.occurredAt);
+    const k = `${e.entityType}\u0000${e.entityId}`;
+    const cur = newest.get(k);
+    if (!cur || at > cur.occurred_at) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at });
+  }
+  const markedAt = new Date().toISOString();
+  for (const batch of chunks([...newest.values()], 200)) {
+    await db
+      .insertInto('dirty')
+      .values(batch.map((r) => ({ ...r, stale_reads: 0, marked_at: markedAt })))
+      .onConflict((oc) =>
+        oc.columns(['entity_type', 'entity_id']).doUpdateSet({
+          stale_reads: sql`case when excluded.occurred_at > dirty.occurred_at then 0 else dirty.stale_reads end`,
+          occurred_at: sql`case when excluded.occurred_at > dirty.occurred_at then excluded.occurred_at else dirty.occurred_at end`,
+        }),
+      )
+      .execute();
+  }
+}
+
+export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: string, upTo: string): Promise<boolean> {
+  const r = await db
+    .deleteFrom('dirty')
+    .where('entity_type', '=', entityType)
+    .where('entity_id', '=', entityId)
+    .where('occurred_at', '<=', upTo)
+    .executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityId: string): Promise<number> {
+  const row = await db
+    .updateTable('dirty')
+    .set((eb) => ({ stale_reads: eb('stale_reads', '+', 1) }))
+    .where('entity_type', '=', entityType)
+    .where('entity_id', '=', entityId)
+    .returning('stale_reads')
+    .executeTakeFirst();
+  return row ? Number(row.stale_reads) : 0;
+}
+
+export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
+  const rows = await db
+    .selectFrom('dirty')
+    .select(['entity_type', 'entity_id', 'occurred_at', 'stale_reads'])
+    .orderBy('occurred_at')
+    .orderBy('entity_type')
+    .orderBy('entity_id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({
+    entityType: r.entity_type as DirtyEntityType,
+    entityId: r.entity_id,
+    occurredAt: String(r.occurred_at),
+    staleReads: Number(r.stale_reads),
+  }));
+}
+
+export interface QuarantineItem {
+  entityType: string;
+  /** Null or '' when the record's id could not be read: a hash of the raw record stands in. */
+  entityId: string | null;
+  reason: string;
+  raw: unknown;
+}
+
+export async function quarantine(db: Db, item: QuarantineItem, at: string): Promise<void> {
+  const row = {
+    entity_type: item.entityType,
+    entity_id: item.entityId ? item.entityId : unknownId(item.raw),
+    reason: item.reason,
+    raw_json: json(item.raw) ?? 'null',
+    first_seen_at: at,
+    last_seen_at: at,
+  };
+  await db
+    .insertInto('quarantine')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['entity_type', 'entity_id']).doUpdateSet({ reason: row.reason, raw_json: row.raw_json, last_seen_at: at }),
+    )
+    .execute();
+}
+
+export async function clearQuarantine(db: Db, entityType: string, entityId: string): Promise<void> {
+  await db.deleteFrom('quarantine').where('entity_type', '=', entityType).where('entity_id', '=', entityId).execute();
+}
+
+export async function markDeleted(db: Db, table: 'tickets' | 'deals', id: string, at: string): Promise<void> {
+  await db.updateTable(table).set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null).execute();
+}

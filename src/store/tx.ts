@@ -1,0 +1,90 @@
+import type { Kysely } from 'kysely';
+import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/types.js';
+import type { MirrorDatabase } from './schema.js';
+import { upsertTicket, type UpsertResult } from './tickets.js';
+import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
+import { insertEvents } from './events.js';
+import * as t from './sync-tables.js';
+import { requiredTs } from './values.js';
+
+export type RunOutcome = 'success' | 'failed' | 'aborted';
+
+export interface RunResult {
+  finishedAt: string;
+  outcome: RunOutcome;
+  eventsRead: number;
+  eventsNew: number;
+  recordsFetched: number;
+  requests: number;
+  retries: number;
+  error?: string | null;
+}
+
+/** Writes available inside `Store.transaction`. Every timestamp argument is normalised to the 24-char UTC form. */
+export interface StoreTx {
+  getState<T>(key: string): Promise<T | undefined>;
+  /** Stores `value` as JSON; undefined or null deletes the key. */
+  setState(key: string, value: unknown): Promise<void>;
+  insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }>;
+  markDirty(entries: { entityType: t.DirtyEntityType; entityId: string; occurredAt: string }[]): Promise<void>;
+  /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
+  clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
+  /** Increments and returns stale_reads (0 when the entry is gone). */
+  bumpStaleRead(entityType: t.DirtyEntityType, entityId: string): Promise<number>;
+  upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
+  upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
+  upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
+  /** Sets deleted_at unless already set; the row stays. */
+  markDeleted(entityType: 'ticket' | 'deal', entityId: string, at: string): Promise<void>;
+  quarantine(item: t.QuarantineItem, at: string): Promise<void>;
+  clearQuarantine(entityType: string, entityId: string): Promise<void>;
+  /** Inserts a sync_runs row with outcome 'running'; returns its id. */
+  startRun(kind: string, at: string): Promise<number>;
+  finishRun(id: number, r: RunResult): Promise<void>;
+}
+
+const iso = (v: string, what: string) => requiredTs(v, what);
+
+export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
+  return {
+    getState: (key) => t.getState(db, key),
+    setState: (key, value) => t.setState(db, key, value),
+    insertEvents: (events, receivedAt) => insertEvents(db, events, iso(receivedAt, 'receivedAt')),
+    markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),
+    clearDirty: (type, id, upTo) => t.clearDirty(db, type, id, iso(upTo, 'upTo')),
+    bumpStaleRead: (type, id) => t.bumpStaleRead(db, type, id),
+    upsertTicket: (ticket, syncedAt) => upsertTicket(db, ticket, iso(syncedAt, 'syncedAt')),
+    upsertDeal: (deal, syncedAt) => upsertDeal(db, deal, iso(syncedAt, 'syncedAt')),
+    upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
+    markDeleted: (type, id, at) => t.markDeleted(db, type === 'ticket' ? 'tickets' : 'deals', id, iso(at, 'at')),
+    quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
+    clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),
+    async startRun(kind, at) {
+      const row = await db
+        .insertInto('sync_runs')
+        .values({
+          kind, started_at: iso(at, 'at'), finished_at: null, outcome: 'running',
+          events_read: 0, events_new: 0, records_fetched: 0, requests: 0, retries: 0, error: null,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return Number(row.id);
+    },
+    async finishRun(id, r) {
+      await db
+        .updateTable('sync_runs')
+        .set({
+          finished_at: iso(r.finishedAt, 'finishedAt'),
+          outcome: r.outcome,
+          events_read: r.eventsRead,
+          events_new: r.eventsNew,
+          records_fetched: r.recordsFetched,
+          requests: r.requests,
+          retries: r.retries,
+          error: r.error ?? null,
+        })
+        .where('id', '=', id)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,123 @@
+import { createHash } from 'node:crypto';
+import { toIsoTimestamp } from '../util/time.js';
+import { StoreError } from './errors.js';
+import type { FieldRow } from './schema.js';
+
+/** Upstream timestamp → the fixed 24-char UTC text; junk becomes INVALID_VALUE (quarantinable). */
+export function ts(value: unknown, what: string): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value !== 'string' && !(value instanceof Date)) {
+    throw new StoreError('INVALID_VALUE', `${what} is not a timestamp: ${JSON.stringify(value)}`);
+  }
+  try {
+    return toIsoTimestamp(value);
+  } catch (cause) {
+    throw new StoreError('INVALID_VALUE', `${what} is not a valid timestamp: ${JSON.stringify(value)}`, { cause });
+  }
+}
+
+export function requiredTs(value: unknown, what: string): string {
+  const iso = ts(value, what);
+  if (iso === null) throw new StoreError('INVALID_VALUE', `${what} is missing`);
+  return iso;
+}
+
+/** 0/1 binds in both dialects (PostgreSQL accepts '0'/'1' as boolean input); better-sqlite3 cannot bind JS booleans. */
+export function bool(value: unknown): 0 | 1 | null {
+  if (value === null || value === undefined) return null;
+  return value ? 1 : 0;
+}
+
+/** JSON text that never throws (cycles, BigInt): raw data must always be storable. */
+export function json(value: unknown): string | null {
+  if (value === undefined) return null;
+  try {
+    return JSON.stringify(value) ?? null;
+  } catch {
+    return JSON.stringify(String(value));
+  }
+}
+
+export function str(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  return typeof value === 'string' ? value : typeof value === 'object' ? json(value) : String(value);
+}
+
+const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+
+/**
+ * Canonical decimal text and exact integer cents, by string arithmetic only (floats would turn
+ * 19.99 into 1998.9999…). At least two decimals are kept ("12.5" → "12.50"); cents round half away
+ * from zero when more than two decimals arrive.
+ */
+export function parseAmount(value: unknown): { amount: string | null; cents: number | null } {
+  if (value === null || value === undefined || value === '') return { amount: null, cents: null };
+  const text = typeof value === 'number' && Number.isFinite(value) ? numberToPlain(value) : value;
+  const m = typeof text === 'string' ? DECIMAL.exec(text.trim()) : null;
+  if (!m || (m[2] === '' && (m[3] ?? '') === '')) {
+    throw new StoreError('INVALID_VALUE', `deal amount is not a decimal number: ${JSON.stringify(value)}`);
+  }
+  const negative = m[1] === '-';
+  const intPart = (m[2] ?? '').replace(/^0+(?=\d)/, '') || '0';
+  const frac = m[3] ?? '';
+  const fracOut = frac.length >= 2 ? frac : frac.padEnd(2, '0');
+  let cents = BigInt(intPart) * 100n + BigInt(fracOut.slice(0, 2));
+  if (frac.length > 2 && Number(frac[2]) >= 5) cents += 1n;
+  if (cents > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new StoreError('INVALID_VALUE', `deal amount is too large to store exactly: ${JSON.stringify(value)}`);
+  }
+  // "-0.00" is stored as "0.00"; cents never become -0.
+  const sign = negative && /[1-9]/.test(intPart + frac) ? '-' : '';
+  return { amount: `${sign}${intPart}.${fracOut}`, cents: negative && cents !== 0n ? -Number(cents) : Number(cents) };
+}
+
+function numberToPlain(n: number): string {
+  // toString gives exponent form beyond 1e21; toFixed covers every amount worth storing.
+  const s = String(n);
+  return /e/i.test(s) ? n.toFixed(2) : s;
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Close dates stay calendar dates ('yyyy-mm-dd'); a full timestamp is cut to its UTC date. */
+export function dateOnly(value: unknown, what: string): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value === 'string' && DATE_ONLY.test(value)) return value;
+  const iso = ts(value, what);
+  return iso === null ? null : iso.slice(0, 10);
+}
+
+/** ticket_fields / deal_fields rows: value_text for scalars, value_json always. */
+export function fieldRows(fields: Record<string, unknown> | null | undefined): FieldRow[] {
+  if (!fields || typeof fields !== 'object') return [];
+  return Object.entries(fields).map(([key, value]) => ({
+    key,
+    value_text:
+      typeof value === 'string' ? value
+      : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value)
+      : null,
+    value_json: json(value ?? null),
+  }));
+}
+
+/** Stable primary-key stand-in for a quarantined record whose id could not be read. */
+export function unknownId(raw: unknown): string {
+  return `unknown:${createHash('sha1').update(json(raw) ?? 'undefined').digest('hex')}`;
+}
+
+/** Keeps the first of each key, in order (upstream lists may repeat an id or tag). */
+export function uniqueBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const k = key(item);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+export function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,83 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Deal, TicketWithMessages, WorkspaceEvent } from '../../src/api/types.js';
+import { openStore, type Store } from '../../src/store/index.js';
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-store-'));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export async function freshStore(dir: string, name = 'mirror.sqlite'): Promise<Store> {
+  const store = await openStore({ database: join(dir, 'nested', name) });
+  await store.migrate();
+  return store;
+}
+
+export function ticket(overrides: Partial<TicketWithMessages> = {}): TicketWithMessages {
+  return {
+    id: 't1',
+    number: 1,
+    key: '#1',
+    subject: 'Printer on fire',
+    status: 'open',
+    priority: 'normal',
+    summary: null,
+    tags: ['hardware', 'urgent'],
+    fields: { plan: 'pro', seats: 12, vip: true, meta: { a: 1 } },
+    contact: { id: 'c1', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+    assignee: { id: 'u1', name: 'Agent One', email: 'one@example.com' },
+    team: { id: 'team1', name: 'Tier 1' },
+    cc: [],
+    messageCount: 2,
+    sla: { firstReplyDueAt: '2024-05-01T10:00:00Z', resolveDueAt: null, firstReplyBreachedAt: null, resolveBreachedAt: null },
+    firstAgentReplyAt: null,
+    resolvedAt: null,
+    statusChangedAt: '2024-05-01T09:00:00.000Z',
+    createdAt: '2024-05-01T09:00:00.000Z',
+    updatedAt: '2024-05-01T09:00:00.000Z',
+    messages: [
+      { id: 'm1', body: 'hello', authorType: 'customer', author: null, isInternal: false, attachments: [], createdAt: '2024-05-01T09:00:00.000Z' },
+      { id: 'm2', body: 'note', authorType: 'agent', author: { id: 'u2', name: 'Agent Two', email: null }, isInternal: true, attachments: [{ name: 'x.png' }], createdAt: '2024-05-01T09:05:00.000Z' },
+    ],
+    ...overrides,
+  };
+}
+
+export function deal(overrides: Partial<Deal> = {}): Deal {
+  return {
+    id: 'd1',
+    name: 'Big deal',
+    amount: '1234.50',
+    currency: 'EUR',
+    closeDate: '2024-06-30',
+    status: 'open',
+    pipeline: { id: 'p1', name: 'Sales' },
+    stage: { id: 's1', name: 'Lead', position: 0, isWon: false, isLost: false },
+    owner: { id: 'u9', name: 'Owner', email: 'owner@example.com' },
+    company: { id: 'co1', name: 'ACME', domain: 'acme.test' },
+    contacts: [
+      { id: 'c1', firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com', isPrimary: false },
+      { id: 'c2', firstName: 'Bob', lastName: null, email: null, isPrimary: true },
+    ],
+    fields: { source: 'web' },
+    createdAt: '2024-05-01T09:00:00.000Z',
+    updatedAt: '2024-05-01T09:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function statusEvent(id: string, ticketId: string, from: string, to: string, occurredAt: string): WorkspaceEvent {
+  return {
+    id,
+    type: 'ticket.status_changed',
+    entityType: 'ticket',
+    entityId: ticketId,
+    payload: { from, to },
+    actor: { id: 'u1', name: 'Agent One', email: null },
+    occurredAt,
+  };
+}
+
+export const SYNCED = '2024-05-02T00:00:00.000Z';

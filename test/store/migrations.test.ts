@@ -1,0 +1,92 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { openStore, StoreError, type Store } from '../../src/store/index.js';
+import { freshStore, tempDir } from './fixtures.js';
+
+// SPEC section 5: the public contract, column by column.
+const CONTRACT: Record<string, string[]> = {
+  tickets: ['id', 'number', 'key', 'subject', 'status', 'priority', 'summary', 'contact_id', 'assignee_id', 'team_id',
+    'team_json', 'tags_json', 'fields_json', 'cc_json', 'message_count', 'first_reply_due_at', 'resolve_due_at',
+    'first_reply_breached_at', 'resolve_breached_at', 'first_agent_reply_at', 'resolved_at', 'status_changed_at',
+    'created_at', 'updated_at', 'deleted_at', 'synced_at', 'raw_json'],
+  ticket_messages: ['id', 'ticket_id', 'body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at'],
+  ticket_tags: ['ticket_id', 'tag'],
+  ticket_fields: ['ticket_id', 'key', 'value_text', 'value_json'],
+  users: ['id', 'name', 'email'],
+  contacts: ['id', 'first_name', 'last_name', 'email'],
+  companies: ['id', 'name', 'domain'],
+  pipelines: ['id', 'name', 'deal_count', 'position'],
+  stages: ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost'],
+  deals: ['id', 'name', 'amount', 'amount_cents', 'currency', 'close_date', 'status', 'pipeline_id', 'stage_id',
+    'owner_id', 'company_id', 'fields_json', 'created_at', 'updated_at', 'deleted_at', 'synced_at', 'raw_json'],
+  deal_contacts: ['deal_id', 'contact_id', 'is_primary', 'position'],
+  deal_fields: ['deal_id', 'key', 'value_text', 'value_json'],
+  events: ['id', 'type', 'entity_type', 'entity_id', 'payload_json', 'actor_id', 'occurred_at', 'received_at'],
+  ticket_history: ['ticket_id', 'field', 'from_value', 'to_value', 'changed_at', 'source', 'id', 'event_id', 'observed_since'],
+  deal_history: ['deal_id', 'field', 'from_value', 'to_value', 'changed_at', 'source', 'id', 'event_id', 'observed_since'],
+  quarantine: ['entity_type', 'entity_id', 'reason', 'raw_json', 'first_seen_at', 'last_seen_at'],
+  sync_runs: ['id', 'kind', 'started_at', 'finished_at', 'outcome', 'events_read', 'events_new', 'records_fetched',
+    'requests', 'retries', 'error'],
+  sync_state: ['key', 'value_json', 'updated_at'],
+  dirty: ['entity_type', 'entity_id', 'occurred_at', 'stale_reads', 'marked_at'],
+};
+
+describe('migrations', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let store: Store;
+  beforeEach(async () => {
+    tmp = tempDir();
+    store = await freshStore(tmp.dir);
+  });
+  afterEach(async () => {
+    await store.close();
+    tmp.cleanup();
+  });
+
+  it('creates every contract table and column, timestamps declared DATETIME', async () => {
+    for (const [table, columns] of Object.entries(CONTRACT)) {
+      const info = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(store.db);
+      const byName = new Map(info.rows.map((r) => [r.name, r.type.toUpperCase()]));
+      for (const c of columns) expect(byName.has(c), `${table}.${c}`).toBe(true);
+      for (const [name, type] of byName) {
+        if (/_at$|^observed_since$/.test(name)) expect(type, `${table}.${name}`).toBe('DATETIME');
+      }
+    }
+    const deals = await sql<{ name: string; type: string }>`select name, type from pragma_table_info('deals')`.execute(store.db);
+    const types = Object.fromEntries(deals.rows.map((r) => [r.name, r.type.toUpperCase()]));
+    expect(types).toMatchObject({ amount: 'TEXT', amount_cents: 'INTEGER', close_date: 'DATE' });
+  });
+
+  it('is idempotent and applies nothing the second time', async () => {
+    expect(await store.migrate()).toEqual({ applied: [] });
+    await store.close();
+    const again = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite') });
+    expect(await again.migrate()).toEqual({ applied: [] });
+    store = again;
+  });
+
+  it('reports the migration names on a fresh file and uses WAL', async () => {
+    const other = await openStore({ database: join(tmp.dir, 'other.sqlite') });
+    expect(await other.migrate()).toEqual({ applied: ['0001_mirror_tables'] });
+    const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(other.db);
+    expect(mode.rows[0]?.journal_mode).toBe('wal');
+    const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(other.db);
+    expect(fk.rows[0]?.foreign_keys).toBe(1);
+    await other.close();
+  });
+
+  it('read-only stores read, refuse pending migrations, and need an existing file', async () => {
+    const ro = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite'), readonly: true });
+    expect(await ro.migrate()).toEqual({ applied: [] });
+    expect((await ro.counts()).tickets).toBe(0);
+    await ro.close();
+    await expect(openStore({ database: join(tmp.dir, 'missing.sqlite'), readonly: true })).rejects.toMatchObject({ code: 'OPEN_FAILED' });
+  });
+
+  it('rejects postgres URLs with DIALECT_UNSUPPORTED for now', async () => {
+    const err = await openStore({ database: 'postgres://u@localhost/db' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreError);
+    expect(err).toMatchObject({ code: 'DIALECT_UNSUPPORTED' });
+  });
+});

@@ -1,0 +1,105 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.js';
+import { SYNCED, freshStore, tempDir, ticket } from './fixtures.js';
+
+describe('upsertTicket', () => {
+  let tmp: ReturnType<typeof tempDir>;
+  let store: Store;
+  beforeEach(async () => {
+    tmp = tempDir();
+    store = await freshStore(tmp.dir);
+  });
+  afterEach(async () => {
+    await store.close();
+    tmp.cleanup();
+  });
+
+  it('writes the ticket, its children and references, with 24-char timestamps', async () => {
+    const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    expect(r).toEqual({ history: 0, stale: false });
+    const row = await store.db.selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({
+      number: 1, key: '#1', status: 'open', contact_id: 'c1', assignee_id: 'u1', team_id: 'team1', team_name: 'Tier 1',
+      first_reply_due_at: '2024-05-01T10:00:00.000Z', message_count: 2, deleted_at: null, synced_at: SYNCED,
+    });
+    for (const v of [row.first_reply_due_at, row.created_at, row.updated_at, row.status_changed_at, row.synced_at]) {
+      expect(v).toHaveLength(24);
+    }
+    expect(JSON.parse(row.raw_json!)).toMatchObject({ id: 't1', messages: [{ id: 'm1' }, { id: 'm2' }] });
+    const fields = await store.db.selectFrom('ticket_fields').select(['key', 'value_text', 'value_json']).orderBy('key').execute();
+    expect(fields).toEqual([
+      { key: 'meta', value_text: null, value_json: '{"a":1}' },
+      { key: 'plan', value_text: 'pro', value_json: '"pro"' },
+      { key: 'seats', value_text: '12', value_json: '12' },
+      { key: 'vip', value_text: 'true', value_json: 'true' },
+    ]);
+    const msgs = await store.db.selectFrom('ticket_messages').selectAll().orderBy('id').execute();
+    expect(msgs.map((m) => [m.id, m.is_internal, m.author_id])).toEqual([['m1', 0, null], ['m2', 1, 'u2']]);
+    const users = await store.db.selectFrom('users').select('id').orderBy('id').execute();
+    expect(users.map((u) => u.id)).toEqual(['u1', 'u2']);
+    expect(await store.db.selectFrom('contacts').selectAll().execute()).toEqual([
+      { id: 'c1', first_name: 'Ada', last_name: 'Lovelace', email: 'ada@example.com' },
+    ]);
+  });
+
+  it('replaces tags and fields, removes vanished messages, writes observed history', async () => {
+    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    const next = ticket({
+      status: 'pending', priority: 'high', assignee: null, team: null,
+      tags: ['urgent', 'billing', 'billing'], fields: { plan: 'free' },
+      updatedAt: '2024-05-01T12:00:00.000Z',
+      messages: [{ id: 'm2', body: 'edited', authorType: 'agent', author: null, isInternal: true, attachments: [], createdAt: '2024-05-01T09:05:00.000Z' }],
+    });
+    const r = await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
+    expect(r).toEqual({ history: 4, stale: false });
+    const tags = await store.db.selectFrom('ticket_tags').select('tag').orderBy('tag').execute();
+    expect(tags.map((t) => t.tag)).toEqual(['billing', 'urgent']);
+    const fields = await store.db.selectFrom('ticket_fields').select('key').execute();
+    expect(fields.map((f) => f.key)).toEqual(['plan']);
+    const msgs = await store.db.selectFrom('ticket_messages').select(['id', 'body']).execute();
+    expect(msgs).toEqual([{ id: 'm2', body: 'edited' }]);
+    const history = await store.db.selectFrom('ticket_history').selectAll().orderBy('field').execute();
+    expect(history.map((h) => [h.field, h.from_value, h.to_value, h.source, h.changed_at, h.observed_since])).toEqual([
+      ['assignee_id', 'u1', null, 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
+      ['priority', 'normal', 'high', 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
+      ['status', 'open', 'pending', 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
+      ['team_id', 'team1', null, 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
+    ]);
+  });
+
+  it('keeps the newer copy when a stale read arrives', async () => {
+    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00.000Z' }), SYNCED));
+    const r = await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'open', tags: [] }), SYNCED));
+    expect(r).toEqual({ history: 0, stale: true });
+    const row = await store.db.selectFrom('tickets').select(['status', 'updated_at']).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01T12:00:00.000Z' });
+    expect(await store.db.selectFrom('ticket_tags').select('tag').execute()).toHaveLength(2);
+    expect(await store.db.selectFrom('ticket_history').selectAll().execute()).toHaveLength(0);
+  });
+
+  it('un-deletes on a fresh read, clears quarantine, and markDeleted keeps the first time', async () => {
+    await store.transaction(async (tx) => {
+      await tx.upsertTicket(ticket(), SYNCED);
+      await tx.markDeleted('ticket', 't1', '2024-05-03T00:00:00Z');
+      await tx.markDeleted('ticket', 't1', '2024-05-04T00:00:00Z');
+    });
+    let row = await store.db.selectFrom('tickets').select('deleted_at').executeTakeFirstOrThrow();
+    expect(row.deleted_at).toBe('2024-05-03T00:00:00.000Z');
+    await store.transaction(async (tx) => {
+      await tx.quarantine({ entityType: 'ticket', entityId: 't1', reason: 'bad', raw: {} }, SYNCED);
+      await tx.upsertTicket(ticket({ updatedAt: '2024-05-05T00:00:00.000Z' }), SYNCED);
+    });
+    row = await store.db.selectFrom('tickets').select('deleted_at').executeTakeFirstOrThrow();
+    expect(row.deleted_at).toBeNull();
+    expect(await store.db.selectFrom('quarantine').selectAll().execute()).toEqual([]);
+  });
+
+  it('rejects a junk timestamp before writing anything, leaving the transaction usable', async () => {
+    await store.transaction(async (tx) => {
+      await expect(tx.upsertTicket(ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED)).rejects.toMatchObject({ code: 'INVALID_VALUE' });
+      await tx.upsertTicket(ticket(), SYNCED);
+    });
+    const ids = await store.db.selectFrom('tickets').select('id').execute();
+    expect(ids).toEqual([{ id: 't1' }]);
+  });
+});
