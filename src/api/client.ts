@@ -1,0 +1,163 @@
+import { Agent } from 'undici';
+import type { z } from 'zod';
+import { InvalidRecordError, InvalidResponseError, type ApiErrorDetails } from './errors.js';
+import { RateLimiter, realClock, Semaphore, type Clock } from './limiter.js';
+import { resolveOptions, type ApiClientOptions, type ClientStats } from './options.js';
+import { makeRedactor } from './redact.js';
+import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
+import { Transport, toQueryString } from './transport.js';
+import type { Deal, InvalidItem, Page, Pipeline, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
+import { validateItems, validateRecord } from './validate.js';
+
+export interface CallOptions {
+  /** Aborts this call (in flight or waiting); the client-wide signal applies as well. */
+  signal?: AbortSignal;
+}
+
+export interface EventsQuery {
+  since?: string;
+  cursor?: string | null;
+  limit?: number;
+  type?: string;
+  entityType?: string;
+  entityId?: string;
+}
+
+export interface TicketsQuery {
+  cursor?: string | null;
+  limit?: number;
+  status?: string;
+  [filter: string]: unknown;
+}
+
+export interface DealsQuery {
+  cursor?: string | null;
+  limit?: number;
+  [filter: string]: unknown;
+}
+
+export interface ApiClient {
+  eventsPage(q: EventsQuery, opts?: CallOptions): Promise<Page<WorkspaceEvent>>;
+  ticketsPage(q: TicketsQuery, opts?: CallOptions): Promise<Page<Ticket>>;
+  dealsPage(q: DealsQuery, opts?: CallOptions): Promise<Page<Deal>>;
+  /** Pages (not items) from `q.cursor` (or the start) until `nextCursor` is null. */
+  iterateEvents(q: EventsQuery, opts?: CallOptions): AsyncIterable<Page<WorkspaceEvent>>;
+  iterateTickets(q?: TicketsQuery, opts?: CallOptions): AsyncIterable<Page<Ticket>>;
+  iterateDeals(q?: DealsQuery, opts?: CallOptions): AsyncIterable<Page<Deal>>;
+  /** Throws NotFoundError on 404, InvalidRecordError when the ticket or any message fails validation. */
+  getTicket(id: string, opts?: CallOptions): Promise<TicketWithMessages>;
+  getDeal(id: string, opts?: CallOptions): Promise<Deal>;
+  listPipelines(opts?: CallOptions): Promise<{ items: Pipeline[]; invalid: InvalidItem[] }>;
+  /** A snapshot; counters only grow. */
+  stats(): ClientStats;
+  /** Waits for requests in flight, then closes the connection pool. */
+  close(): Promise<void>;
+}
+
+/** Test seams: fake time and randomness. Not part of the public options. */
+export interface ClientInternals {
+  clock?: Clock;
+  random?: () => number;
+}
+
+type EntityType = InvalidItem['entityType'];
+
+export function createApiClient(options: ApiClientOptions, internals: ClientInternals = {}): ApiClient {
+  const opts = resolveOptions(options);
+  const clock = internals.clock ?? realClock;
+  const agent = new Agent({
+    connections: opts.concurrency,
+    keepAliveTimeout: 30_000,
+    headersTimeout: opts.requestTimeoutMs,
+    bodyTimeout: opts.requestTimeoutMs,
+  });
+  const transport = new Transport({
+    opts,
+    agent,
+    clock,
+    limiter: new RateLimiter(opts.maxRequestsPerSecond, clock),
+    semaphore: new Semaphore(opts.concurrency),
+    redact: makeRedactor(opts.apiKey),
+    signal: options.signal,
+    logger: options.logger,
+    onRequest: options.onRequest,
+    random: internals.random,
+  });
+
+  async function page<S extends z.ZodType>(
+    path: string, key: string, entityType: EntityType, schema: S, q: Record<string, unknown>, signal?: AbortSignal,
+  ): Promise<Page<z.output<S>>> {
+    const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
+    const json = await transport.getJson(path, query, signal);
+    const where = { method: 'GET', path: opts.basePath + path + toQueryString(query) };
+    const envelope = json as Record<string, unknown> | null;
+    const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
+    if (!Array.isArray(items)) throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
+    const next = envelope?.nextCursor;
+    if (next !== null && typeof next !== 'string') {
+      throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
+    }
+    return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next };
+  }
+
+  async function* iterate<T>(
+    first: Record<string, unknown>, fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>, path: string,
+  ): AsyncIterable<Page<T>> {
+    let cursor = (first.cursor as string | null | undefined) ?? null;
+    const seen = new Set<string>();
+    for (;;) {
+      const p = await fetchPage({ ...first, cursor });
+      yield p;
+      if (p.nextCursor === null) return;
+      // A server that hands back a cursor it already gave would loop forever.
+      if (seen.has(p.nextCursor)) {
+        throw new InvalidResponseError('the same nextCursor came back twice (the pages would repeat forever)', { status: 200, path: opts.basePath + path });
+      }
+      seen.add(p.nextCursor);
+      cursor = p.nextCursor;
+    }
+  }
+
+  async function single<S extends z.ZodType>(
+    path: string, key: string, entityType: EntityType, requestedId: string, schema: S, signal?: AbortSignal,
+  ): Promise<z.output<S>> {
+    const json = await transport.getJson(path, {}, signal);
+    const details: ApiErrorDetails = { status: 200, method: 'GET', path: opts.basePath + path };
+    const raw = json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined;
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw new InvalidResponseError(`expected {"${key}": {...}} but "${key}" is not an object`, details);
+    }
+    const r = validateRecord(entityType, schema, raw);
+    if (r.ok) return r.value;
+    throw new InvalidRecordError({ ...r.invalid, id: r.invalid.id ?? requestedId }, details);
+  }
+
+  const entityPath = (collection: string, id: string) => {
+    if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${collection} id must be a non-empty string`);
+    return `/api/v1/${collection}/${encodeURIComponent(id)}`;
+  };
+
+  const client: ApiClient = {
+    eventsPage: (q, o) => page('/api/v1/events', 'events', 'event', eventSchema, { ...q }, o?.signal),
+    ticketsPage: (q, o) => page('/api/v1/tickets', 'tickets', 'ticket', ticketSchema, q, o?.signal),
+    dealsPage: (q, o) => page('/api/v1/deals', 'deals', 'deal', dealSchema, q, o?.signal),
+    iterateEvents: (q, o) => iterate({ ...q }, (p) => client.eventsPage(p, o), '/api/v1/events'),
+    iterateTickets: (q = {}, o) => iterate(q, (p) => client.ticketsPage(p, o), '/api/v1/tickets'),
+    iterateDeals: (q = {}, o) => iterate(q, (p) => client.dealsPage(p, o), '/api/v1/deals'),
+    getTicket: async (id, o) => single(entityPath('tickets', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
+    getDeal: async (id, o) => single(entityPath('deals', id), 'deal', 'deal', id, dealSchema, o?.signal),
+    async listPipelines(o) {
+      const json = await transport.getJson('/api/v1/pipelines', {}, o?.signal);
+      const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
+      if (!Array.isArray(raws)) {
+        throw new InvalidResponseError('expected {"pipelines": [...]} but "pipelines" is not an array', {
+          status: 200, method: 'GET', path: `${opts.basePath}/api/v1/pipelines`,
+        });
+      }
+      return validateItems('pipeline', pipelineSchema, raws);
+    },
+    stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
+    close: () => agent.close(),
+  };
+  return client;
+}

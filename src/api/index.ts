@@ -1,0 +1,18 @@
+// The API client's public surface: the sync engine, the CLI and the tests import from here only.
+export { createApiClient } from './client.js';
+export type { ApiClient, CallOptions, DealsQuery, EventsQuery, TicketsQuery } from './client.js';
+export type { ApiClientOptions, ClientStats, RequestEvent } from './options.js';
+export type {
+  Company, ContactRef, Deal, DealContact, InvalidItem, Message, Page, Pipeline, Sla, Stage, Ticket, TicketWithMessages,
+  UserRef, WorkspaceEvent,
+} from './types.js';
+export {
+  ApiError, AuthRejectedError, CursorRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError,
+  RateLimitedError, UpstreamRejectedError, UpstreamUnavailableError,
+} from './errors.js';
+export type { ApiErrorDetails } from './errors.js';
+export {
+  amountSchema, companySchema, contactRefSchema, dealContactSchema, dealSchema, eventSchema, messageSchema,
+  pipelineSchema, slaSchema, stageSchema, ticketSchema, ticketWithMessagesSchema, userRefSchema,
+} from './schemas.js';
+export { RETRY_TABLE } from './retry-policy.js';

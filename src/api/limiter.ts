@@ -1,0 +1,113 @@
+/**
+ * Client-wide request pacing: a concurrency gate (requests in flight) and a rate ceiling
+ * (request starts per second, retries included). Small on purpose; both take a Clock so the
+ * tests can drive time without sleeping.
+ */
+
+export interface Clock {
+  now(): number;
+  /** Resolves after `ms`; rejects with `signal.reason` as soon as the signal aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const realClock: Clock = {
+  now: () => performance.now(),
+  sleep: abortableSleep,
+};
+
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Spaced scheduling rather than a bursty token bucket: request starts are at least
+ * 1000/maxPerSecond ms apart, so no one-second window ever holds more than the ceiling,
+ * however the calls are spread across callers.
+ */
+export class RateLimiter {
+  private readonly intervalMs: number;
+  private nextSlot = Number.NEGATIVE_INFINITY;
+
+  constructor(maxPerSecond: number, private readonly clock: Clock = realClock) {
+    if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) {
+      throw new RangeError(`maxRequestsPerSecond must be a positive number, got ${maxPerSecond}`);
+    }
+    this.intervalMs = 1000 / maxPerSecond;
+  }
+
+  /** Waits for this caller's slot. A slot given up by an abort is not reused (harmless gap). */
+  async acquire(signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    const now = this.clock.now();
+    const at = Math.max(now, this.nextSlot);
+    this.nextSlot = at + this.intervalMs;
+    // Timers may fire a little early against performance.now() (the event loop caches its time),
+    // so sleep again until the slot has really come.
+    for (let t = now; t < at; t = this.clock.now()) await this.clock.sleep(Math.ceil(at - t), signal);
+  }
+}
+
+/** Counting semaphore with a FIFO queue; waiters leave the queue when their signal aborts. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: Array<{ resolve: () => void }> = [];
+
+  constructor(private readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`concurrency must be a positive integer, got ${limit}`);
+  }
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Resolves with a release function once a slot is held; call it exactly once. */
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    signal?.throwIfAborted();
+    if (this.active < this.limit) {
+      this.active++;
+      return this.releaser();
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    // The releasing caller handed its slot straight to us (active was not decremented).
+    return this.releaser();
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.waiters.shift();
+      if (next) next.resolve();
+      else this.active--;
+    };
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Validation of upstream records (API document part 2, SPEC 4.5). Loose objects keep unknown
+ * fields for the raw JSON; what the mirror stores in typed columns is checked strictly (ids,
+ * timestamps, numbers, booleans); status/priority/type strings are open sets. A field the mirror
+ * can do without may be missing and defaults to null / [] / {}.
+ */
+import { z } from 'zod';
+import type {
+  Company, ContactRef, Deal, DealContact, Message, Pipeline, Sla, Stage, Ticket, TicketWithMessages, UserRef,
+  WorkspaceEvent,
+} from './types.js';
+
+// A zone is required: a zoneless time would be read as local time and land in the wrong place.
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
+
+export const id = z.string({ error: 'must be a string id' }).min(1, { error: 'must be a non-empty id' });
+
+export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine(
+  (v) => ISO_8601.test(v) && !Number.isNaN(Date.parse(v)),
+  { error: (iss) => `not a valid ISO 8601 timestamp (got ${JSON.stringify(iss.input)})` },
+);
+
+const nullableTimestamp = timestamp.nullable().default(null);
+const optionalString = z.string().nullable().default(null);
+const int = z.int({ error: 'must be an integer' });
+const bool = z.boolean({ error: 'must be a boolean' });
+const jsonObject = z.record(z.string(), z.unknown());
+/** Missing or null -> {}; anything but an object is still an error. */
+const objectOrEmpty = jsonObject.nullish().transform((v) => v ?? {});
+const unknownArray = z.array(z.unknown()).nullish().transform((v) => v ?? []);
+
+export const userRefSchema = z.looseObject({ id, name: optionalString, email: optionalString });
+
+export const contactRefSchema = z.looseObject({
+  id,
+  firstName: optionalString,
+  lastName: optionalString,
+  email: optionalString,
+});
+
+export const slaSchema = z.looseObject({
+  firstReplyDueAt: nullableTimestamp,
+  resolveDueAt: nullableTimestamp,
+  firstReplyBreachedAt: nullableTimestamp,
+  resolveBreachedAt: nullableTimestamp,
+});
+
+const ticketShape = {
+  id,
+  number: int,
+  key: z.string().optional(),
+  subject: z.string({ error: 'must be a string' }),
+  status: z.string({ error: 'must be a string' }),
+  priority: z.string({ error: 'must be a string' }),
+  summary: optionalString,
+  tags: z.array(z.string()).nullish().transform((v) => v ?? []),
+  fields: objectOrEmpty,
+  contact: contactRefSchema.nullable().default(null),
+  assignee: userRefSchema.nullable().default(null),
+  team: jsonObject.nullable().default(null),
+  cc: unknownArray,
+  messageCount: int.nonnegative(),
+  sla: slaSchema.nullable().default(null),
+  firstAgentReplyAt: nullableTimestamp,
+  resolvedAt: nullableTimestamp,
+  statusChangedAt: nullableTimestamp,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+};
+
+// `key` is the number prefixed with `#` by definition, so a server that leaves it out loses nothing.
+const withKey = <T extends { key?: string | undefined; number: number }>(t: T) => ({ ...t, key: t.key ?? `#${t.number}` });
+
+export const ticketSchema = z.looseObject(ticketShape).transform(withKey);
+
+export const messageSchema = z.looseObject({
+  id,
+  body: z.string({ error: 'must be a string' }),
+  authorType: z.string({ error: 'must be a string' }),
+  author: userRefSchema.nullable().default(null),
+  isInternal: bool,
+  attachments: unknownArray,
+  createdAt: timestamp,
+});
+
+// `messages` is validated together with the ticket: one bad message makes the whole read invalid
+// (the mirror cannot store half a conversation).
+export const ticketWithMessagesSchema = z
+  .looseObject({ ...ticketShape, messages: z.array(messageSchema, { error: 'must be an array of messages' }) })
+  .transform(withKey);
+
+export const stageSchema = z.looseObject({ id, name: z.string(), position: int, isWon: bool, isLost: bool });
+
+export const pipelineSchema = z.looseObject({
+  id,
+  name: z.string(),
+  dealCount: int.nonnegative(),
+  stages: z.array(stageSchema),
+});
+
+/**
+ * The document promises a decimal string with two decimals; a lax server may send a number or
+ * fewer decimals. Both become the two-decimal string; more than two decimals, exponents and
+ * non-finite numbers are rejected (the mirror stores amounts exactly, it does not round).
+ */
+export const amountSchema = z
+  .union([z.string(), z.number()], { error: 'must be a decimal string, a number or null' })
+  .nullable()
+  .default(null)
+  .transform((v, ctx) => {
+    if (v === null) return null;
+    const text = typeof v === 'number' ? String(v) : v.trim();
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      ctx.addIssue({ code: 'custom', message: `must be a finite amount (got ${text})` });
+      return z.NEVER;
+    }
+    if (!DECIMAL.test(text)) {
+      ctx.addIssue({ code: 'custom', message: `must be a decimal with at most two decimals (got ${JSON.stringify(v)})` });
+      return z.NEVER;
+    }
+    const [whole, frac = ''] = text.split('.');
+    return `${whole}.${frac.padEnd(2, '0')}`;
+  });
+
+const closeDate = z
+  .string()
+  .refine((v) => DATE_ONLY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), {
+    error: (iss) => `must be a yyyy-mm-dd date (got ${JSON.stringify(iss.input)})`,
+  })
+  .nullable()
+  .default(null);
+
+export const companySchema = z.looseObject({ id, name: optionalString, domain: optionalString });
+
+export const dealContactSchema = z.looseObject({
+  id,
+  firstName: optionalString,
+  lastName: optionalString,
+  email: optionalString,
+  isPrimary: bool,
+});
+
+export const dealSchema = z.looseObject({
+  id,
+  name: z.string({ error: 'must be a string' }),
+  amount: amountSchema,
+  currency: optionalString,
+  closeDate,
+  status: z.string({ error: 'must be a string' }),
+  pipeline: z.looseObject({ id, name: optionalString }),
+  stage: stageSchema,
+  owner: userRefSchema.nullable().default(null),
+  company: companySchema.nullable().default(null),
+  contacts: z.array(dealContactSchema).nullish().transform((v) => v ?? []),
+  fields: objectOrEmpty,
+  createdAt: timestamp,
+  updatedAt: timestamp,
+});
+
+export const eventSchema = z.looseObject({
+  id,
+  type: z.string({ error: 'must be a string' }),
+  entityType: z.string({ error: 'must be a string' }),
+  entityId: id,
+  payload: objectOrEmpty,
+  actor: userRefSchema.nullable().default(null),
+  occurredAt: timestamp,
+});
+
+// Compile-time proof that every schema yields values of the shared record types.
+type Yields<S extends z.ZodType, T> = z.output<S> extends T ? true : never;
+const proofs: [
+  Yields<typeof userRefSchema, UserRef>,
+  Yields<typeof contactRefSchema, ContactRef>,
+  Yields<typeof slaSchema, Sla>,
+  Yields<typeof ticketSchema, Ticket>,
+  Yields<typeof messageSchema, Message>,
+  Yields<typeof ticketWithMessagesSchema, TicketWithMessages>,
+  Yields<typeof stageSchema, Stage>,
+  Yields<typeof pipelineSchema, Pipeline>,
+  Yields<typeof companySchema, Company>,
+  Yields<typeof dealContactSchema, DealContact>,
+  Yields<typeof dealSchema, Deal>,
+  Yields<typeof eventSchema, WorkspaceEvent>,
+] = [true, true, true, true, true, true, true, true, true, true, true, true];
+void proofs;

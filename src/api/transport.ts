@@ -1,0 +1,246 @@
+/**
+ * One GET with everything SPEC 4.8 asks of a request: bearer key, User-Agent, timeout, the
+ * client-wide concurrency gate and rate ceiling (per attempt, so retries are paced too), retries
+ * per the retry table through p-retry, counters and the metrics hook.
+ */
+import pRetry, { AbortError as PRetryAbort } from 'p-retry';
+import type { Agent } from 'undici';
+import {
+  ApiError, AuthRejectedError, CursorRejectedError, InvalidResponseError, NotFoundError, RateLimitedError,
+  UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
+} from './errors.js';
+import type { Clock, RateLimiter, Semaphore } from './limiter.js';
+import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
+import { redactJson, sanitizeCause, type Redactor } from './redact.js';
+import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
+
+/** Upstream error bodies are kept for diagnosis, not archived: a few KB is plenty. */
+const ERROR_BODY_LIMIT = 4096;
+const CURSOR_STATUSES = new Set([400, 404, 410, 422]);
+
+export interface TransportDeps {
+  opts: ResolvedOptions;
+  agent: Agent;
+  limiter: RateLimiter;
+  semaphore: Semaphore;
+  clock: Clock;
+  redact: Redactor;
+  /** Client-wide signal (options.signal); every request also listens to it. */
+  signal?: AbortSignal;
+  logger?: ApiClientOptions['logger'];
+  onRequest?: ApiClientOptions['onRequest'];
+  random?: () => number;
+}
+
+/** A failed attempt the table says to retry; converted to a public error when retries run out. */
+class RetryableFailure extends Error {
+  constructor(
+    readonly key: string,
+    readonly rule: RetryRule,
+    readonly details: ApiErrorDetails,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`retryable failure ${key}`);
+  }
+}
+
+export function newStats(): ClientStats {
+  return { requests: 0, retries: 0, bytesIn: 0, byStatus: {}, rateLimited: 0, networkErrors: 0, timeouts: 0 };
+}
+
+export class Transport {
+  readonly stats: ClientStats = newStats();
+  private readonly headers: Record<string, string>;
+
+  constructor(private readonly d: TransportDeps) {
+    this.headers = {
+      authorization: `Bearer ${d.opts.apiKey}`,
+      'user-agent': d.opts.userAgent,
+      accept: 'application/json',
+    };
+  }
+
+  /** GETs `path` (under /api/v1) and returns the parsed JSON of a 2xx; throws an ApiError otherwise. */
+  async getJson(path: string, query: Record<string, unknown> = {}, callerSignal?: AbortSignal): Promise<unknown> {
+    const target = this.d.opts.basePath + path + toQueryString(query);
+    const hasCursor = typeof query.cursor === 'string' && query.cursor.length > 0;
+    const signals = [this.d.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
+    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    let retriesDone = 0;
+    let attempts = 0;
+    try {
+      return await pRetry(
+        async (attempt) => {
+          attempts = attempt;
+          try {
+            return await this.attempt(target, hasCursor, attempt, signal);
+          } catch (err) {
+            // Final errors skip p-retry's retry logic entirely; abort reasons pass through as-is.
+            if (err instanceof ApiError) throw new PRetryAbort(err);
+            throw err;
+          }
+        },
+        {
+          retries: this.d.opts.maxAttempts - 1,
+          minTimeout: 0, // the wait is ours (Retry-After aware), done in shouldRetry
+          maxTimeout: 0,
+          signal,
+          shouldRetry: async ({ error }) => {
+            if (signal?.aborted) throw signal.reason;
+            if (!(error instanceof RetryableFailure)) throw error;
+            retriesDone++;
+            const delayMs = retryDelay(error.rule, retriesDone, error.retryAfterMs, this.d.opts, this.d.random);
+            this.stats.retries++;
+            this.d.logger?.warn(
+              { method: 'GET', path: target, attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
+              'upstream request failed; retrying',
+            );
+            await this.d.clock.sleep(delayMs, signal);
+            return true;
+          },
+        },
+      );
+    } catch (err) {
+      if (err instanceof RetryableFailure) throw exhausted(err, attempts);
+      throw err;
+    }
+  }
+
+  private async attempt(target: string, hasCursor: boolean, attempt: number, signal?: AbortSignal): Promise<unknown> {
+    const release = await this.d.semaphore.acquire(signal);
+    const event: RequestEvent = { method: 'GET', path: target, status: null, attempt, durationMs: 0, bytes: 0 };
+    let started: number | undefined;
+    try {
+      await this.d.limiter.acquire(signal);
+      started = this.d.clock.now();
+      this.stats.requests++;
+      const timeout = AbortSignal.timeout(this.d.opts.requestTimeoutMs);
+      const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+      let status: number;
+      let text: string;
+      let retryAfter: string | string[] | undefined;
+      try {
+        const res = await this.d.agent.request({
+          origin: this.d.opts.origin, path: target, method: 'GET', headers: this.headers, signal: combined,
+        });
+        status = res.statusCode;
+        event.status = status;
+        retryAfter = res.headers['retry-after'];
+        const body = await readText(res.body);
+        event.bytes = body.bytes;
+        this.stats.bytesIn += body.bytes;
+        text = body.text;
+      } catch (err) {
+        if (signal?.aborted) throw signal.reason;
+        const key = timeout.aborted ? 'TIMEOUT' : errorKey(err);
+        event.errorCode = key ?? codeOf(err);
+        this.countFailure(key === undefined ? undefined : RETRY_TABLE[key]);
+        throw this.transportFailure(key, err, target, attempt);
+      }
+      this.stats.byStatus[String(status)] = (this.stats.byStatus[String(status)] ?? 0) + 1;
+      if (status >= 200 && status < 300) return this.parseJson(text, target, status, attempt);
+      const details: ApiErrorDetails = { status, method: 'GET', path: target, body: this.errorBody(text), attempts: attempt };
+      const rule = ruleForStatus(status);
+      if (rule) this.countFailure(rule);
+      if (rule?.retry) throw new RetryableFailure(String(status), rule, details, parseRetryAfter(retryAfter));
+      throw finalStatusError(status, hasCursor, details);
+    } finally {
+      release();
+      // An attempt aborted before its rate slot came up never reached the network: not reported.
+      if (started !== undefined) {
+        event.durationMs = Math.round(this.d.clock.now() - started);
+        this.report(event);
+      }
+    }
+  }
+
+  private report(event: RequestEvent): void {
+    this.d.logger?.debug(event, 'upstream request');
+    try {
+      this.d.onRequest?.(event);
+    } catch {
+      // A broken metrics hook must not break the sync.
+    }
+  }
+
+  private countFailure(rule: RetryRule | undefined): void {
+    if (rule?.kind === 'rate_limited') this.stats.rateLimited++;
+    else if (rule?.kind === 'network') this.stats.networkErrors++;
+    else if (rule?.kind === 'timeout') this.stats.timeouts++;
+    else if (rule === undefined) this.stats.networkErrors++;
+  }
+
+  private transportFailure(key: string | undefined, err: unknown, target: string, attempt: number): Error {
+    const details: ApiErrorDetails = { status: null, method: 'GET', path: target, attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
+    const rule = key === undefined ? undefined : RETRY_TABLE[key];
+    if (key !== undefined && rule?.retry) return new RetryableFailure(key, rule, details, undefined);
+    const what = key === 'ENOTFOUND' ? 'the host name of baseUrl does not resolve (ENOTFOUND)' : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
+    return new UpstreamUnavailableError(what, details);
+  }
+
+  private parseJson(text: string, target: string, status: number, attempt: number): unknown {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch (cause) {
+      throw new InvalidResponseError(`the body of a ${status} response is not JSON`, {
+        status, method: 'GET', path: target, attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
+      });
+    }
+  }
+
+  private errorBody(text: string): unknown {
+    const clipped = text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…(truncated)` : text;
+    try {
+      return redactJson(JSON.parse(text), this.d.redact);
+    } catch {
+      return this.d.redact(clipped);
+    }
+  }
+}
+
+function finalStatusError(status: number, hasCursor: boolean, details: ApiErrorDetails): ApiError {
+  if (status === 401 || status === 403) return new AuthRejectedError(details);
+  if (hasCursor && CURSOR_STATUSES.has(status)) return new CursorRejectedError(details);
+  if (status === 404) return new NotFoundError(details);
+  if (status >= 500) return new UpstreamUnavailableError(`it answered ${status}`, details);
+  return new UpstreamRejectedError(details);
+}
+
+function exhausted(f: RetryableFailure, attempts: number): ApiError {
+  const details = { ...f.details, attempts };
+  if (f.rule.kind === 'rate_limited') return new RateLimitedError(details);
+  const reason = f.details.status != null
+    ? `it answered ${f.details.status}`
+    : f.rule.kind === 'timeout' ? `no complete response within the timeout (${f.key})` : `network error ${f.key}`;
+  return new UpstreamUnavailableError(reason, details);
+}
+
+function codeOf(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+async function readText(body: AsyncIterable<Buffer | string>): Promise<{ text: string; bytes: number }> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of body) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    bytes += buf.length;
+    chunks.push(buf);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), bytes };
+}
+
+/** Undefined/null parameters are left out; anything but a primitive is a programming error. */
+export function toQueryString(query: Record<string, unknown>): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
+      throw new TypeError(`query parameter ${name} must be a string, number or boolean`);
+    }
+    params.append(name, String(value));
+  }
+  const s = params.toString();
+  return s.length === 0 ? '' : `?${s}`;
+}
