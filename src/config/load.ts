@@ -47,6 +47,11 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   if (env.WSMIRROR_API_KEY) fromEnv.apiKey = env.WSMIRROR_API_KEY;
   if (env.WSMIRROR_DATABASE) fromEnv.database = env.WSMIRROR_DATABASE;
   if (env.WSMIRROR_LOG_LEVEL) fromEnv.logLevel = env.WSMIRROR_LOG_LEVEL;
+  // Containers need the health server on 0.0.0.0 without shipping a config file.
+  const http: Record<string, unknown> = {};
+  if (env.WSMIRROR_HTTP_HOST) http.host = env.WSMIRROR_HTTP_HOST;
+  if (env.WSMIRROR_HTTP_PORT) http.port = numeric(env.WSMIRROR_HTTP_PORT);
+  if (Object.keys(http).length > 0) fromEnv.http = http;
 
   const fromFlags: Record<string, unknown> = {};
   if (flags.database !== undefined) fromFlags.database = flags.database;
@@ -77,6 +82,12 @@ export function requireUpstream(config: Config): { baseUrl: string; apiKey: stri
     });
   }
   return { baseUrl: config.baseUrl!, apiKey: config.apiKey! };
+}
+
+/** Environment values are text; numbers are converted so the schema can range-check them. */
+function numeric(value: string): number | string {
+  const n = Number(value);
+  return value.trim() !== '' && Number.isFinite(n) ? n : value;
 }
 
 function readConfigFile(path: string, explicit: boolean): unknown {
