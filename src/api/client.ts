@@ -1,4 +1,6 @@
+import { setMaxListeners } from 'node:events';
 import { Agent } from 'undici';
+import { WsmirrorError } from '../util/errors.js';
 import type { z } from 'zod';
 import { InvalidRecordError, InvalidResponseError, type ApiErrorDetails } from './errors.js';
 import { RateLimiter, realClock, Semaphore, type Clock } from './limiter.js';
@@ -50,7 +52,7 @@ export interface ApiClient {
   listPipelines(opts?: CallOptions): Promise<{ items: Pipeline[]; invalid: InvalidItem[] }>;
   /** A snapshot; counters only grow. */
   stats(): ClientStats;
-  /** Waits for requests in flight, then closes the connection pool. */
+  /** Aborts pending calls and waits (they reject with code CLIENT_CLOSED), then closes the pool. */
   close(): Promise<void>;
 }
 
@@ -65,6 +67,12 @@ type EntityType = InvalidItem['entityType'];
 export function createApiClient(options: ApiClientOptions, internals: ClientInternals = {}): ApiClient {
   const opts = resolveOptions(options);
   const clock = internals.clock ?? realClock;
+  // close() must also end retry waits and queued calls, not only the sockets.
+  const lifetime = new AbortController();
+  const clientSignal = options.signal === undefined ? lifetime.signal : AbortSignal.any([options.signal, lifetime.signal]);
+  // Every queued or waiting call listens to this signal (and removes its listener when done), so
+  // hundreds of pending getTicket calls are normal, not a leak.
+  setMaxListeners(0, clientSignal);
   const agent = new Agent({
     connections: opts.concurrency,
     keepAliveTimeout: 30_000,
@@ -78,7 +86,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     limiter: new RateLimiter(opts.maxRequestsPerSecond, clock),
     semaphore: new Semaphore(opts.concurrency),
     redact: makeRedactor(opts.apiKey),
-    signal: options.signal,
+    signal: clientSignal,
     logger: options.logger,
     onRequest: options.onRequest,
     random: internals.random,
@@ -97,6 +105,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     if (next !== null && typeof next !== 'string') {
       throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
     }
+    // An empty cursor cannot be sent back meaningfully; treat it as the last page rather than loop.
     return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next };
   }
 
@@ -157,7 +166,11 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
       return validateItems('pipeline', pipelineSchema, raws);
     },
     stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
-    close: () => agent.close(),
+    async close() {
+      if (lifetime.signal.aborted) return;
+      lifetime.abort(new WsmirrorError('CLIENT_CLOSED', 'The API client was closed while a request was pending.'));
+      await agent.close();
+    },
   };
   return client;
 }

@@ -225,13 +225,15 @@ describe('paging', () => {
 describe('pacing', () => {
   it('keeps request starts under maxRequestsPerSecond, retries included', async () => {
     const { fx, client } = await setup((_req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal() })), {
-      maxRequestsPerSecond: 20, retry: { minDelayMs: 0, maxDelayMs: 0 },
+      maxRequestsPerSecond: 10, retry: { minDelayMs: 0, maxDelayMs: 0 },
     });
-    await Promise.all(Array.from({ length: 8 }, (_, i) => client.getDeal(`d_${i}`)));
-    expect(fx.log).toHaveLength(9);
-    const first = fx.log[0]!.at;
-    // 9 starts at ≥50 ms spacing span ≥400 ms (a couple of ms slack for the server's own clock reads)
-    fx.log.forEach((r, k) => expect(r.at - first).toBeGreaterThanOrEqual(50 * k - 5));
+    await Promise.all(Array.from({ length: 14 }, (_, i) => client.getDeal(`d_${i}`)));
+    expect(fx.log).toHaveLength(15);
+    const at = fx.log.map((r) => r.at);
+    // No one-second window seen by the server holds more than 10 starts (20 ms slack for
+    // connection set-up delaying the first arrivals), and 15 starts need ≥ 1.4 s.
+    for (const start of at) expect(at.filter((t) => t >= start && t < start + 980).length).toBeLessThanOrEqual(10);
+    expect(at[14]! - at[0]!).toBeGreaterThanOrEqual(1400 - 20);
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
@@ -275,5 +277,17 @@ describe('the API key never leaks', () => {
     await client.getDeal('d_1').catch(() => undefined);
     expect(lines.length).toBeGreaterThanOrEqual(4);
     for (const l of lines) expect(l).not.toContain(KEY);
+  });
+});
+
+describe('close', () => {
+  it('ends pending retry waits with CLIENT_CLOSED and refuses new calls', async () => {
+    const { fx, client } = await setup((_req, res) => json(res, 503, {}, { 'retry-after': '30' }), { retry: { maxDelayMs: 60_000 } });
+    const pending = client.getDeal('d_1').catch((e: unknown) => e);
+    while (fx.log.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await client.close();
+    expect(await pending).toMatchObject({ code: 'CLIENT_CLOSED' });
+    await expect(client.getDeal('d_2')).rejects.toMatchObject({ code: 'CLIENT_CLOSED' });
+    await client.close();
   });
 });
