@@ -1,0 +1,161 @@
+import { SENTENCES, SUBJECTS, TAGS } from './catalog.js';
+import { createDeal, deleteDeal, updateDeal } from './deal-ops.js';
+import type { Deal, Ticket } from './model.js';
+import { addMessage, createTicket, runAutomations, updateTicket } from './ticket-ops.js';
+import type { ActivityRecord } from './types.js';
+import type { World } from './world.js';
+
+/**
+ * Random writes for live activity, act() and burst(). Each goes through the same operation
+ * functions as the HTTP handlers, with request-shaped inputs, so it logs the same events.
+ */
+
+export const ACTIVITY_KINDS = [
+  'create_ticket', 'update_ticket', 'change_status', 'reply', 'add_note', 'change_tags',
+  'create_deal', 'move_deal_stage', 'change_amount', 'delete_deal',
+] as const;
+export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
+
+const WEIGHTS: Record<ActivityKind, number> = {
+  create_ticket: 0.12, update_ticket: 0.1, change_status: 0.12, reply: 0.2, add_note: 0.1, change_tags: 0.08,
+  create_deal: 0.06, move_deal_stage: 0.1, change_amount: 0.08, delete_deal: 0.04,
+};
+
+function pickKind(world: World): ActivityKind {
+  let r = world.activityRng.next();
+  for (const k of ACTIVITY_KINDS) if ((r -= WEIGHTS[k]) < 0) return k;
+  return 'reply';
+}
+
+function randomTicket(world: World, openOnly: boolean): Ticket | undefined {
+  const n = world.ticketIndex.size;
+  for (let tries = 0; tries < 20 && n > 0; tries++) {
+    const t = world.ticketIndex.at(Math.floor(world.activityRng.next() * n));
+    if (t && (!openOnly || t.status !== 'closed')) return t;
+  }
+  return undefined;
+}
+
+function randomDeal(world: World): Deal | undefined {
+  const n = world.dealIndex.size;
+  return n === 0 ? undefined : world.dealIndex.at(Math.floor(world.activityRng.next() * n));
+}
+
+function sentence(world: World): string {
+  return world.activityRng.pick(SENTENCES);
+}
+
+/** Performs one write of `kind`; falls back to a create when no suitable record exists. */
+export function performActivity(world: World, kind: ActivityKind, strict = false): ActivityRecord {
+  const rng = world.activityRng;
+  const actor = rng.pick(world.memberList).id;
+  runAutomations(world);
+  const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({ kind: k, entityType: 'ticket', entityId: t.id });
+  const dealRecord = (k: string, d: Deal): ActivityRecord => ({ kind: k, entityType: 'deal', entityId: d.id });
+  const needsTicket = kind === 'update_ticket' || kind === 'change_status' || kind === 'reply' || kind === 'add_note' || kind === 'change_tags';
+  const ticket = needsTicket ? randomTicket(world, true) : undefined;
+  if (needsTicket && !ticket) return performActivity(world, 'create_ticket');
+  const needsDeal = kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
+  const deal = needsDeal ? randomDeal(world) : undefined;
+  if (needsDeal && (!deal || (kind === 'delete_deal' && !strict && world.dealIndex.size < 3))) return performActivity(world, 'create_deal');
+
+  switch (kind) {
+    case 'create_ticket': {
+      const body = {
+        subject: rng.pick(SUBJECTS),
+        body: sentence(world),
+        email: `${world.ids.next('c').slice(2, 10)}@customer.example`,
+        firstName: 'New',
+        lastName: 'Customer',
+        priority: rng.pick(['low', 'normal', 'high', 'urgent']),
+        tags: rng.sample(TAGS, rng.int(0, 2)),
+      };
+      return ticketRecord(kind, createTicket(world, actor, body));
+    }
+    case 'update_ticket': {
+      const t = ticket as Ticket;
+      const variants = [
+        { priority: rng.pick(['low', 'normal', 'high', 'urgent'].filter((p) => p !== t.priority)) },
+        { subject: `${t.subject.replace(/ \(follow-up\)$/, '')} (follow-up)`, summary: sentence(world) },
+        { fields: { region: rng.pick(['na', 'emea', 'apac', 'latam']), mrr: rng.int(0, 500) * 10 } },
+        { assigneeId: rng.pick(world.memberList.filter((m) => m.id !== t.assigneeId)).id },
+        { teamId: t.teamId === null ? rng.pick([...world.teams.keys()]) : null },
+      ];
+      return ticketRecord(kind, updateTicket(world, actor, t.id, rng.pick(variants)));
+    }
+    case 'change_status': {
+      const t = ticket as Ticket;
+      const to = rng.pick(['open', 'pending', 'on_hold', 'solved'].filter((s) => s !== t.status));
+      return ticketRecord(kind, updateTicket(world, actor, t.id, { status: to }));
+    }
+    case 'reply':
+      return ticketRecord(kind, addMessage(world, actor, (ticket as Ticket).id, { body: sentence(world) }).ticket);
+    case 'add_note':
+      return ticketRecord(kind, addMessage(world, actor, (ticket as Ticket).id, { body: sentence(world), internal: true }).ticket);
+    case 'change_tags': {
+      const t = ticket as Ticket;
+      const add = rng.pick(TAGS.filter((x) => !t.tags.includes(x)));
+      const remove = t.tags.length > 0 && rng.chance(0.5) ? [rng.pick(t.tags)] : [];
+      return ticketRecord(kind, updateTicket(world, actor, t.id, { addTags: [add], removeTags: remove }));
+    }
+    case 'create_deal': {
+      const pipeline = rng.pick(world.pipelines);
+      const company = rng.chance(0.7) ? rng.pick([...world.companies.values()]) : null;
+      const body = {
+        name: `${company?.name ?? 'Direct'} ${rng.pick(['Pilot', 'Seats', 'Renewal', 'Add-on'])}`,
+        pipelineId: pipeline.id,
+        amount: rng.chance(0.15) ? null : `${rng.int(500, 90_000)}.${String(rng.int(0, 99)).padStart(2, '0')}`,
+        currency: rng.pick(['USD', 'EUR', 'GBP']),
+        ownerId: actor,
+        companyId: company?.id ?? null,
+        contactIds: rng.sample(world.contactList.slice(0, 500).map((c) => c.id), rng.int(0, 2)),
+      };
+      return dealRecord(kind, createDeal(world, actor, body));
+    }
+    case 'move_deal_stage': {
+      const d = deal as Deal;
+      const pipeline = world.pipelines.find((p) => p.id === d.pipelineId);
+      const stage = rng.pick((pipeline?.stages ?? []).filter((s) => s.id !== d.stageId));
+      return dealRecord(kind, updateDeal(world, actor, d.id, { stage: stage.id }));
+    }
+    case 'change_amount': {
+      const d = deal as Deal;
+      const cents = rng.int(500, 150_000) * 100 + rng.int(0, 99);
+      const amount = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+      return dealRecord(kind, updateDeal(world, actor, d.id, { amount }));
+    }
+    case 'delete_deal': {
+      const d = deal as Deal;
+      deleteDeal(world, actor, d.id);
+      return dealRecord(kind, d);
+    }
+  }
+}
+
+export function actRandomly(world: World, count: number): ActivityRecord[] {
+  const out: ActivityRecord[] = [];
+  for (let i = 0; i < count; i++) out.push(performActivity(world, pickKind(world)));
+  return out;
+}
+
+export function actEveryKind(world: World): ActivityRecord[] {
+  return ACTIVITY_KINDS.map((k) => performActivity(world, k, true));
+}
+
+/** Drives `rate` writes per second; fractional rates carry over between ticks. */
+export function startActivity(world: World, rate: number): () => void {
+  if (!(rate > 0)) return () => undefined;
+  const intervalMs = Math.max(20, Math.min(1000, Math.floor(1000 / rate)));
+  let owed = 0;
+  let last = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    owed += ((now - last) / 1000) * rate;
+    last = now;
+    const n = Math.floor(owed);
+    owed -= n;
+    if (n > 0) actRandomly(world, n);
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

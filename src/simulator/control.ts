@@ -1,0 +1,96 @@
+import { actEveryKind, actRandomly } from './activity.js';
+import { setDealCorruption } from './deal-ops.js';
+import { defaultFaults, mergeFaults } from './faults-config.js';
+import type { FaultInjector } from './faults.js';
+import { dealListJson, eventJson, pipelineOut, ticketFull } from './render.js';
+import type { RequestLog } from './request-log.js';
+import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-ops.js';
+import type { CorruptionKind, FaultConfig, HideReason, InjectedEvent, SimulatorControl, Truth } from './types.js';
+import type { World } from './world.js';
+
+/** The in-process control handle; the HTTP control surface calls the same methods. */
+export function createControl(world: World, faults: FaultInjector, log: RequestLog): SimulatorControl {
+  return {
+    truth(): Truth {
+      runAutomations(world);
+      const now = world.clock.nowMs();
+      return {
+        tickets: world.ticketIndex.newestFirst().map((t) => ticketFull(world, t)),
+        hiddenTickets: [...world.tickets.values()].filter((t) => t.hidden !== null).map((t) => ({ id: t.id, reason: t.hidden as string })),
+        deals: world.dealIndex.newestFirst().map((d) => JSON.parse(dealListJson(world, d)) as object),
+        deletedDealIds: [...world.deletedDealIds],
+        pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(p))),
+        events: world.events.visible(now).map((e) => JSON.parse(eventJson(world, e)) as object),
+        members: world.memberList.map((m) => ({ id: m.id, name: m.name, email: m.email })),
+      };
+    },
+    setFaults(f: Partial<FaultConfig>): void {
+      mergeFaults(world.faults, f);
+    },
+    clearFaults(): void {
+      mergeFaults(world.faults, defaultFaults());
+      faults.clearRules();
+    },
+    failNext(rule) {
+      faults.failNext(rule);
+    },
+    requests: () => log.all(),
+    clearRequests: () => log.clear(),
+    now: () => new Date(world.clock.nowMs()),
+    advanceClock(ms: number): void {
+      world.clock.advance(ms);
+      runAutomations(world);
+    },
+    hideTicket(id: string, reason: HideReason): void {
+      if (reason !== 'spam' && reason !== 'deleted' && reason !== 'merged') throw new TypeError("reason must be 'spam', 'deleted' or 'merged'");
+      const into = reason === 'merged' ? world.ticketIndex.newestFirst().find((t) => t.id !== id)?.id : undefined;
+      hideTicket(world, id, reason, into);
+    },
+    corrupt(entityType: 'ticket' | 'deal', id: string, how: CorruptionKind = 'bad-timestamp'): void {
+      if (how !== 'bad-timestamp' && how !== 'missing-field' && how !== 'wrong-type')
+        throw new TypeError("how must be 'bad-timestamp', 'missing-field' or 'wrong-type'");
+      if (entityType === 'ticket') setTicketCorruption(world, id, how);
+      else if (entityType === 'deal') setDealCorruption(world, id, how);
+      else throw new TypeError("entityType must be 'ticket' or 'deal'");
+    },
+    repair(entityType: 'ticket' | 'deal', id: string): void {
+      if (entityType === 'ticket') setTicketCorruption(world, id, null);
+      else if (entityType === 'deal') setDealCorruption(world, id, null);
+      else throw new TypeError("entityType must be 'ticket' or 'deal'");
+    },
+    act: (count = 1) => actRandomly(world, count),
+    actEveryKind: () => actEveryKind(world),
+    burst(count: number): void {
+      world.clock.frozen(() => actRandomly(world, count));
+    },
+    injectEvent(e: InjectedEvent): string {
+      if (typeof e.type !== 'string' || typeof e.entityType !== 'string' || typeof e.entityId !== 'string')
+        throw new TypeError('injectEvent needs string type, entityType and entityId');
+      const now = world.clock.nowMs();
+      let ms = now;
+      if (e.occurredAt !== undefined) {
+        ms = Date.parse(e.occurredAt);
+        if (Number.isNaN(ms)) throw new TypeError(`occurredAt is not a timestamp: ${e.occurredAt}`);
+      }
+      const ev = {
+        id: world.ids.next('evt'),
+        seq: ++world.seq,
+        type: e.type,
+        entityType: e.entityType,
+        entityId: e.entityId,
+        payload: e.payload ?? {},
+        actor: e.actor ?? null,
+        occurredAtMs: ms,
+        visibleAtMs: e.visibleAfterMs !== undefined && e.visibleAfterMs > 0 ? now + e.visibleAfterMs : Math.min(ms, now),
+      };
+      world.events.add(ev);
+      return ev.id;
+    },
+    expireCursors(): void {
+      world.cursorsExpiredUpTo = world.cursorSerial;
+    },
+    removeMessage(ticketId: string, messageId: string): void {
+      removeMessage(world, ticketId, messageId);
+    },
+  };
+}

@@ -1,0 +1,37 @@
+import type { FaultConfig } from './types.js';
+
+export function defaultFaults(): FaultConfig {
+  return {
+    latencyMs: 0,
+    errorRate: 0,
+    rateLimitRate: 0,
+    retryAfterSeconds: 1,
+    retryAfterFormat: 'seconds',
+    dropRate: 0,
+    staleReadRate: 0,
+    lateEventRate: 0,
+    lateEventDelayMs: 5000,
+    cursorTtlMs: 0,
+    paths: [],
+  };
+}
+
+/** Merges known keys only, so a typo in a control request cannot plant junk in the config. */
+export function mergeFaults(target: FaultConfig, patch: Partial<FaultConfig>): void {
+  const defaults = defaultFaults();
+  for (const key of Object.keys(defaults) as (keyof FaultConfig)[]) {
+    const value = patch[key];
+    if (value === undefined) continue;
+    if (key === 'paths') {
+      if (!Array.isArray(value)) throw new TypeError('faults.paths must be an array of path prefixes');
+      target.paths = value.map(String);
+    } else if (key === 'retryAfterFormat') {
+      if (value !== 'seconds' && value !== 'http-date') throw new TypeError("faults.retryAfterFormat must be 'seconds' or 'http-date'");
+      target.retryAfterFormat = value;
+    } else {
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        throw new TypeError(`faults.${key} must be a non-negative number`);
+      (target as unknown as Record<string, number>)[key] = value;
+    }
+  }
+}

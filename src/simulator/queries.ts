@@ -1,0 +1,155 @@
+import { resolvePriority, resolveStatus, STATUSES } from './catalog.js';
+import { decodeCursor, encodeCursor, filtersFor, type CursorState } from './cursor.js';
+import { ApiError, invalid } from './errors.js';
+import type { Deal, Ticket } from './model.js';
+import { pageBySnapshot } from './recency.js';
+import { dealListJson, dealStatus, eventJson, ticketListJson } from './render.js';
+import type { World } from './world.js';
+
+type Query = Record<string, string>;
+
+const TICKET_FILTERS = ['status', 'priority', 'assigneeId', 'teamId', 'contactId', 'tag', 'q'] as const;
+const DEAL_FILTERS = ['pipelineId', 'stageId', 'status', 'ownerId', 'companyId', 'contactId', 'q'] as const;
+const EVENT_FILTERS = ['type', 'entityType', 'entityId', 'since'] as const;
+
+export function parseLimit(query: Query): number {
+  const raw = query.limit;
+  if (raw === undefined) return 50;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 100) throw invalid('limit', 'must be a whole number from 1 to 100');
+  return Number(raw);
+}
+
+function cursorOf(world: World, kind: CursorState['kind'], query: Query): CursorState | null {
+  const raw = query.cursor;
+  if (raw === undefined || raw === '') return null;
+  return decodeCursor(world, kind, raw);
+}
+
+function ticketMatcher(world: World, f: Query): (t: Ticket) => boolean {
+  const checks: ((t: Ticket) => boolean)[] = [];
+  if (f.status !== undefined) {
+    const s = f.status.trim().toLowerCase();
+    if (s === 'unresolved' || s === 'resolved') {
+      const set = new Set(STATUSES.filter((d) => d.category === s).map((d) => d.value));
+      checks.push((t) => set.has(t.status));
+    } else {
+      const def = resolveStatus(s);
+      if (!def) throw invalid('status', 'unknown status; use a status value or label, unresolved or resolved');
+      checks.push((t) => t.status === def.value);
+    }
+  }
+  if (f.priority !== undefined) {
+    const def = resolvePriority(f.priority);
+    if (!def) throw invalid('priority', 'must be one of low, normal, high, urgent');
+    checks.push((t) => t.priority === def.value);
+  }
+  if (f.assigneeId !== undefined) {
+    const want = f.assigneeId === 'unassigned' ? null : f.assigneeId;
+    checks.push((t) => t.assigneeId === want);
+  }
+  if (f.teamId !== undefined) checks.push((t) => t.teamId === f.teamId);
+  if (f.contactId !== undefined) checks.push((t) => t.contactId === f.contactId);
+  if (f.tag !== undefined) {
+    const tag = f.tag.toLowerCase();
+    checks.push((t) => t.tags.some((x) => x.toLowerCase() === tag));
+  }
+  if (f.q !== undefined && f.q.trim() !== '') {
+    const q = f.q.trim().toLowerCase();
+    checks.push((t) => {
+      if (t.subject.toLowerCase().includes(q) || `#${t.number}`.includes(q) || String(t.number) === q) return true;
+      const c = world.contacts.get(t.contactId);
+      if (c && `${c.firstName} ${c.lastName} ${c.email}`.toLowerCase().includes(q)) return true;
+      return t.messages.some((m) => m.body.toLowerCase().includes(q));
+    });
+  }
+  return (t) => checks.every((check) => check(t));
+}
+
+function dealMatcher(world: World, f: Query): (d: Deal) => boolean {
+  const checks: ((d: Deal) => boolean)[] = [];
+  if (f.status !== undefined) {
+    const s = f.status.trim().toLowerCase();
+    if (s !== 'open' && s !== 'won' && s !== 'lost') throw invalid('status', 'must be open, won or lost');
+    checks.push((d) => {
+      const stage = world.stages.get(d.stageId);
+      return stage !== undefined && dealStatus(stage) === s;
+    });
+  }
+  if (f.pipelineId !== undefined) checks.push((d) => d.pipelineId === f.pipelineId);
+  if (f.stageId !== undefined) checks.push((d) => d.stageId === f.stageId);
+  if (f.ownerId !== undefined) checks.push((d) => d.ownerId === f.ownerId);
+  if (f.companyId !== undefined) checks.push((d) => d.companyId === f.companyId);
+  if (f.contactId !== undefined) checks.push((d) => d.contactIds.includes(f.contactId as string));
+  if (f.q !== undefined && f.q.trim() !== '') {
+    const q = f.q.trim().toLowerCase();
+    checks.push((d) => d.name.toLowerCase().includes(q));
+  }
+  return (d) => checks.every((check) => check(d));
+}
+
+export function listTickets(world: World, query: Query): string {
+  const limit = parseLimit(query);
+  const cursor = cursorOf(world, 'tickets', query);
+  const filters = filtersFor(cursor, query, TICKET_FILTERS);
+  const snapshot = cursor?.snapshot ?? world.seq;
+  const page = pageBySnapshot({
+    index: world.ticketIndex,
+    writes: world.ticketWrites,
+    snapshotSeq: snapshot,
+    after: cursor ? { ms: cursor.ms, id: cursor.key } : null,
+    limit,
+    matches: ticketMatcher(world, filters),
+    listable: (t) => t.hidden === null,
+  });
+  const next = page.next ? encodeCursor(world, { kind: 'tickets', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
+  return `{"tickets":[${page.items.map((t) => ticketListJson(world, t)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+}
+
+export function listDeals(world: World, query: Query): string {
+  const limit = parseLimit(query);
+  const cursor = cursorOf(world, 'deals', query);
+  const filters = filtersFor(cursor, query, DEAL_FILTERS);
+  const snapshot = cursor?.snapshot ?? world.seq;
+  const page = pageBySnapshot({
+    index: world.dealIndex,
+    writes: world.dealWrites,
+    snapshotSeq: snapshot,
+    after: cursor ? { ms: cursor.ms, id: cursor.key } : null,
+    limit,
+    matches: dealMatcher(world, filters),
+    listable: (d) => !d.deleted,
+  });
+  const next = page.next ? encodeCursor(world, { kind: 'deals', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
+  return `{"deals":[${page.items.map((d) => dealListJson(world, d)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+}
+
+export function parseSince(raw: string): number {
+  const ms = /^\d{4}-\d{2}-\d{2}/.test(raw) ? Date.parse(raw) : NaN;
+  if (Number.isNaN(ms)) throw invalid('since', 'must be an ISO 8601 timestamp such as 2024-05-01T12:00:00.000Z');
+  return ms;
+}
+
+export function listEvents(world: World, query: Query): string {
+  const limit = parseLimit(query);
+  const cursor = cursorOf(world, 'events', query);
+  const f = filtersFor(cursor, query, EVENT_FILTERS);
+  const filter = {
+    type: f.type,
+    entityType: f.entityType,
+    entityId: f.entityId,
+    sinceMs: f.since !== undefined ? parseSince(f.since) : undefined,
+  };
+  let after = null;
+  if (cursor) {
+    const seq = Number(cursor.key);
+    if (!Number.isInteger(seq)) throw new ApiError(400, 'invalid_cursor', 'The cursor is not valid; start again from the first page.');
+    after = { ms: cursor.ms, seq };
+  }
+  const now = world.clock.nowMs();
+  const page = world.events.page(filter, after, limit, now);
+  const last = page.events[page.events.length - 1];
+  const next = page.more && last
+    ? encodeCursor(world, { kind: 'events', snapshot: 0, ms: last.occurredAtMs, key: String(last.seq), filters: f })
+    : null;
+  return `{"events":[${page.events.map((e) => eventJson(world, e)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+}

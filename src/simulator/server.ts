@@ -1,0 +1,151 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from './errors.js';
+import type { FaultInjector } from './faults.js';
+import type { RequestLog } from './request-log.js';
+import { route } from './routes.js';
+import { runAutomations } from './ticket-ops.js';
+import type { RequestLogEntry } from './types.js';
+import type { World } from './world.js';
+
+export interface HandlerDeps {
+  world: World;
+  faults: FaultInjector;
+  /** API key -> member id. */
+  apiKeys: Map<string, string>;
+  log: RequestLog;
+  /** Handles /_control requests; null when the control surface is off. */
+  control: ((req: IncomingMessage, res: ServerResponse, path: string) => void) | null;
+}
+
+const API_PREFIX = '/api/v1/';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function send(res: ServerResponse, status: number, body: string | Buffer, headers?: Record<string, string>): void {
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(body), ...headers });
+  res.end(body);
+}
+
+export function parseQuery(qs: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!qs) return out;
+  for (const [k, v] of new URLSearchParams(qs)) out[k] = v;
+  return out;
+}
+
+export function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function bearer(req: IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
+  if (h === undefined) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+  return m ? m[1] : undefined;
+}
+
+const UNAUTHORIZED = new ApiError(401, 'unauthorized', 'Missing or invalid API key; send the header Authorization: Bearer <API_KEY>.', undefined, {
+  'www-authenticate': 'Bearer',
+});
+
+/**
+ * Request handler. GETs without latency are answered synchronously, so the hot read path is a
+ * key lookup, a map lookup and a cached buffer.
+ */
+export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+  const { world, faults, apiKeys, log } = deps;
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (path === '/_control' || path.startsWith('/_control/')) {
+      if (deps.control) deps.control(req, res, path);
+      else send(res, 404, new ApiError(404, 'not_found', 'No such path.').body());
+      return;
+    }
+    const started = performance.now();
+    const method = req.method ?? 'GET';
+    const key = bearer(req);
+    const actor = key === undefined ? undefined : apiKeys.get(key);
+    const entry: RequestLogEntry = {
+      method,
+      path,
+      query: parseQuery(q < 0 ? undefined : url.slice(q + 1)),
+      status: 0,
+      startedAt: new Date().toISOString(),
+      durationMs: 0,
+      authorized: actor !== undefined,
+    };
+    const finish = (status: number, body: string | Buffer, headers?: Record<string, string>): void => {
+      entry.status = status;
+      entry.durationMs = performance.now() - started;
+      log.add(entry);
+      send(res, status, body, headers);
+    };
+    const fail = (err: unknown): void => {
+      const e = err instanceof ApiError ? err : new ApiError(500, 'internal_error', `Unexpected simulator error: ${String(err)}`);
+      finish(e.status, e.body(), e.headers);
+    };
+
+    try {
+      runAutomations(world);
+      const decision = faults.decide(method, path);
+      if (decision?.drop) {
+        entry.durationMs = performance.now() - started;
+        log.add(entry);
+        req.socket.destroy();
+        return;
+      }
+      const answer = (bodyText: string | undefined): void => {
+        try {
+          if (decision) throw decision.error;
+          if (actor === undefined) throw UNAUTHORIZED;
+          if (!path.startsWith(API_PREFIX)) throw new ApiError(404, 'not_found', 'No such API path.');
+          let body: unknown;
+          if (bodyText !== undefined && bodyText.trim() !== '') {
+            try {
+              body = JSON.parse(bodyText);
+            } catch {
+              throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+            }
+          }
+          let segments: string[];
+          try {
+            segments = path.slice(API_PREFIX.length).split('/').filter((s) => s !== '').map(decodeURIComponent);
+          } catch {
+            throw new ApiError(404, 'not_found', 'No such API path.');
+          }
+          const stale =
+            method === 'GET' && segments.length === 2 && world.faults.staleReadRate > 0 && faults.applies(path) &&
+            world.faultRng.chance(world.faults.staleReadRate);
+          const r = route(world, { method, segments, query: entry.query, body, actor, stale });
+          finish(r.status, r.body);
+        } catch (err) {
+          fail(err);
+        }
+      };
+      const latency = faults.applies(path) ? world.faults.latencyMs : 0;
+      const needsBody = method !== 'GET' && method !== 'HEAD';
+      if (!needsBody && latency <= 0) {
+        answer(undefined);
+        return;
+      }
+      void (async () => {
+        try {
+          const text = needsBody ? await readBody(req) : undefined;
+          if (latency > 0) await sleep(latency);
+          answer(text);
+        } catch (err) {
+          if (!res.headersSent && !res.destroyed) fail(err);
+        }
+      })();
+    } catch (err) {
+      fail(err);
+    }
+  };
+}

@@ -1,0 +1,339 @@
+import { checkFields, DEFAULT_PRIORITY, DEFAULT_STATUS, priorityDef, resolvePriority, resolveStatus, TICKET_FIELDS } from './catalog.js';
+import { ApiError, Issues, notFound } from './errors.js';
+import { asBody, bool, has, normalizeTags, stringList, text } from './input.js';
+import type { Contact, Message, Ticket } from './model.js';
+import { ticketBody } from './render.js';
+import type { HideReason } from './types.js';
+import type { World } from './world.js';
+
+const HOUR = 3_600_000;
+
+export function slaDue(priority: string, createdMs: number): { firstReplyDueMs: number; resolveDueMs: number } {
+  const p = priorityDef(priority);
+  return { firstReplyDueMs: createdMs + p.firstReplyHours * HOUR, resolveDueMs: createdMs + p.resolveHours * HOUR };
+}
+
+/** Breaches are recorded when the ticket is written (no background SLA timer): the due time is the breach time. */
+export function refreshSla(t: Ticket, nowMs: number): void {
+  const reply = t.firstAgentReplyAtMs ?? nowMs;
+  t.firstReplyBreachedMs = reply > t.firstReplyDueMs ? t.firstReplyDueMs : null;
+  const resolved = t.resolvedAtMs ?? nowMs;
+  t.resolveBreachedMs = resolved > t.resolveDueMs ? t.resolveDueMs : null;
+}
+
+export function findListedTicket(world: World, id: string): Ticket {
+  const t = world.tickets.get(id);
+  if (!t || t.hidden !== null) throw notFound('ticket', id);
+  return t;
+}
+
+function begin(world: World, t: Ticket): void {
+  world.beginWrite(t, () => ticketBody(world, t));
+}
+
+function commit(world: World, t: Ticket, ms: number): void {
+  refreshSla(t, ms);
+  world.commitWrite(t, ms);
+}
+
+/** Moves the ticket to `to` and logs it; the caller brackets it with begin/commit. */
+function changeStatus(world: World, t: Ticket, to: string, actor: string | null, ms: number): void {
+  const from = t.status;
+  if (from === to) return;
+  t.status = to;
+  t.statusChangedAtMs = ms;
+  const toDef = resolveStatus(to);
+  if (to === 'solved') {
+    t.resolvedAtMs = ms;
+    world.solvedQueue.push({ ticket: t, solvedAtMs: ms });
+  } else if (toDef?.category === 'unresolved') {
+    t.resolvedAtMs = null;
+  }
+  world.emit('ticket.status_changed', 'ticket', t.id, { from, to }, actor, ms);
+}
+
+function settableStatus(input: unknown, field: string, issues: Issues): string | undefined {
+  if (typeof input !== 'string') {
+    issues.add(field, 'must be a status value or label');
+    return undefined;
+  }
+  const def = resolveStatus(input);
+  if (!def) {
+    issues.add(field, 'unknown status; use open, pending, on_hold or solved (or their labels)');
+    return undefined;
+  }
+  if (def.value === 'closed') {
+    throw new ApiError(422, 'status_not_settable', 'Status closed cannot be set by hand; solved tickets are closed by automation.', [
+      { field, message: 'closed cannot be set by hand' },
+    ]);
+  }
+  return def.value;
+}
+
+function refuseIfClosed(t: Ticket, what: string): void {
+  if (t.status === 'closed')
+    throw new ApiError(422, 'ticket_closed', `Ticket ${t.id} is closed; ${what} is not possible on a closed ticket.`);
+}
+
+export function createTicket(world: World, actor: string, input: unknown): Ticket {
+  const body = asBody(input);
+  const issues = new Issues();
+  const subject = text(body, 'subject', issues, { required: true });
+  const firstBody = text(body, 'body', issues, { required: true });
+  const contactId = text(body, 'contactId', issues);
+  const email = text(body, 'email', issues);
+  const firstName = text(body, 'firstName', issues);
+  const lastName = text(body, 'lastName', issues);
+  let contact: Contact | undefined;
+  if (contactId != null) {
+    contact = world.contacts.get(contactId);
+    if (!contact) issues.add('contactId', 'no contact has this id');
+  } else if (email != null) {
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) issues.add('email', 'is not an email address');
+  } else if (!has(body, 'contactId') && !has(body, 'email')) {
+    issues.add('contactId', 'one of contactId or email is required');
+  }
+  const intent = has(body, 'intent') ? body.intent : 'on_behalf';
+  if (intent !== 'on_behalf' && intent !== 'outreach') issues.add('intent', 'must be on_behalf or outreach');
+  let priority = DEFAULT_PRIORITY;
+  if (has(body, 'priority')) {
+    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
+    if (p) priority = p.value;
+    else issues.add('priority', 'must be one of low, normal, high, urgent');
+  }
+  const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
+  if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');
+  const teamId = text(body, 'teamId', issues, { nullable: true });
+  if (teamId != null && !world.teams.has(teamId)) issues.add('teamId', 'no team has this id');
+  const tags = stringList(body, 'tags', issues);
+  const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : {};
+  issues.throwIfAny();
+
+  const ms = world.clock.nowMs();
+  if (!contact) {
+    const existing = world.contactsByEmail.get((email as string).toLowerCase());
+    if (existing) contact = existing;
+    else {
+      const local = (email as string).split('@')[0] as string;
+      contact = {
+        id: world.ids.next('con'),
+        firstName: firstName ?? local,
+        lastName: lastName ?? '',
+        email: email as string,
+        companyId: null,
+      };
+      world.addContact(contact);
+      world.emit('contact.created', 'contact', contact.id, { email: contact.email }, actor, ms);
+    }
+  }
+  const outreach = intent === 'outreach';
+  const message: Message = {
+    id: world.ids.next('msg'),
+    body: firstBody as string,
+    authorType: outreach ? 'agent' : 'customer',
+    authorId: outreach ? actor : contact.id,
+    isInternal: false,
+    attachments: [],
+    createdAtMs: ms,
+  };
+  const cleanFields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields ?? {})) if (v !== null) cleanFields[k] = v;
+  const t: Ticket = {
+    id: world.ids.next('tkt'),
+    number: world.nextTicketNumber++,
+    subject: subject as string,
+    status: DEFAULT_STATUS,
+    priority,
+    summary: null,
+    tags: normalizeTags(tags ?? []),
+    fields: cleanFields,
+    contactId: contact.id,
+    assigneeId: assigneeId ?? null,
+    teamId: teamId ?? null,
+    cc: [],
+    messages: [message],
+    ...slaDue(priority, ms),
+    firstReplyBreachedMs: null,
+    resolveBreachedMs: null,
+    firstAgentReplyAtMs: outreach ? ms : null,
+    resolvedAtMs: null,
+    statusChangedAtMs: ms,
+    createdAtMs: ms,
+    updatedAtMs: ms,
+    keyHistory: [],
+    corrupt: null,
+    hidden: null,
+  };
+  world.tickets.set(t.id, t);
+  world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
+  commit(world, t, ms);
+  return t;
+}
+
+export function updateTicket(world: World, actor: string, id: string, input: unknown): Ticket {
+  const t = findListedTicket(world, id);
+  const body = asBody(input);
+  const issues = new Issues();
+  const subject = text(body, 'subject', issues);
+  if (subject != null && subject.trim() === '') issues.add('subject', 'must not be empty');
+  const status = has(body, 'status') ? settableStatus(body.status, 'status', issues) : undefined;
+  let priority: string | undefined;
+  if (has(body, 'priority')) {
+    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
+    if (p) priority = p.value;
+    else issues.add('priority', 'must be one of low, normal, high, urgent');
+  }
+  const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
+  if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');
+  const teamId = text(body, 'teamId', issues, { nullable: true });
+  if (teamId != null && !world.teams.has(teamId)) issues.add('teamId', 'no team has this id');
+  const tags = stringList(body, 'tags', issues);
+  const addTags = stringList(body, 'addTags', issues);
+  const removeTags = stringList(body, 'removeTags', issues);
+  const summary = text(body, 'summary', issues, { nullable: true });
+  const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : undefined;
+  issues.throwIfAny();
+  if (status !== undefined && status !== t.status) refuseIfClosed(t, 'changing the status');
+
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  const note = (field: string, from: unknown, to: unknown): void => {
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[field] = { from, to };
+  };
+  if (subject !== undefined) note('subject', t.subject, subject);
+  if (summary !== undefined) note('summary', t.summary, summary);
+  if (teamId !== undefined) note('teamId', t.teamId, teamId);
+  if (tags !== undefined || addTags !== undefined || removeTags !== undefined) {
+    let next = tags !== undefined ? normalizeTags(tags) : t.tags.slice();
+    if (addTags) next = normalizeTags([...next, ...addTags]);
+    if (removeTags) next = next.filter((x) => !removeTags.map((r) => r.trim()).includes(x));
+    note('tags', t.tags, next);
+  }
+  const nextFields = { ...t.fields };
+  if (fields) {
+    for (const [k, v] of Object.entries(fields)) {
+      note(`fields.${k}`, t.fields[k] ?? null, v);
+      if (v === null) delete nextFields[k];
+      else nextFields[k] = v;
+    }
+  }
+  const priorityChanges = priority !== undefined && priority !== t.priority;
+  const assigneeChanges = assigneeId !== undefined && assigneeId !== t.assigneeId;
+  const statusChanges = status !== undefined && status !== t.status;
+  // A no-op PATCH neither logs an event nor bumps updatedAt.
+  if (Object.keys(changes).length === 0 && !priorityChanges && !assigneeChanges && !statusChanges) return t;
+
+  const ms = world.clock.nowMs();
+  begin(world, t);
+  if (changes.subject) t.subject = subject as string;
+  if (changes.summary) t.summary = summary ?? null;
+  if (changes.teamId) t.teamId = teamId ?? null;
+  if (changes.tags) t.tags = changes.tags.to as string[];
+  t.fields = nextFields;
+  if (Object.keys(changes).length > 0) world.emit('ticket.updated', 'ticket', t.id, changes, actor, ms);
+  if (priorityChanges) {
+    world.emit('ticket.priority_changed', 'ticket', t.id, { from: t.priority, to: priority }, actor, ms);
+    t.priority = priority as string;
+    Object.assign(t, slaDue(t.priority, t.createdAtMs));
+  }
+  if (assigneeChanges) {
+    world.emit('ticket.assigned', 'ticket', t.id, { from: t.assigneeId, to: assigneeId ?? null }, actor, ms);
+    t.assigneeId = assigneeId ?? null;
+  }
+  if (statusChanges) changeStatus(world, t, status as string, actor, ms);
+  commit(world, t, ms);
+  return t;
+}
+
+export function addMessage(world: World, actor: string, id: string, input: unknown): { message: Message; ticket: Ticket } {
+  const t = findListedTicket(world, id);
+  const body = asBody(input);
+  const issues = new Issues();
+  const messageBody = text(body, 'body', issues, { required: true });
+  const internal = bool(body, 'internal', issues) ?? false;
+  const status = has(body, 'status') ? settableStatus(body.status, 'status', issues) : undefined;
+  issues.throwIfAny();
+  if (!internal) refuseIfClosed(t, 'a public reply');
+  if (status !== undefined && status !== t.status) refuseIfClosed(t, 'changing the status');
+
+  const ms = world.clock.nowMs();
+  begin(world, t);
+  const message: Message = {
+    id: world.ids.next('msg'),
+    body: messageBody as string,
+    authorType: 'agent',
+    authorId: actor,
+    isInternal: internal,
+    attachments: [],
+    createdAtMs: ms,
+  };
+  t.messages.push(message);
+  if (internal) {
+    world.emit('ticket.note_added', 'ticket', t.id, { messageId: message.id }, actor, ms);
+    if (status !== undefined) changeStatus(world, t, status, actor, ms);
+  } else {
+    world.emit('ticket.replied', 'ticket', t.id, { messageId: message.id }, actor, ms);
+    if (t.firstAgentReplyAtMs === null) t.firstAgentReplyAtMs = ms;
+    if (world.settings.autoAssignOnReply && t.assigneeId === null) {
+      t.assigneeId = actor;
+      world.emit('ticket.assigned', 'ticket', t.id, { from: null, to: actor }, actor, ms);
+    }
+    // Reply rule: a public agent reply waits on the customer unless the caller chose a status.
+    changeStatus(world, t, status ?? 'pending', actor, ms);
+  }
+  commit(world, t, ms);
+  return { message, ticket: t };
+}
+
+export function hideTicket(world: World, id: string, reason: HideReason, mergedInto?: string): void {
+  const t = findListedTicket(world, id);
+  const ms = world.clock.nowMs();
+  begin(world, t);
+  t.hidden = reason;
+  const type = reason === 'deleted' ? 'ticket.deleted' : reason === 'spam' ? 'ticket.spam' : 'ticket.merged';
+  const payload = reason === 'merged' ? { number: t.number, into: mergedInto ?? null } : { number: t.number };
+  world.emit(type, 'ticket', t.id, payload, null, ms);
+  commit(world, t, ms);
+}
+
+export function removeMessage(world: World, ticketId: string, messageId: string): void {
+  const t = findListedTicket(world, ticketId);
+  const i = t.messages.findIndex((m) => m.id === messageId);
+  if (i < 0) throw notFound('message', messageId);
+  const ms = world.clock.nowMs();
+  begin(world, t);
+  t.messages.splice(i, 1);
+  world.emit('ticket.message_removed', 'ticket', t.id, { messageId }, null, ms);
+  commit(world, t, ms);
+}
+
+/** Corruption and repair are served-shape changes; they still bump updatedAt and log an update. */
+export function setTicketCorruption(world: World, id: string, how: Ticket['corrupt']): void {
+  const t = findListedTicket(world, id);
+  const ms = world.clock.nowMs();
+  begin(world, t);
+  t.corrupt = how;
+  world.emit('ticket.updated', 'ticket', t.id, {}, null, ms);
+  commit(world, t, ms);
+}
+
+/** The auto-close automation, checked lazily against the simulated clock. */
+export function runAutomations(world: World): void {
+  const after = world.settings.autoCloseSolvedAfterMs;
+  if (after <= 0) return;
+  const q = world.solvedQueue;
+  const now = world.clock.nowMs();
+  while (world.solvedHead < q.length) {
+    const entry = q[world.solvedHead];
+    if (entry === undefined || entry.solvedAtMs + after > now) break;
+    world.solvedHead++;
+    const t = entry.ticket;
+    if (t.hidden !== null || t.status !== 'solved' || t.statusChangedAtMs !== entry.solvedAtMs) continue;
+    begin(world, t);
+    changeStatus(world, t, 'closed', null, now);
+    commit(world, t, now);
+  }
+  if (world.solvedHead > 1024 && world.solvedHead * 2 > q.length) {
+    q.splice(0, world.solvedHead);
+    world.solvedHead = 0;
+  }
+}

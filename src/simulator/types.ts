@@ -1,0 +1,147 @@
+/**
+ * Public contracts of the bundled workspace simulator. Deliberately independent of src/api: the
+ * simulator is a second reading of the API document, so the two sides catch each other's mistakes.
+ */
+
+export interface SimulatorOptions {
+  /** Interface to listen on. Default `'127.0.0.1'`. */
+  host?: string;
+  /** Port to listen on. Default `0` (an ephemeral port; read it back from `Simulator.port`). */
+  port?: number;
+  /** API key -> member user id. Default `{ 'test-key': <first generated member id> }`. Unknown member ids become extra members named "API user". */
+  apiKeys?: Record<string, string>;
+  /** Seed of every pseudo-random choice (data, activity, faults). Default `1`. */
+  seed?: number;
+  /** Generated tickets. Default `50`. */
+  tickets?: number;
+  /** Generated deals. Default `20`. */
+  deals?: number;
+  /** Generated pipelines. Default `2`. */
+  pipelines?: number;
+  /** Generated agents (workspace members). Default `8`. */
+  members?: number;
+  /** Random writes per second, performed through the same code paths as the HTTP handlers. Default `0`. */
+  activity?: number;
+  /** Serve the HTTP control surface under `/_control`. Default `false`. */
+  control?: boolean;
+  /** Workspace setting: a public reply assigns the key's member to an unassigned ticket. Default `true`. */
+  autoAssignOnReply?: boolean;
+  /** Automation: solved tickets are closed (actor null) after this much simulated time. Default 4 days; `0` disables. */
+  autoCloseSolvedAfterMs?: number;
+  /** Initial fault configuration, merged over the defaults of `FaultConfig`. Default: no faults. */
+  faults?: Partial<FaultConfig>;
+  /** Start of the simulated clock. Default: the real current time. Seeded history lies before it. */
+  startTime?: Date;
+}
+
+export interface Simulator {
+  /** Base address without trailing slash and without `/api/v1`, e.g. `http://127.0.0.1:43127`. */
+  url: string;
+  port: number;
+  /** In-process control handle; the HTTP control surface maps onto the same object. */
+  control: SimulatorControl;
+  /** Stops activity and timers, closes the server and every open socket. */
+  close(): Promise<void>;
+}
+
+export interface FaultConfig {
+  /** Added to every API response. Default `0`. */
+  latencyMs: number;
+  /** Fraction (0..1) of API requests answered 500/502/503 with a JSON error body. Default `0`. */
+  errorRate: number;
+  /** Fraction answered 429 with `Retry-After`. Default `0`. */
+  rateLimitRate: number;
+  /** `Retry-After` value on 429. Default `1`. */
+  retryAfterSeconds: number;
+  /** Form of `Retry-After`. Default `'seconds'`. */
+  retryAfterFormat: 'seconds' | 'http-date';
+  /** Fraction of requests whose socket is destroyed without a response. Default `0`. */
+  dropRate: number;
+  /** Fraction of GET /tickets/:id and /deals/:id served from the version before the last write. Default `0`. */
+  staleReadRate: number;
+  /** Fraction of new events visible only `lateEventDelayMs` after their occurredAt. Default `0`. */
+  lateEventRate: number;
+  /** Default `5000`. */
+  lateEventDelayMs: number;
+  /** Cursors older than this (simulated time) are rejected with 410. Default `0` = never expire. */
+  cursorTtlMs: number;
+  /** When non-empty, faults apply only to paths starting with one of these. Default `[]`. */
+  paths: string[];
+}
+
+export interface FailNextRule {
+  status: number;
+  /** Matching requests to fail. Default `1`. */
+  count?: number;
+  /** Path prefix to match, e.g. `/api/v1/events`. Default: any API path. */
+  path?: string;
+  /** HTTP method to match. Default: any. */
+  method?: string;
+  /** Value of the `Retry-After` header, sent as given. */
+  retryAfter?: string;
+  /** Destroy the socket instead of answering. */
+  drop?: boolean;
+}
+
+export type HideReason = 'spam' | 'deleted' | 'merged';
+export type CorruptionKind = 'bad-timestamp' | 'missing-field' | 'wrong-type';
+
+export interface InjectedEvent {
+  type: string;
+  entityType: string;
+  entityId: string;
+  payload?: object;
+  actor?: object | null;
+  occurredAt?: string;
+  visibleAfterMs?: number;
+}
+
+export interface SimulatorControl {
+  truth(): Truth;
+  setFaults(f: Partial<FaultConfig>): void;
+  clearFaults(): void;
+  failNext(rule: FailNextRule): void;
+  requests(): RequestLogEntry[];
+  clearRequests(): void;
+  now(): Date;
+  advanceClock(ms: number): void;
+  hideTicket(id: string, reason: HideReason): void;
+  corrupt(entityType: 'ticket' | 'deal', id: string, how?: CorruptionKind): void;
+  repair(entityType: 'ticket' | 'deal', id: string): void;
+  act(count?: number): ActivityRecord[];
+  actEveryKind(): ActivityRecord[];
+  burst(count: number): void;
+  injectEvent(e: InjectedEvent): string;
+  expireCursors(): void;
+  removeMessage(ticketId: string, messageId: string): void;
+}
+
+export interface Truth {
+  /** Every listed ticket, as GET /tickets/:id returns it (with messages), newest-updated first. */
+  tickets: object[];
+  hiddenTickets: { id: string; reason: string }[];
+  /** Every existing deal as GET /deals/:id returns it, newest-updated first. */
+  deals: object[];
+  deletedDealIds: string[];
+  pipelines: object[];
+  /** Every event visible now, newest first. */
+  events: object[];
+  members: object[];
+}
+
+export interface RequestLogEntry {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** 0 when the socket was dropped. */
+  status: number;
+  startedAt: string;
+  durationMs: number;
+  authorized: boolean;
+}
+
+export interface ActivityRecord {
+  kind: string;
+  entityType: string;
+  entityId: string;
+}
