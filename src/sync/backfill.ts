@@ -1,0 +1,194 @@
+import { CursorRejectedError, InvalidRecordError, NotFoundError, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
+import { mapConcurrent } from '../util/concurrency.js';
+import { toIsoTimestamp } from '../util/time.js';
+import { STATE, type SyncContext } from './context.js';
+import { refreshPipelines } from './pipelines.js';
+import type { RunStats } from './stats.js';
+
+/** Persisted after every page so a crashed backfill resumes where it stopped (SPEC 4.6). */
+export interface BackfillState {
+  phase: 'deals' | 'tickets' | 'history' | 'done';
+  /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
+  handover: string | null;
+  /** Cursor of the list being copied; null starts it from the beginning. */
+  cursor: string | null;
+  startedAt: string;
+  copied: { deals: number; tickets: number; events: number };
+  /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
+  history: string;
+}
+
+export interface BackfillOptions {
+  /** Copy the change log too: 'none' (default), 'all', or an ISO date. */
+  history?: string;
+  /** The newest event's occurredAt if the caller already read it (null: the log is empty). */
+  head?: string | null;
+  onProgress?: (p: { phase: BackfillState['phase']; copied: BackfillState['copied'] }) => void;
+}
+
+export async function runBackfill(ctx: SyncContext, stats: RunStats, options: BackfillOptions = {}): Promise<BackfillState> {
+  const { store, client } = ctx;
+  let state = await store.getState<BackfillState>(STATE.backfill);
+  if (!state || state.phase === 'done') {
+    // Step 1: the newest event is read before anything is copied, so whatever changes during the
+    // copy is replayed by the first sync through the lookback window.
+    const head = options.head !== undefined ? options.head : ((await client.eventsPage({ limit: 1 })).items[0]?.occurredAt ?? null);
+    state = {
+      phase: 'deals',
+      handover: toIsoTimestamp(head),
+      cursor: null,
+      startedAt: ctx.now(),
+      copied: { deals: 0, tickets: 0, events: 0 },
+      history: options.history ?? 'none',
+    };
+    await store.transaction((tx) => tx.setState(STATE.backfill, state));
+  }
+  const save = async (next: BackfillState) => {
+    state = next;
+    await store.transaction((tx) => tx.setState(STATE.backfill, next));
+  };
+  const progress = () => options.onProgress?.({ phase: state!.phase, copied: state!.copied });
+
+  await refreshPipelines(ctx);
+  if (state.phase === 'deals') {
+    const done = await copyList(ctx, state.cursor, (cursor) => client.dealsPage({ cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
+      const known = await store.knownStageIds();
+      if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
+      const now = ctx.now();
+      await store.transaction(async (tx) => {
+        for (const deal of page.items) await tx.upsertDeal(deal, now);
+        await quarantineAll(tx, page, now);
+        const next = { ...state!, cursor, copied: { ...state!.copied, deals: state!.copied.deals + page.items.length } };
+        await tx.setState(STATE.backfill, next);
+        state = next;
+      });
+      stats.recordsFetched += page.items.length;
+      stats.quarantined += page.invalid.length;
+      ctx.hooks?.onPage?.('deals', { items: page.items.length, invalid: page.invalid.length });
+      progress();
+    });
+    if (!done) return state;
+    await save({ ...state, phase: 'tickets', cursor: null });
+  }
+
+  if (state.phase === 'tickets') {
+    const done = await copyList(ctx, state.cursor, (cursor) => client.ticketsPage({ cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
+      const full = await readTickets(ctx, page.items, stats);
+      const now = ctx.now();
+      await store.transaction(async (tx) => {
+        for (const ticket of full.ok) await tx.upsertTicket(ticket, now);
+        await quarantineAll(tx, page, now);
+        for (const bad of full.invalid) {
+          await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
+        }
+        const next = { ...state!, cursor, copied: { ...state!.copied, tickets: state!.copied.tickets + full.ok.length } };
+        await tx.setState(STATE.backfill, next);
+        state = next;
+      });
+      stats.quarantined += page.invalid.length + full.invalid.length;
+      ctx.hooks?.onPage?.('tickets', { items: page.items.length, invalid: page.invalid.length });
+      progress();
+    });
+    if (!done) return state;
+    await save({ ...state, phase: state.history === 'none' ? 'done' : 'history', cursor: null });
+  }
+
+  if (state.phase === 'history') {
+    const since = state.history === 'all' ? undefined : toIsoTimestamp(state.history) ?? undefined;
+    const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
+      const now = ctx.now();
+      await store.transaction(async (tx) => {
+        const events = page.items.map((e) => ({ ...e, occurredAt: toIsoTimestamp(e.occurredAt) as string }));
+        const { newIds } = await tx.insertEvents(events, now);
+        stats.eventsRead += page.items.length;
+        stats.eventsNew += newIds.size;
+        await quarantineAll(tx, page, now);
+        const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
+        await tx.setState(STATE.backfill, next);
+        state = next;
+      });
+      ctx.hooks?.onPage?.('history', { items: page.items.length, invalid: page.invalid.length });
+      progress();
+    });
+    if (!done) return state;
+  }
+
+  // Hand over: keep an older watermark if the mirror already had one, so re-running a backfill
+  // never opens a gap in the events table.
+  const existing = (await store.getState<string>(STATE.watermark)) ?? null;
+  const final: BackfillState = { ...state, phase: 'done', cursor: null };
+  await store.transaction(async (tx) => {
+    if (existing === null) await tx.setState(STATE.watermark, state!.handover);
+    await tx.setState(STATE.window, null);
+    await tx.setState(STATE.backfill, final);
+  });
+  progress();
+  return final;
+}
+
+/**
+ * Pages a list from `cursor` until its end, handing each page and the cursor that follows it to
+ * `apply`. Returns false when a graceful stop ended it early (the cursor is persisted).
+ * A cursor the upstream no longer accepts restarts the list: upserts make the re-copy harmless.
+ */
+async function copyList<T>(
+  ctx: SyncContext,
+  start: string | null,
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+  apply: (page: Page<T>, nextCursor: string | null) => Promise<void>,
+): Promise<boolean> {
+  let cursor = start;
+  let restarted = false;
+  for (;;) {
+    if (ctx.stopSignal.aborted) return false;
+    let page: Page<T>;
+    try {
+      page = await fetchPage(cursor ?? undefined);
+    } catch (err) {
+      if (err instanceof CursorRejectedError && cursor !== null && !restarted) {
+        ctx.logger.warn({ status: err.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
+        restarted = true;
+        cursor = null;
+        continue;
+      }
+      throw err;
+    }
+    await apply(page, page.nextCursor);
+    if (page.nextCursor === null) return true;
+    cursor = page.nextCursor;
+  }
+}
+
+interface ReadTickets {
+  ok: TicketWithMessages[];
+  invalid: { entityId: string; reason: string; raw: unknown }[];
+}
+
+/** The list has no messages: read each ticket, `concurrency` at a time. */
+async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: RunStats): Promise<ReadTickets> {
+  const out: ReadTickets = { ok: [], invalid: [] };
+  await mapConcurrent(tickets, ctx.config.concurrency, async (ticket) => {
+    try {
+      out.ok.push(await ctx.client.getTicket(ticket.id));
+      stats.recordsFetched++;
+    } catch (err) {
+      if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
+      if (err instanceof InvalidRecordError) {
+        out.invalid.push({ entityId: ticket.id, reason: err.reason, raw: err.raw });
+        return;
+      }
+      throw err;
+    }
+  });
+  return out;
+}
+
+async function quarantineAll(
+  tx: { quarantine(item: { entityType: string; entityId: string; reason: string; raw: unknown }, at: string): Promise<void> },
+  page: Page<unknown>,
+  now: string,
+): Promise<void> {
+  for (const item of page.invalid) {
+    await tx.quarantine({ entityType: item.entityType, entityId: item.id ?? 'unknown', reason: item.reason, raw: item.raw }, now);
+  }
+}

@@ -1,0 +1,51 @@
+import type { ApiClient } from '../api/index.js';
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { Store } from '../store/index.js';
+
+/** Everything a sync step needs; built once per command by the CLI. */
+export interface SyncContext {
+  readonly store: Store;
+  readonly client: ApiClient;
+  readonly logger: Logger;
+  readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'>;
+  /**
+   * Graceful stop (first SIGTERM): checked between pages, so the page in flight commits and the
+   * next start resumes at the persisted cursor. Hard aborts go through the client's own signal.
+   */
+  readonly stopSignal: AbortSignal;
+  /** Wall clock for received_at / synced_at only; the watermark never comes from it. */
+  readonly now: () => string;
+  readonly hooks?: SyncHooks;
+}
+
+/** Observers for metrics and progress; all optional. */
+export interface SyncHooks {
+  onPage?(kind: 'events' | 'tickets' | 'deals' | 'history', info: { items: number; invalid: number }): void;
+  onRecord?(entityType: 'ticket' | 'deal', outcome: RecordOutcome): void;
+}
+
+export type RecordOutcome = 'fresh' | 'stale' | 'stale-accepted' | 'deleted' | 'quarantined';
+
+export const STATE = {
+  watermark: 'watermark',
+  window: 'window',
+  backfill: 'backfill',
+  lastCycle: 'last_cycle',
+} as const;
+
+/** The persisted event window of SPEC 4.2. */
+export interface WindowState {
+  /** Inclusive lower bound S = watermark - lookback (null reads the whole log). */
+  since: string | null;
+  /** The next cursor to read; null means the window starts at its first page. */
+  cursor: string | null;
+  /** Highest occurredAt seen in the window so far (starts at the old watermark). */
+  maxOccurredAt: string | null;
+}
+
+export function laterOf(a: string | null, b: string | null): string | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Date.parse(b) > Date.parse(a) ? b : a;
+}

@@ -1,0 +1,128 @@
+import { CursorRejectedError, type WorkspaceEvent } from '../api/index.js';
+import { WsmirrorError } from '../util/errors.js';
+import { shiftIso, toIsoTimestamp } from '../util/time.js';
+import { laterOf, STATE, type SyncContext, type WindowState } from './context.js';
+import { drainDirty } from './drain.js';
+import { dirtyMarks, type DirtyMark } from './marks.js';
+import { refreshPipelines } from './pipelines.js';
+import type { BackfillState } from './backfill.js';
+import type { RunStats } from './stats.js';
+
+/** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
+export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
+const MAX_CURSOR_RESTARTS = 3;
+
+export interface CycleResult {
+  /** Newest event upstream as seen on the window's first page (null when unknown or empty log). */
+  head: string | null;
+  watermark: string | null;
+  /** True when a graceful stop ended the window early; the cursor is persisted. */
+  stopped: boolean;
+}
+
+/**
+ * One incremental cycle (SPEC 4.2, 4.3): read the change log from watermark - lookback until the
+ * last page, storing events and dirty marks with the window's position after every page, then
+ * re-read every dirty record. The watermark only moves when the window's last page commits.
+ */
+export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<CycleResult> {
+  const { store, client, logger } = ctx;
+  const backfill = await store.getState<BackfillState>(STATE.backfill);
+  if (!backfill || backfill.phase !== 'done') {
+    throw new WsmirrorError(
+      'NOT_BACKFILLED',
+      'The mirror has not been backfilled yet: run `wsmirror backfill` first (or `wsmirror run`, which backfills an empty mirror).',
+    );
+  }
+  await refreshPipelines(ctx);
+
+  const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
+  let window: WindowState = (await store.getState<WindowState>(STATE.window)) ?? newWindow(watermark, ctx.config.lookbackSeconds);
+  let head: string | null = null;
+  let restarts = 0;
+  let stopped = false;
+
+  for (;;) {
+    if (ctx.stopSignal.aborted) {
+      stopped = true;
+      break;
+    }
+    let page;
+    try {
+      page = await client.eventsPage({ since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize });
+    } catch (err) {
+      if (err instanceof CursorRejectedError && window.cursor !== null && restarts < MAX_CURSOR_RESTARTS) {
+        restarts++;
+        logger.warn({ since: window.since, status: err.status }, 'the workspace rejected the saved cursor; restarting the window from its start');
+        window = { ...window, cursor: null };
+        continue;
+      }
+      throw err;
+    }
+    const events = page.items.map(normaliseEvent);
+    if (window.cursor === null && head === null) head = events[0]?.occurredAt ?? null;
+    stats.eventsRead += events.length + page.invalid.length;
+    ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length });
+
+    const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
+    const last = page.nextCursor === null;
+    const next: WindowState = { since: window.since, cursor: page.nextCursor, maxOccurredAt };
+    const now = ctx.now();
+    const mirrored = await mirroredUpdatedAt(ctx, events);
+    await store.transaction(async (tx) => {
+      const { newIds } = await tx.insertEvents(events, now);
+      stats.eventsNew += newIds.size;
+      for (const item of page.invalid) {
+        await tx.quarantine({ entityType: 'event', entityId: item.id ?? 'unknown', reason: item.reason, raw: item.raw }, now);
+      }
+      const fresh = events.filter((e) => newIds.has(e.id));
+      for (const e of fresh) {
+        if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
+          await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+        }
+      }
+      await tx.markDirty(dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)));
+      if (last) {
+        await tx.setState(STATE.watermark, maxOccurredAt);
+        await tx.setState(STATE.window, null);
+      } else {
+        await tx.setState(STATE.window, next);
+      }
+    });
+    window = next;
+    if (last) break;
+    if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) await drainDirty(ctx, stats);
+  }
+
+  if (!stopped) await drainDirty(ctx, stats);
+  return { head, watermark: stopped ? watermark : window.maxOccurredAt, stopped };
+}
+
+function newWindow(watermark: string | null, lookbackSeconds: number): WindowState {
+  return {
+    since: watermark === null ? null : shiftIso(watermark, -lookbackSeconds * 1000),
+    cursor: null,
+    maxOccurredAt: watermark,
+  };
+}
+
+function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {
+  return { ...event, occurredAt: toIsoTimestamp(event.occurredAt) as string };
+}
+
+/**
+ * A record the mirror already holds at a newer version than an event needs no re-read: a
+ * mid-window drain already read it, or an older event turned up on a later page of the
+ * newest-first log. Equal times are re-read, since two writes can share a millisecond.
+ */
+function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark): boolean {
+  const updatedAt = mirrored.get(`${mark.entityType}:${mark.entityId}`);
+  return updatedAt !== undefined && Date.parse(updatedAt) > Date.parse(mark.occurredAt);
+}
+
+/** Read before the page's transaction: SQLite has one connection, which the transaction holds. */
+async function mirroredUpdatedAt(ctx: SyncContext, events: readonly WorkspaceEvent[]): Promise<Map<string, string>> {
+  const marks = dirtyMarks(events);
+  if (marks.length === 0) return new Map();
+  return ctx.store.mirroredUpdatedAt(marks);
+}

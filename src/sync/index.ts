@@ -1,0 +1,8 @@
+export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
+export { STATE, type RecordOutcome, type SyncContext, type SyncHooks, type WindowState } from './context.js';
+export { runSyncCycle, MID_WINDOW_DRAIN_THRESHOLD, type CycleResult } from './cycle.js';
+export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
+export { refreshPipelines } from './pipelines.js';
+export { recordRun } from './runs.js';
+export { emptyStats, type RunStats } from './stats.js';
+export { runVerify, type Drift, type VerifyResult } from './verify.js';

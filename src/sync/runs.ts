@@ -1,0 +1,43 @@
+import type { SyncContext } from './context.js';
+import { emptyStats, requestMeter, type RunStats } from './stats.js';
+
+/**
+ * Wraps one command run in a `sync_runs` row: started before the work, finished with its outcome
+ * and figures after. A process killed mid-run leaves the row unfinished, which `status` reports.
+ */
+export async function recordRun<T>(
+  ctx: SyncContext,
+  kind: string,
+  work: (stats: RunStats) => Promise<T>,
+): Promise<{ result: T; stats: RunStats; durationMs: number }> {
+  const started = Date.now();
+  const runId = await ctx.store.transaction((tx) => tx.startRun(kind, ctx.now()));
+  const stats = emptyStats();
+  const measure = requestMeter(ctx.client);
+  const finish = async (outcome: 'success' | 'failed' | 'aborted', error: string | null) => {
+    measure(stats);
+    await ctx.store.transaction((tx) =>
+      tx.finishRun(runId, {
+        finishedAt: ctx.now(),
+        outcome,
+        eventsRead: stats.eventsRead,
+        eventsNew: stats.eventsNew,
+        recordsFetched: stats.recordsFetched,
+        requests: stats.requests,
+        retries: stats.retries,
+        error,
+      }),
+    );
+  };
+  try {
+    const result = await work(stats);
+    await finish(ctx.stopSignal.aborted ? 'aborted' : 'success', null);
+    return { result, stats, durationMs: Date.now() - started };
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    await finish(ctx.stopSignal.aborted ? 'aborted' : 'failed', `${code ? `${code}: ` : ''}${(err as Error).message ?? String(err)}`).catch(
+      () => undefined,
+    );
+    throw err;
+  }
+}

@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import { createApiClient, type ApiClient } from '../../src/api/index.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { emptyStats, recordRun, runBackfill, runSyncCycle, type RunStats, type SyncContext, type SyncHooks } from '../../src/sync/index.js';
+import { tempDir } from '../helpers/tmp.js';
+import { diffMirror } from '../helpers/truth.js';
+
+export const API_KEY = 'test-key';
+
+export interface Harness {
+  sim: Simulator;
+  store: Store;
+  client: ApiClient;
+  ctx: SyncContext;
+  database: string;
+  dir: string;
+  backfill(): Promise<RunStats>;
+  sync(): Promise<RunStats>;
+  diff(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  sim?: SimulatorOptions;
+  pageSize?: number;
+  lookbackSeconds?: number;
+  concurrency?: number;
+  hooks?: SyncHooks;
+}
+
+/** A simulator, a fresh SQLite mirror and a sync context wired to both, over real HTTP. */
+export async function harness(options: HarnessOptions = {}): Promise<Harness> {
+  const sim = await startSimulator({ seed: 7, tickets: 40, deals: 15, control: true, apiKeys: { [API_KEY]: '' }, ...options.sim });
+  const { dir, cleanup } = tempDir();
+  const database = join(dir, 'mirror.sqlite');
+  const store = await openStore({ database });
+  await store.migrate();
+  const client = createApiClient({
+    baseUrl: sim.url,
+    apiKey: API_KEY,
+    maxRequestsPerSecond: 5000,
+    concurrency: options.concurrency ?? 8,
+    retry: { maxAttempts: 8, minDelayMs: 1, maxDelayMs: 20 },
+    requestTimeoutMs: 5000,
+  });
+  const ctx: SyncContext = {
+    store,
+    client,
+    logger: silentLogger(),
+    config: { lookbackSeconds: options.lookbackSeconds ?? 300, pageSize: options.pageSize ?? 100, concurrency: options.concurrency ?? 8 },
+    stopSignal: new AbortController().signal,
+    now: () => new Date().toISOString(),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  };
+  return {
+    sim,
+    store,
+    client,
+    ctx,
+    database,
+    dir,
+    backfill: async () => (await recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s))).stats,
+    sync: async () => {
+      const stats = emptyStats();
+      await runSyncCycle(ctx, stats);
+      return stats;
+    },
+    diff: () => diffMirror(store.db, sim.control.truth()),
+    close: async () => {
+      await client.close();
+      await store.close();
+      await sim.close();
+      cleanup();
+    },
+  };
+}
