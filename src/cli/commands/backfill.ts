@@ -1,0 +1,33 @@
+import { recordRun, runBackfill } from '../../sync/index.js';
+import type { GlobalFlags } from '../resources.js';
+import { Progress } from '../progress.js';
+import { openWriter } from '../session.js';
+
+export async function backfillCommand(flags: GlobalFlags, opts: { history?: string | boolean }, secrets: string[]): Promise<void> {
+  const session = await openWriter(flags, { waitForLock: false, secrets });
+  try {
+    const { ctx, res } = session;
+    const history = opts.history === true ? 'all' : typeof opts.history === 'string' ? opts.history : res.config.history;
+    const progress = new Progress(res.logger);
+    const { result, stats, durationMs } = await recordRun(ctx, 'backfill', (s) =>
+      runBackfill(ctx, s, { head: session.head, history, onProgress: (p) => progress.update(p.phase, p.copied) }),
+    );
+    progress.done();
+    const line = {
+      phase: result.phase,
+      ...result.copied,
+      quarantined: stats.quarantined,
+      requests: stats.requests,
+      retries: stats.retries,
+      durationMs,
+    };
+    res.logger.info(line, result.phase === 'done' ? 'backfill complete' : 'backfill stopped; run it again to resume');
+    process.stdout.write(
+      result.phase === 'done'
+        ? `Backfill complete: ${result.copied.tickets} tickets, ${result.copied.deals} deals${result.copied.events ? `, ${result.copied.events} events` : ''} in ${(durationMs / 1000).toFixed(1)} s (${stats.requests} requests, ${stats.retries} retries, ${stats.quarantined} quarantined).\n`
+        : `Backfill stopped in phase ${result.phase}; run \`wsmirror backfill\` again to resume.\n`,
+    );
+  } finally {
+    await session.life.close();
+  }
+}

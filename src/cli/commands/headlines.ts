@@ -1,0 +1,29 @@
+import { sql } from 'kysely';
+import type { Store } from '../../store/index.js';
+
+/** A few figures straight from the mirror's tables, for the demo's closing lines. */
+export async function printHeadlines(store: Store, out: (line: string) => void): Promise<void> {
+  const counts = await store.counts();
+  out(
+    `Mirror: ${counts.tickets ?? 0} tickets, ${counts.ticket_messages ?? 0} messages, ${counts.deals ?? 0} deals, ${counts.events ?? 0} events, ${counts.ticket_history ?? 0} ticket history rows, ${counts.quarantine ?? 0} quarantined.`,
+  );
+  const statuses = await store.db
+    .selectFrom('tickets')
+    .select(['status', sql<number>`count(*)`.as('n')])
+    .where('deleted_at', 'is', null)
+    .groupBy('status')
+    .orderBy('status')
+    .execute();
+  out(`Tickets by status: ${statuses.map((s) => `${s.status} ${Number(s.n)}`).join(', ')}`);
+  const pipeline = await store.db
+    .selectFrom('deals')
+    .select(['currency', sql<number>`count(*)`.as('n'), sql<number>`sum(amount_cents)`.as('cents')])
+    .where('deleted_at', 'is', null)
+    .where('status', '=', 'open')
+    .groupBy('currency')
+    .orderBy('currency')
+    .execute();
+  out(
+    `Open pipeline: ${pipeline.map((p) => `${p.currency ?? '(none)'} ${(Number(p.cents ?? 0) / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} in ${Number(p.n)} deals`).join('; ')}`,
+  );
+}

@@ -1,0 +1,92 @@
+import { createApiClient } from '../../api/index.js';
+import { STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import type { GlobalFlags } from '../resources.js';
+import { openReader } from '../session.js';
+import { lagBetween } from './sync.js';
+
+export interface StatusReport {
+  database: string;
+  backfill: { phase: string; copied: Record<string, number> } | null;
+  watermark: string | null;
+  windowInProgress: boolean;
+  upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
+  lastRun: Record<string, unknown> | null;
+  lastSuccessAt: string | null;
+  counts: Record<string, number>;
+  dirty: number;
+  quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
+}
+
+/** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
+export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, secrets: string[]): Promise<void> {
+  const { res, life, store } = await openReader(flags, secrets);
+  try {
+    const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
+    const backfill = (await store.getState<BackfillState>(STATE.backfill)) ?? null;
+    const window = (await store.getState<WindowState>(STATE.window)) ?? null;
+    const runs = await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute();
+    const lastRun = runs[0] ?? null;
+    const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
+    const quarantine = await store.db
+      .selectFrom('quarantine')
+      .select(['entity_type', 'entity_id', 'reason', 'last_seen_at'])
+      .orderBy('last_seen_at', 'desc')
+      .limit(20)
+      .execute();
+    let upstream: StatusReport['upstream'] = null;
+    if (res.config.baseUrl && res.config.apiKey) {
+      const client = createApiClient({
+        baseUrl: res.config.baseUrl,
+        apiKey: res.config.apiKey,
+        retry: { maxAttempts: 1 },
+        requestTimeoutMs: Math.min(res.config.requestTimeoutMs, 10_000),
+      });
+      try {
+        const page = await client.eventsPage({ limit: 1 });
+        const head = page.items[0]?.occurredAt ?? null;
+        upstream = { head, lagSeconds: lagBetween(head, watermark) };
+      } catch (err) {
+        upstream = { head: null, lagSeconds: null, error: (err as Error).message };
+      } finally {
+        await client.close();
+      }
+    }
+    const report: StatusReport = {
+      database: res.config.database,
+      backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
+      watermark,
+      windowInProgress: window !== null,
+      upstream,
+      lastRun: lastRun ? { ...lastRun } : null,
+      lastSuccessAt: lastSuccess ? String(lastSuccess.finished_at) : null,
+      counts: await store.counts(),
+      dirty: await store.dirtyCount(),
+      quarantined: quarantine.map((q) => ({
+        entityType: q.entity_type,
+        entityId: q.entity_id,
+        reason: q.reason,
+        lastSeenAt: String(q.last_seen_at),
+      })),
+    };
+    process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
+  } finally {
+    await life.close();
+  }
+}
+
+function renderStatus(r: StatusReport): string {
+  const lines = [
+    `Mirror:      ${r.database}`,
+    `Backfill:    ${r.backfill ? `${r.backfill.phase} (${Object.entries(r.backfill.copied).map(([k, v]) => `${v} ${k}`).join(', ')})` : 'not started'}`,
+    `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
+    `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
+    `Last success: ${r.lastSuccessAt ?? 'never'}`,
+    `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
+    `Quarantined: ${r.quarantined.length === 0 ? 'none' : ''}`,
+    ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
+    'Rows:',
+    ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
+  ];
+  return `${lines.join('\n')}\n`;
+}

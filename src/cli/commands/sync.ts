@@ -1,0 +1,55 @@
+import { recordRun, runSyncCycle, STATE, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
+import type { GlobalFlags } from '../resources.js';
+import { openWriter } from '../session.js';
+
+export async function syncCommand(flags: GlobalFlags, secrets: string[]): Promise<void> {
+  const session = await openWriter(flags, { waitForLock: false, secrets });
+  try {
+    const summary = await syncOnce(session.ctx, 'sync', session.head);
+    process.stdout.write(
+      `Sync ${summary.result.stopped ? 'stopped early' : 'complete'}: ${summary.stats.eventsRead} events read (${summary.stats.eventsNew} new), ${summary.stats.recordsFetched} records fetched, ${summary.stats.requests} requests in ${(summary.durationMs / 1000).toFixed(1)} s; lag ${summary.lagSeconds ?? 'unknown'} s.\n`,
+    );
+  } finally {
+    await session.life.close();
+  }
+}
+
+export interface CycleSummary {
+  result: CycleResult;
+  stats: RunStats;
+  durationMs: number;
+  lagSeconds: number | null;
+}
+
+/** One recorded cycle with its summary log line (SPEC: one line per cycle). */
+export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string | null): Promise<CycleSummary> {
+  const { result, stats, durationMs } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s));
+  const head = result.head ?? knownHead;
+  const lagSeconds = lagBetween(head, result.watermark);
+  await ctx.store.transaction((tx) => tx.setState(STATE.lastCycle, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
+  ctx.logger.info(
+    {
+      eventsRead: stats.eventsRead,
+      eventsNew: stats.eventsNew,
+      recordsFetched: stats.recordsFetched,
+      staleReads: stats.staleReads,
+      staleAccepted: stats.staleAccepted,
+      deleted: stats.deleted,
+      quarantined: stats.quarantined,
+      requests: stats.requests,
+      retries: stats.retries,
+      durationMs,
+      lagSeconds,
+      watermark: result.watermark,
+    },
+    result.stopped ? 'sync cycle stopped early' : 'sync cycle',
+  );
+  return { result, stats, durationMs, lagSeconds };
+}
+
+/** Lag = how far the mirror's watermark trails the newest upstream event (0 when caught up). */
+export function lagBetween(head: string | null, watermark: string | null): number | null {
+  if (head === null) return 0;
+  if (watermark === null) return null;
+  return Math.max(0, (Date.parse(head) - Date.parse(watermark)) / 1000);
+}

@@ -1,0 +1,57 @@
+import { recordRun, runVerify } from '../../sync/index.js';
+import { EXIT, ExitError } from '../../util/errors.js';
+import type { GlobalFlags } from '../resources.js';
+import { openWriter } from '../session.js';
+import { Lifecycle } from '../lifecycle.js';
+import { loadResources, openClient, openMirror, syncContext } from '../resources.js';
+
+/**
+ * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found
+ * and not repaired.
+ */
+export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean; json?: boolean }, secrets: string[]): Promise<void> {
+  if (opts.repair) {
+    const session = await openWriter(flags, { waitForLock: false, secrets });
+    try {
+      const { result } = await recordRun(session.ctx, 'verify', (s) => runVerify(session.ctx, s, { repair: true }));
+      print(result, opts.json);
+    } finally {
+      await session.life.close();
+    }
+    return;
+  }
+  const res = loadResources(flags, secrets);
+  const life = new Lifecycle();
+  try {
+    const client = openClient(res, life);
+    const store = await openMirror(res, life);
+    const ctx = syncContext(res, store, client, life);
+    const stats = { eventsRead: 0, eventsNew: 0, recordsFetched: 0, staleReads: 0, staleAccepted: 0, deleted: 0, quarantined: 0, requests: 0, retries: 0 };
+    const result = await runVerify(ctx, stats, { repair: false });
+    print(result, opts.json);
+    if (result.drift.length > 0) {
+      throw new ExitError(
+        EXIT.drift,
+        `The mirror differs from the workspace in ${result.drift.length} place(s); run \`wsmirror verify --repair\` to re-read them.`,
+        { code: 'DRIFT' },
+      );
+    }
+  } finally {
+    await life.close();
+  }
+}
+
+function print(result: Awaited<ReturnType<typeof runVerify>>, json?: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    return;
+  }
+  const { checked, drift, repaired } = result;
+  process.stdout.write(
+    `Checked ${checked.tickets} tickets, ${checked.deals} deals, ${checked.pipelines} pipelines: ${drift.length === 0 ? 'no drift' : `${drift.length} difference(s)`}${repaired ? `, ${repaired} record(s) re-read` : ''}.\n`,
+  );
+  for (const d of drift.slice(0, 50)) {
+    process.stdout.write(`  - ${d.entityType} ${d.entityId}: ${d.kind} (upstream ${String(d.upstream)}, mirror ${String(d.mirror)})\n`);
+  }
+  if (drift.length > 50) process.stdout.write(`  … and ${drift.length - 50} more (use --json for all)\n`);
+}

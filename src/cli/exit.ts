@@ -1,0 +1,42 @@
+import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
+
+/**
+ * The one place where an error becomes an exit code and a sentence on stderr. Library code throws
+ * typed errors with stable codes; this table decides what each means for the command line.
+ */
+const EXIT_BY_CODE: Record<string, number> = {
+  CONFIG_INVALID: EXIT.usage,
+  LOCK_HELD: EXIT.usage,
+  NOT_BACKFILLED: EXIT.usage,
+  DIALECT_UNSUPPORTED: EXIT.usage,
+  AUTH_REJECTED: EXIT.authRejected,
+  UPSTREAM_UNAVAILABLE: EXIT.upstreamUnavailable,
+  RATE_LIMITED: EXIT.upstreamUnavailable,
+  DRIFT: EXIT.drift,
+};
+
+export function toExitError(err: unknown): ExitError {
+  if (err instanceof ExitError) return err;
+  if (err instanceof WsmirrorError) {
+    const exitCode = EXIT_BY_CODE[err.code] ?? EXIT.unexpected;
+    return new ExitError(exitCode, err.message, { cause: err, code: err.code });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ExitError(
+    EXIT.unexpected,
+    `Unexpected failure: ${message}. This is a bug or an environment problem; rerun with --log-level debug and report it.`,
+    { cause: err },
+  );
+}
+
+/** One plain sentence (or a short list for config problems) on stderr, never the API key. */
+export function reportExit(err: ExitError, secrets: readonly string[]): void {
+  let text = err.message;
+  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]');
+  process.stderr.write(`wsmirror: ${text}\n`);
+  if (process.env.WSMIRROR_DEBUG_ERRORS === '1' && err.cause) {
+    let detail = String((err.cause as Error).stack ?? err.cause);
+    for (const secret of secrets) if (secret.length >= 4) detail = detail.split(secret).join('[redacted]');
+    process.stderr.write(`${detail}\n`);
+  }
+}

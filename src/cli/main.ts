@@ -1,0 +1,134 @@
+import { Command, CommanderError, Option } from 'commander';
+import { EXIT } from '../util/errors.js';
+import { VERSION } from '../version.js';
+import { backfillCommand } from './commands/backfill.js';
+import { demoCommand } from './commands/demo.js';
+import { migrateCommand } from './commands/migrate.js';
+import { simulateCommand, type SimulateOptions } from './commands/simulate.js';
+import { statusCommand } from './commands/status.js';
+import { syncCommand } from './commands/sync.js';
+import { verifyCommand } from './commands/verify.js';
+import { reportExit, toExitError } from './exit.js';
+import type { GlobalFlags } from './resources.js';
+
+/** Secrets seen while loading config; the top-level reporter scrubs them from the last sentence. */
+const secrets: string[] = [];
+
+function globals(cmd: Command): GlobalFlags {
+  const o = cmd.optsWithGlobals<{ config?: string; database?: string; logLevel?: string }>();
+  return { config: o.config, database: o.database, logLevel: o.logLevel };
+}
+
+function build(): Command {
+  const program = new Command('wsmirror')
+    .description('Keeps a live, queryable mirror of a Support and Sales Workspace in SQLite or PostgreSQL.')
+    .version(VERSION)
+    .option('--config <path>', 'config file (default ./wsmirror.json when present; env WSMIRROR_CONFIG)')
+    .option('--database <path|url>', 'SQLite file path or postgres:// URL (env WSMIRROR_DATABASE)')
+    .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env WSMIRROR_LOG_LEVEL)')
+    .showHelpAfterError('(run `wsmirror --help` for the commands)')
+    .exitOverride();
+
+  program
+    .command('backfill')
+    .description('copy pipelines, deals and tickets (with messages); resumable; then hand the watermark to sync')
+    .option('--history [since]', 'also copy the change log: all of it, or from an ISO date')
+    .action(async (opts: { history?: string | boolean }, cmd: Command) => backfillCommand(globals(cmd), opts, secrets));
+
+  program
+    .command('sync')
+    .description('one incremental cycle: read the change log from the watermark until caught up, apply, exit')
+    .action(async (_opts: unknown, cmd: Command) => syncCommand(globals(cmd), secrets));
+
+  program
+    .command('run')
+    .description('the daemon: backfill if empty, then sync on every tick; health and metrics server')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const { runDaemon } = await import('../daemon/daemon.js');
+      await runDaemon(globals(cmd), secrets);
+    });
+
+  program
+    .command('status')
+    .description('watermark, lag behind upstream, last run, row counts, quarantined records')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }, cmd: Command) => statusCommand(globals(cmd), opts, secrets));
+
+  program
+    .command('verify')
+    .description('compare the mirror with upstream; exit 5 on drift')
+    .option('--repair', 're-read what differs')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { repair?: boolean; json?: boolean }, cmd: Command) => verifyCommand(globals(cmd), opts, secrets));
+
+  program
+    .command('migrate')
+    .description('apply pending migrations (every other command also does this first)')
+    .action(async (_opts: unknown, cmd: Command) => migrateCommand(globals(cmd), secrets));
+
+  program
+    .command('report')
+    .description('print the headline figures from the reporting views')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { reportCommand } = await import('./commands/report.js');
+      await reportCommand(globals(cmd), opts, secrets);
+    });
+
+  program
+    .command('simulate')
+    .description('serve the bundled workspace simulator')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port (0 picks a free one)', '4010')
+    .option('--api-key <key>', 'accepted API key (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    .option('--seed <n>', 'generator seed', '1')
+    .option('--tickets <n>', 'tickets to generate', '50')
+    .option('--deals <n>', 'deals to generate', '20')
+    .option('--pipelines <n>', 'pipelines to generate', '2')
+    .option('--activity <writes/s>', 'live random writes per second', '0')
+    .option('--control', 'enable the control surface under /_control')
+    .addOption(new Option('--latency-ms <ms>', 'added latency per request'))
+    .addOption(new Option('--error-rate <fraction>', 'fraction of requests answered 5xx'))
+    .addOption(new Option('--rate-limit-rate <fraction>', 'fraction of requests answered 429'))
+    .addOption(new Option('--drop-rate <fraction>', 'fraction of connections dropped'))
+    .action(async (opts: SimulateOptions) => simulateCommand(opts));
+
+  program
+    .command('demo')
+    .description('simulator with live activity, backfill, a few syncs, then the report')
+    .option('--database <path>', 'where the demo mirror goes', './data/demo.sqlite')
+    .option('--tickets <n>', 'tickets in the simulated workspace', '500')
+    .option('--deals <n>', 'deals in the simulated workspace', '150')
+    .option('--cycles <n>', 'sync cycles after the backfill', '3')
+    .action(async (opts: { database: string; tickets: string; deals: string; cycles: string }) => demoCommand(opts));
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = build();
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here too, with exit code 0.
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const exit = toExitError(err);
+    reportExit(exit, secrets);
+    return exit.exitCode;
+  }
+}
+
+// Exit explicitly: open sockets or timers left by a failure must not keep the process alive.
+main(process.argv).then(
+  (code) => {
+    process.exitCode = code;
+    if (code !== 0) setTimeout(() => process.exit(code), 100).unref();
+  },
+  (err: unknown) => {
+    process.stderr.write(`wsmirror: ${String(err)}\n`);
+    process.exit(EXIT.unexpected);
+  },
+);

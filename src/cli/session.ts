@@ -1,0 +1,85 @@
+import type { ApiClient } from '../api/index.js';
+import type { Store } from '../store/index.js';
+import type { SyncContext, SyncHooks } from '../sync/index.js';
+import { EXIT, ExitError } from '../util/errors.js';
+import { Lifecycle } from './lifecycle.js';
+import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
+
+export interface WriterSession {
+  res: Resources;
+  life: Lifecycle;
+  client: ApiClient;
+  store: Store;
+  ctx: SyncContext;
+  /** The newest event upstream when the command started (null: the log is empty). */
+  head: string | null;
+}
+
+export interface WriterOptions {
+  /** `run` waits as a hot standby; one-shot commands exit 2 when another writer holds the mirror. */
+  waitForLock: boolean;
+  onStandby?: () => void;
+  hooks?: SyncHooks;
+  /** Collects secrets for the top-level error reporter. */
+  secrets: string[];
+}
+
+/**
+ * Opens everything a writing command needs, in an order that keeps a wrong key from writing
+ * anything: config, client, one probe request (auth, and the upstream head), then the database,
+ * migrations and the writer lock.
+ */
+export async function openWriter(flags: GlobalFlags, options: WriterOptions): Promise<WriterSession> {
+  const res = loadResources(flags, options.secrets);
+  const life = new Lifecycle();
+  try {
+    life.handleSignals({
+      graceMs: 10_000,
+      onFirst: (signal) => res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
+      onForce: (signal) => {
+        process.stderr.write(`wsmirror: stopped at once on a second ${signal}; committed work is kept and the next start resumes.\n`);
+        process.exit(EXIT.unexpected);
+      },
+    });
+    const client = openClient(res, life);
+    const probe = await client.eventsPage({ limit: 1 });
+    const store = await openMirror(res, life);
+    const lock = await store.acquireWriterLock({
+      wait: options.waitForLock,
+      signal: life.stop.signal,
+      ...(options.onStandby ? { onWaiting: options.onStandby } : {}),
+    });
+    life.defer(() => lock.release());
+    return {
+      res,
+      life,
+      client,
+      store,
+      ctx: syncContext(res, store, client, life, options.hooks),
+      head: probe.items[0]?.occurredAt ?? null,
+    };
+  } catch (err) {
+    await life.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * For read-only commands: config, logger and the mirror opened read-only, no lock, so a reader
+ * never blocks the writer nor waits for it. A mirror with pending migrations asks for `migrate`.
+ */
+export async function openReader(flags: GlobalFlags, secrets: string[]): Promise<{ res: Resources; life: Lifecycle; store: Store }> {
+  const res = loadResources(flags, secrets);
+  const life = new Lifecycle();
+  try {
+    const store = await openMirror(res, life, { readonly: true });
+    return { res, life, store };
+  } catch (err) {
+    await life.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+export function usageError(message: string): ExitError {
+  return new ExitError(EXIT.usage, message, { code: 'USAGE' });
+}

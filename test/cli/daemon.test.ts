@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { spawnCli, waitForOutput } from '../helpers/cli.js';
+import { tempDir } from '../helpers/tmp.js';
+import { cliConfig } from './env.js';
+
+describe('wsmirror run (the daemon)', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 5, tickets: 30, deals: 10, control: true, apiKeys: { 'test-key': '' } });
+  });
+  afterAll(async () => sim.close());
+
+  it('backfills an empty mirror, syncs on each tick, serves health and metrics, and stops on SIGTERM with exit 0', async () => {
+    const { dir, cleanup } = tempDir();
+    const env = { ...cliConfig(dir, { url: sim.url, extra: { http: { host: '127.0.0.1', port: 0 } } }), WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_HTTP_PORT: '0' };
+    const daemon = spawnCli(['run'], env);
+    let log = '';
+    daemon.stderr.on('data', (d: Buffer) => (log += d.toString()));
+    await waitForOutput(daemon, /"msg":"sync cycle"/);
+    sim.control.act(5);
+    const cycles = () => (log.match(/"msg":"sync cycle"/g) ?? []).length;
+    const before = cycles();
+    const deadline = Date.now() + 5000;
+    while (cycles() < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(cycles()).toBeGreaterThanOrEqual(before + 2);
+    const started = Date.now();
+    daemon.kill('SIGTERM');
+    const r = await daemon.result;
+    expect(r.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(log).not.toContain('test-key');
+    cleanup();
+  });
+
+  it('a second run waits as a hot standby and takes over within a tick after the first is killed', async () => {
+    const { dir, cleanup } = tempDir();
+    const env = { ...cliConfig(dir, { url: sim.url }), WSMIRROR_LOG_LEVEL: 'info' };
+    const first = spawnCli(['run'], env);
+    await waitForOutput(first, /"msg":"sync cycle"/);
+    const second = spawnCli(['run'], env);
+    await waitForOutput(second, /hot standby/);
+    first.kill('SIGKILL');
+    await first.result;
+    const killedAt = Date.now();
+    await waitForOutput(second, /writer lock held/, 5000);
+    expect(Date.now() - killedAt).toBeLessThan(2500);
+    sim.control.act(3);
+    await waitForOutput(second, /"msg":"sync cycle"/, 5000);
+    second.kill('SIGTERM');
+    expect((await second.result).code).toBe(0);
+    const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
+    const runs = db.prepare("select count(*) as n from sync_runs where kind = 'backfill'").get() as { n: number };
+    db.close();
+    expect(runs.n).toBe(1);
+    cleanup();
+  });
+
+  it('a second signal stops at once and loses nothing committed', async () => {
+    const { dir, cleanup } = tempDir();
+    const slow = await startSimulator({ seed: 9, tickets: 200, deals: 20, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 20 } });
+    const env = { ...cliConfig(dir, { url: slow.url, extra: { pageSize: 10 } }), WSMIRROR_LOG_LEVEL: 'info' };
+    const daemon = spawnCli(['run'], env);
+    await waitForOutput(daemon, /backfilling first/);
+    await new Promise((r) => setTimeout(r, 700));
+    daemon.kill('SIGTERM');
+    daemon.kill('SIGTERM');
+    const r = await daemon.result;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/stopped at once/);
+    // A restart resumes and completes.
+    const again = spawnCli(['run'], env);
+    await waitForOutput(again, /"msg":"sync cycle"/, 30_000);
+    again.kill('SIGTERM');
+    expect((await again.result).code).toBe(0);
+    const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
+    const n = db.prepare('select count(*) as n from tickets').get() as { n: number };
+    db.close();
+    expect(n.n).toBe(200);
+    await slow.close();
+    cleanup();
+  });
+});
