@@ -1,5 +1,5 @@
 /** The store's public surface: everything outside src/store imports from here. */
-export { openStore } from './store.js';
+export { openStore } from './open.js';
 export type { OpenStoreOptions, Store } from './store.js';
 export type { StoreTx, RunOutcome, RunResult } from './tx.js';
 export type { UpsertResult } from './tickets.js';

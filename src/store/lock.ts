@@ -3,6 +3,11 @@ import { StoreError } from './errors.js';
 
 export interface WriterLock {
   release(): Promise<void>;
+  /**
+   * Aborts if the lock is lost while held (PostgreSQL: the lock's connection dropped, so another
+   * replica may take over). The holder must stop writing. Never aborts for SQLite.
+   */
+  readonly lost: AbortSignal;
 }
 
 /** Options of `Store.acquireWriterLock`. */
@@ -50,6 +55,7 @@ export async function acquireSqliteLock(databasePath: string, opts: AcquireLockO
     if (conn) {
       let released = false;
       return {
+        lost: new AbortController().signal,
         async release() {
           if (released) return;
           released = true;
@@ -75,7 +81,7 @@ export async function acquireSqliteLock(databasePath: string, opts: AcquireLockO
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

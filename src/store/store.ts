@@ -1,9 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import type { Kysely } from 'kysely';
 import { StoreError } from './errors.js';
-import { acquireSqliteLock, type AcquireLockOptions, type WriterLock } from './lock.js';
+import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations } from './migrate.js';
 import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 import { createTx, type StoreTx } from './tx.js';
@@ -46,55 +43,37 @@ export interface Store {
   close(): Promise<void>;
 }
 
-const isPostgresUrl = (s: string) => /^postgres(ql)?:\/\//i.test(s);
-
-export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  if (isPostgresUrl(options.database)) {
-    throw new StoreError(
-      'DIALECT_UNSUPPORTED',
-      'PostgreSQL mirrors are not supported by this build yet; use a SQLite file path for `database`.',
-    );
-  }
-  return openSqlite(options.database, options.readonly ?? false);
+/** What a dialect supplies; everything else a Store does is dialect-neutral. */
+export interface StoreBackend {
+  dialect: 'sqlite' | 'postgres';
+  db: Kysely<MirrorDatabase>;
+  readonly: boolean;
+  /** Names the database in messages (never includes a password). */
+  label: string;
+  acquireLock(opts: AcquireLockOptions): Promise<WriterLock>;
 }
 
-function openSqlite(database: string, readonly: boolean): Store {
-  const memory = database === ':memory:';
-  const path = memory ? database : resolve(database);
-  let sqlite: Database.Database;
-  try {
-    if (!memory && !readonly) mkdirSync(dirname(path), { recursive: true });
-    sqlite = new Database(path, { readonly, fileMustExist: readonly });
-    sqlite.pragma('busy_timeout = 5000');
-    if (!readonly) {
-      sqlite.pragma('journal_mode = WAL');
-      sqlite.pragma('synchronous = NORMAL');
-    }
-    sqlite.pragma('foreign_keys = ON');
-  } catch (cause) {
-    const what = readonly ? `No readable mirror at ${path}; run \`wsmirror backfill\` first or check the path` : `Cannot open the mirror database ${path}; check the path and its permissions`;
-    throw new StoreError('OPEN_FAILED', `${what} (${(cause as Error).message}).`, { cause });
-  }
-  const db = new Kysely<MirrorDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+export function buildStore(backend: StoreBackend): Store {
+  const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
 
   return {
-    dialect: 'sqlite',
+    dialect: backend.dialect,
     db,
     async migrate() {
       if (!readonly) return migrateToLatest(db);
       const pending = await pendingMigrations(db);
       if (pending.length > 0) {
-        throw new StoreError('MIGRATION_PENDING', `The mirror at ${path} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
+        throw new StoreError('MIGRATION_PENDING', `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
       }
       return { applied: [] };
     },
     transaction: (fn) => db.transaction().execute((trx) => fn(createTx(trx))),
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
-      if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
-      const lock = await acquireSqliteLock(path, opts);
+      const lock = await backend.acquireLock(opts);
       const tracked: WriterLock = {
+        lost: lock.lost,
         async release() {
           locks.delete(tracked);
           await lock.release();

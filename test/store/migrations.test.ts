@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import { migrations } from '../../migrations/index.js';
 import { openStore, StoreError, type Store } from '../../src/store/index.js';
 import { freshStore, tempDir } from './fixtures.js';
 
@@ -68,7 +69,8 @@ describe('migrations', () => {
 
   it('reports the migration names on a fresh file and uses WAL', async () => {
     const other = await openStore({ database: join(tmp.dir, 'other.sqlite') });
-    expect(await other.migrate()).toEqual({ applied: ['0001_mirror_tables'] });
+    expect(Object.keys(migrations)[0]).toBe('0001_mirror_tables');
+    expect(await other.migrate()).toEqual({ applied: Object.keys(migrations) });
     const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(other.db);
     expect(mode.rows[0]?.journal_mode).toBe('wal');
     const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(other.db);
@@ -84,9 +86,11 @@ describe('migrations', () => {
     await expect(openStore({ database: join(tmp.dir, 'missing.sqlite'), readonly: true })).rejects.toMatchObject({ code: 'OPEN_FAILED' });
   });
 
-  it('rejects postgres URLs with DIALECT_UNSUPPORTED for now', async () => {
-    const err = await openStore({ database: 'postgres://u@localhost/db' }).catch((e: unknown) => e);
+  it('fails with OPEN_FAILED, without the password, when PostgreSQL is unreachable', async () => {
+    const err = await openStore({ database: 'postgres://u:secret@127.0.0.1:1/db' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StoreError);
-    expect(err).toMatchObject({ code: 'DIALECT_UNSUPPORTED' });
+    expect(err).toMatchObject({ code: 'OPEN_FAILED' });
+    expect((err as Error).message).toContain('postgres://127.0.0.1:1/db');
+    expect((err as Error).message).not.toContain('secret');
   });
 });

@@ -1,0 +1,133 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { toIsoTimestamp } from '../util/time.js';
+import { StoreError } from './errors.js';
+import { sleep, type WriterLock } from './lock.js';
+import type { MirrorDatabase } from './schema.js';
+import { buildStore, type Store } from './store.js';
+
+const OID = { int8: 20, json: 114, date: 1082, timestamp: 1114, timestamptz: 1184, jsonb: 3802 } as const;
+
+/**
+ * Values come back in the same shapes as from SQLite, so callers and readers never branch on the
+ * dialect: timestamps as the 24-char UTC text, dates as 'yyyy-mm-dd', JSON as its text, bigint
+ * (counts, ids, amount_cents) as a number. numeric stays a string (exact decimal).
+ */
+const typeParsers: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary');
+    switch (oid) {
+      case OID.timestamp:
+      case OID.timestamptz: {
+        const toDate = pg.types.getTypeParser(oid, 'text') as (v: string) => Date;
+        return (v: string) => toIsoTimestamp(toDate(v));
+      }
+      case OID.date:
+      case OID.json:
+      case OID.jsonb:
+        return (v: string) => v;
+      case OID.int8:
+        return (v: string) => Number(v);
+      default:
+        return pg.types.getTypeParser(oid, 'text');
+    }
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** host:port/database, never the password. */
+function describe(url: string): string {
+  try {
+    const u = new URL(url);
+    return `postgres://${u.hostname || 'localhost'}${u.port ? `:${u.port}` : ''}${u.pathname}`;
+  } catch {
+    return 'the configured PostgreSQL database';
+  }
+}
+
+export async function openPostgres(url: string, readonly: boolean): Promise<Store> {
+  const label = describe(url);
+  const config: pg.PoolConfig = {
+    connectionString: url,
+    types: typeParsers,
+    application_name: 'wsmirror',
+    // Readers must never write, whatever they run: the server enforces it.
+    ...(readonly ? { options: '-c default_transaction_read_only=on' } : {}),
+  };
+  const pool = new pg.Pool({ ...config, max: 10 });
+  pool.on('error', () => {
+    // An idle client died (server restart); the pool replaces it on the next query.
+  });
+  try {
+    await pool.query('select 1');
+  } catch (cause) {
+    await pool.end().catch(() => {});
+    throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} (${(cause as Error).message}); check the database URL and that the server is up.`, { cause });
+  }
+  const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
+  return buildStore({
+    dialect: 'postgres',
+    db,
+    readonly,
+    label,
+    acquireLock: (opts) => acquireAdvisoryLock(config, label, opts),
+  });
+}
+
+// Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
+// connection, so a crashed or killed writer frees it as soon as the server notices.
+const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || current_schema())`;
+
+async function acquireAdvisoryLock(
+  config: pg.ClientConfig,
+  label: string,
+  opts: { wait: boolean; signal?: AbortSignal; pollMs?: number; onWaiting?: () => void },
+): Promise<WriterLock> {
+  const client = new pg.Client({ ...config, keepAlive: true });
+  const lost = new AbortController();
+  let released = false;
+  client.on('error', (err) => {
+    if (!released) lost.abort(err);
+  });
+  client.on('end', () => {
+    if (!released) lost.abort(new Error('the writer lock connection closed'));
+  });
+  try {
+    await client.connect();
+  } catch (cause) {
+    throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} to take the writer lock (${(cause as Error).message}).`, { cause });
+  }
+  let announced = false;
+  try {
+    for (;;) {
+      if (opts.signal?.aborted) {
+        throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${label}.`, { cause: opts.signal.reason });
+      }
+      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`);
+      if (r.rows[0]?.ok) break;
+      if (!opts.wait) {
+        throw new StoreError(
+          'LOCK_HELD',
+          `Another wsmirror process is writing to ${label} (it holds the writer lock); stop it or wait for it to finish, then try again.`,
+        );
+      }
+      if (!announced) {
+        announced = true;
+        opts.onWaiting?.();
+      }
+      await sleep(opts.pollMs ?? 1000, opts.signal);
+    }
+  } catch (err) {
+    await client.end().catch(() => {});
+    throw err;
+  }
+  return {
+    lost: lost.signal,
+    async release() {
+      if (released) return;
+      released = true;
+      // Closing the session releases the lock even if the unlock query cannot run.
+      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`).catch(() => {});
+      await client.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import { StoreError } from './errors.js';
+import { acquireSqliteLock } from './lock.js';
+import type { MirrorDatabase } from './schema.js';
+import { buildStore, type Store } from './store.js';
+
+/**
+ * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
+ * transaction on it, which is what makes `Store.transaction` one writer at a time in-process.
+ */
+export function openSqlite(database: string, readonly: boolean): Store {
+  const memory = database === ':memory:';
+  const path = memory ? database : resolve(database);
+  let sqlite: Database.Database;
+  try {
+    if (!memory && !readonly) mkdirSync(dirname(path), { recursive: true });
+    sqlite = new Database(path, { readonly, fileMustExist: readonly });
+    sqlite.pragma('busy_timeout = 5000');
+    if (!readonly) {
+      // WAL lets readers (status, BI tools) read while the writer writes.
+      sqlite.pragma('journal_mode = WAL');
+      sqlite.pragma('synchronous = NORMAL');
+    }
+    sqlite.pragma('foreign_keys = ON');
+  } catch (cause) {
+    const what = readonly
+      ? `No readable mirror at ${path}; run \`wsmirror backfill\` first or check the path`
+      : `Cannot open the mirror database ${path}; check the path and its permissions`;
+    throw new StoreError('OPEN_FAILED', `${what} (${(cause as Error).message}).`, { cause });
+  }
+  const db = new Kysely<MirrorDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return buildStore({
+    dialect: 'sqlite',
+    db,
+    readonly,
+    label: path,
+    async acquireLock(opts) {
+      if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
+      return acquireSqliteLock(path, opts);
+    },
+  });
+}
