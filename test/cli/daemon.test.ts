@@ -66,6 +66,8 @@ describe('wsmirror run (the daemon)', () => {
     await waitForOutput(daemon, /backfilling first/);
     await new Promise((r) => setTimeout(r, 700));
     daemon.kill('SIGTERM');
+    // Standard signals are not queued: a second one sent before the first is handled merges into it.
+    await waitForOutput(daemon, /stopping/);
     daemon.kill('SIGTERM');
     const r = await daemon.result;
     expect(r.code).toBe(1);

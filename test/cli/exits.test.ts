@@ -54,7 +54,10 @@ describe('CLI exits', () => {
     const env = cliConfig(dir, { url: 'http://127.0.0.1:9' });
     const r = await runCli(['backfill'], env);
     expect(r.code).toBe(4);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    // Retry warnings are JSON log lines; the one plain sentence closes stderr.
+    const plain = r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'));
+    expect(plain).toHaveLength(1);
+    expect(plain[0]).toMatch(/^wsmirror: The workspace is unavailable.*try again later/);
     cleanup();
   });
 
