@@ -106,7 +106,7 @@ function pipelineOf(world: World, id: string): Pipeline {
 export function createDeal(world: World, actor: string, input: unknown): Deal {
   const body = asBody(input);
   const issues = new Issues();
-  let pipeline = world.pipelines[0];
+  let pipeline: Pipeline | undefined = world.pipelines[0];
   if (has(body, 'pipelineId')) {
     pipeline = typeof body.pipelineId === 'string' ? world.pipelines.find((p) => p.id === body.pipelineId) : undefined;
     if (!pipeline) issues.add('pipelineId', 'no pipeline has this id');

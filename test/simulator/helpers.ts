@@ -1,0 +1,46 @@
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+
+export const START = new Date('2024-06-01T12:00:00.000Z');
+
+export interface Client {
+  sim: Simulator;
+  get(path: string, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
+  send(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  /** Every page of a list, calling `between` after each page. */
+  pageAll(path: string, field: string, between?: () => void): Promise<any[]>;
+}
+
+export async function start(options: SimulatorOptions = {}): Promise<Client> {
+  const sim = await startSimulator({ startTime: START, ...options });
+  const request = async (method: string, path: string, body: unknown, key: string | null) => {
+    const headers: Record<string, string> = {};
+    if (key !== null) headers.authorization = `Bearer ${key}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${sim.url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
+  };
+  return {
+    sim,
+    get: (path, key = 'test-key') => request('GET', path, undefined, key),
+    send: (method, path, body, key = 'test-key') => request(method, path, body, key),
+    async pageAll(path, field, between) {
+      const out: any[] = [];
+      let cursor: string | null = null;
+      for (let guard = 0; guard < 10_000; guard++) {
+        const sep = path.includes('?') ? '&' : '?';
+        const r = await request('GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, undefined, 'test-key');
+        if (r.status !== 200) throw new Error(`page failed ${r.status} ${JSON.stringify(r.body)}`);
+        out.push(...r.body[field]);
+        cursor = r.body.nextCursor;
+        between?.();
+        if (cursor === null) return out;
+      }
+      throw new Error('too many pages');
+    },
+  };
+}
