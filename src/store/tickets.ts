@@ -3,7 +3,7 @@ import type { TicketWithMessages } from '../api/types.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';
-import { bool, chunks, fieldRows, json, requiredTs, str, ts, uniqueBy } from './values.js';
+import { bool, chunks, fieldRows, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -74,7 +74,7 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
     created_at: ts(m.createdAt, `message ${String(m.id)} createdAt`),
     raw_json: json(m),
   }));
-  const tags = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map(String))];
+  const tags = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))];
   const fields = fieldRows(ticket.fields);
 
   await db.deleteFrom('quarantine').where('entity_type', '=', 'ticket').where('entity_id', '=', id).execute();

@@ -28,19 +28,26 @@ export function bool(value: unknown): 0 | 1 | null {
   return value ? 1 : 0;
 }
 
-/** JSON text that never throws (cycles, BigInt): raw data must always be storable. */
+// PostgreSQL text and jsonb cannot hold U+0000; it is replaced in both dialects so they hold the
+// same data and one bad character cannot fail a whole page's transaction.
+const NUL = /\u0000/g;
+export const noNul = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\uFFFD') : s);
+const jsonReplacer = (_key: string, v: unknown) =>
+  typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v;
+
+/** JSON text that never throws (cycles fall back to a string): raw data must always be storable. */
 export function json(value: unknown): string | null {
   if (value === undefined) return null;
   try {
-    return JSON.stringify(value) ?? null;
+    return JSON.stringify(value, jsonReplacer) ?? null;
   } catch {
-    return JSON.stringify(String(value));
+    return JSON.stringify(noNul(String(value)));
   }
 }
 
 export function str(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? value : typeof value === 'object' ? json(value) : String(value);
+  return typeof value === 'string' ? noNul(value) : typeof value === 'object' ? json(value) : String(value);
 }
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
@@ -91,9 +98,9 @@ export function dateOnly(value: unknown, what: string): string | null {
 export function fieldRows(fields: Record<string, unknown> | null | undefined): FieldRow[] {
   if (!fields || typeof fields !== 'object') return [];
   return Object.entries(fields).map(([key, value]) => ({
-    key,
+    key: noNul(key),
     value_text:
-      typeof value === 'string' ? value
+      typeof value === 'string' ? noNul(value)
       : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value)
       : null,
     value_json: json(value ?? null),

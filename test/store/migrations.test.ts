@@ -84,6 +84,12 @@ describe('migrations', () => {
     expect((await ro.counts()).tickets).toBe(0);
     await ro.close();
     await expect(openStore({ database: join(tmp.dir, 'missing.sqlite'), readonly: true })).rejects.toMatchObject({ code: 'OPEN_FAILED' });
+    // Also once the writer has closed (its WAL files checkpointed away).
+    await store.close();
+    const late = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite'), readonly: true });
+    expect((await late.counts()).deals).toBe(0);
+    await expect(late.transaction((tx) => tx.setState('k', 1))).rejects.toThrow(/readonly/i);
+    store = late;
   });
 
   it('fails with OPEN_FAILED, without the password, when PostgreSQL is unreachable', async () => {

@@ -112,6 +112,14 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     }
   });
 
+  it('stores text with NUL characters (PostgreSQL cannot hold U+0000)', async () => {
+    const bad = ticket({ subject: 'a\u0000b', fields: { k: 'x\u0000' }, tags: ['t\u0000'] });
+    await store.transaction((tx) => tx.upsertTicket(bad, SYNCED));
+    const row = await store.db.selectFrom('tickets').select(['subject', 'raw_json']).executeTakeFirstOrThrow();
+    expect(row.subject).toBe('a\uFFFDb');
+    expect(JSON.parse(row.raw_json!).fields.k).toBe('x\uFFFD');
+  });
+
   it('read-only stores cannot write', async () => {
     const ro = await openStore({ database: url, readonly: true });
     try {
