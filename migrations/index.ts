@@ -1,5 +1,6 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_mirror_tables.js';
+import * as m0100 from './0100_reporting.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -7,4 +8,5 @@ import * as m0001 from './0001_mirror_tables.js';
  */
 export const migrations: Record<string, Migration> = {
   '0001_mirror_tables': m0001,
+  '0100_reporting': m0100,
 };

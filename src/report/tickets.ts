@@ -1,0 +1,162 @@
+import type { Kysely } from 'kysely';
+import { isResolved, minutesBetween, TICKET_SCOPE, withNow } from './sql-util.js';
+
+/**
+ * Per-ticket reporting rows, rebuilt for the ids in the ticket scope table (every live ticket on a
+ * full refresh). Deleted tickets are removed and not re-inserted.
+ */
+
+/** 1 when the mirror holds the record's creation event, so its history is complete (SPEC 4.6). */
+const HISTORY_COMPLETE = (id: string) =>
+  `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
+
+/** The assignee at a moment: last assignee change at or before it, else the first change's from, else the current one. */
+const ASSIGNEE_AT = (id: string, at: string, current: string) => `CASE
+    WHEN EXISTS (SELECT 1 FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' AND a.changed_at <= ${at})
+      THEN (SELECT a.to_value FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' AND a.changed_at <= ${at}
+            ORDER BY a.changed_at DESC, a.id DESC LIMIT 1)
+    WHEN EXISTS (SELECT 1 FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id')
+      THEN (SELECT a.from_value FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id'
+            ORDER BY a.changed_at, a.id LIMIT 1)
+    ELSE ${current} END`;
+
+/**
+ * Stays in a status. The first stay starts at created_at in the status the earliest history row
+ * moved away from (the current status when there is no history). Rows that "move" to the status
+ * already held are dropped, so consecutive stays always differ.
+ */
+const INSERT_INTERVALS = `
+INSERT INTO rpt_ticket_status_intervals
+  (ticket_id, seq, status, is_resolved, valid_from, valid_to, minutes, is_resolution, is_reopen, assignee_id, source, history_complete)
+WITH scope AS (
+  SELECT t.id, t.created_at, t.status, t.assignee_id FROM tickets t
+  WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${TICKET_SCOPE})
+),
+h AS (
+  SELECT h.ticket_id, h.from_value, h.to_value, h.changed_at, h.source,
+         row_number() OVER (PARTITION BY h.ticket_id ORDER BY h.changed_at, h.id) AS rn
+  FROM ticket_history h
+  WHERE h.field = 'status' AND h.ticket_id IN (SELECT id FROM scope)
+),
+moves AS (
+  SELECT s.id AS ticket_id, 0 AS rn, coalesce(h1.from_value, s.status) AS status, s.created_at AS at, 'created' AS source
+  FROM scope s LEFT JOIN h h1 ON h1.ticket_id = s.id AND h1.rn = 1
+  UNION ALL
+  SELECT ticket_id, rn, to_value, changed_at, source FROM h
+),
+marked AS (SELECT m.*, lag(m.status) OVER (PARTITION BY m.ticket_id ORDER BY m.rn) AS before FROM moves m),
+kept AS (SELECT * FROM marked WHERE rn = 0 OR status IS NOT before),
+iv AS (
+  SELECT ticket_id, row_number() OVER w AS seq, status, at AS valid_from, lead(at) OVER w AS valid_to,
+         lag(status) OVER w AS prev_status, source
+  FROM kept WINDOW w AS (PARTITION BY ticket_id ORDER BY rn)
+)
+SELECT iv.ticket_id, iv.seq, iv.status, ${isResolved('iv.status')}, iv.valid_from, iv.valid_to,
+  CASE WHEN iv.valid_to IS NOT NULL THEN ${minutesBetween('iv.valid_from', 'iv.valid_to')} END,
+  iv.seq > 1 AND ${isResolved('iv.status')} AND NOT ${isResolved('iv.prev_status')},
+  iv.seq > 1 AND NOT ${isResolved('iv.status')} AND ${isResolved('iv.prev_status')},
+  ${ASSIGNEE_AT('iv.ticket_id', 'iv.valid_from', 's.assignee_id')},
+  iv.source,
+  ${HISTORY_COMPLETE('iv.ticket_id')}
+FROM iv JOIN scope s ON s.id = iv.ticket_id`;
+
+/** One row per live ticket in scope; reads the intervals just rebuilt. */
+const INSERT_TICKETS = `
+INSERT INTO rpt_tickets
+  (ticket_id, number, key, subject, status, is_resolved, priority, team_id, team_name, assignee_id, assignee_name,
+   assignee_email, requester_id, requester_name, requester_email, tags, created_at, updated_at, first_agent_reply_at,
+   first_resolved_at, full_resolved_at, resolved_from_history, first_reply_minutes, first_resolution_minutes,
+   full_resolution_minutes, reopen_count, public_agent_replies, internal_notes, customer_messages, is_one_touch,
+   first_reply_due_at, first_reply_sla, first_reply_sla_at, resolve_due_at, resolve_sla, resolve_sla_at, age_minutes,
+   history_complete, refreshed_at)
+WITH scope AS (
+  SELECT t.* FROM tickets t WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${TICKET_SCOPE})
+),
+msg AS (
+  SELECT m.ticket_id,
+    sum(m.author_type = 'agent' AND coalesce(m.is_internal, 0) = 0) AS public_agent_replies,
+    sum(coalesce(m.is_internal, 0) = 1) AS internal_notes,
+    sum(coalesce(m.is_internal, 0) = 0 AND coalesce(m.author_type, '') NOT IN ('agent', 'system')) AS customer_messages
+  FROM ticket_messages m WHERE m.ticket_id IN (SELECT id FROM scope) GROUP BY m.ticket_id
+),
+tg AS (
+  SELECT ticket_id, group_concat(tag, ',' ORDER BY tag) AS tags
+  FROM ticket_tags WHERE ticket_id IN (SELECT id FROM scope) GROUP BY ticket_id
+),
+iv AS (
+  SELECT ticket_id,
+    min(CASE WHEN is_resolution = 1 THEN valid_from END) AS first_res,
+    max(CASE WHEN is_resolution = 1 THEN valid_from END) AS last_res,
+    sum(is_reopen) AS reopens
+  FROM rpt_ticket_status_intervals WHERE ticket_id IN (SELECT id FROM scope) GROUP BY ticket_id
+),
+b AS (
+  SELECT s.*, ${isResolved('s.status')} AS resolved, iv.reopens,
+    -- Without a resolution move in the history, a resolved ticket's upstream resolvedAt stands in.
+    CASE WHEN iv.first_res IS NOT NULL THEN iv.first_res
+         WHEN ${isResolved('s.status')} THEN coalesce(s.resolved_at, s.status_changed_at) END AS first_res,
+    CASE WHEN NOT ${isResolved('s.status')} THEN NULL
+         WHEN iv.last_res IS NOT NULL THEN iv.last_res ELSE coalesce(s.resolved_at, s.status_changed_at) END AS full_res,
+    iv.first_res IS NOT NULL AS from_history,
+    coalesce(msg.public_agent_replies, 0) AS par, coalesce(msg.internal_notes, 0) AS notes,
+    coalesce(msg.customer_messages, 0) AS cust, tg.tags
+  FROM scope s LEFT JOIN iv ON iv.ticket_id = s.id LEFT JOIN msg ON msg.ticket_id = s.id LEFT JOIN tg ON tg.ticket_id = s.id
+),
+c AS (
+  SELECT b.*,
+    CASE
+      WHEN b.first_reply_due_at IS NULL AND b.first_reply_breached_at IS NULL THEN 'none'
+      WHEN b.first_reply_breached_at IS NOT NULL OR b.first_agent_reply_at > b.first_reply_due_at THEN 'breached'
+      WHEN b.first_agent_reply_at IS NOT NULL THEN 'achieved'
+      WHEN b.resolved THEN 'none'
+      WHEN :now > b.first_reply_due_at THEN 'breached'
+      ELSE 'active' END AS fr_sla,
+    CASE
+      WHEN b.resolve_due_at IS NULL AND b.resolve_breached_at IS NULL THEN 'none'
+      WHEN b.resolve_breached_at IS NOT NULL THEN 'breached'
+      WHEN b.resolved AND b.full_res > b.resolve_due_at THEN 'breached'
+      WHEN b.resolved THEN 'achieved'
+      WHEN :now > b.resolve_due_at THEN 'breached'
+      ELSE 'active' END AS res_sla
+  FROM b
+)
+SELECT c.id, c.number, c.key, c.subject, c.status, c.resolved, c.priority, c.team_id, c.team_name,
+  c.assignee_id, au.name, au.email, c.contact_id, nullif(trim(coalesce(ct.first_name, '') || ' ' || coalesce(ct.last_name, '')), ''),
+  ct.email, c.tags, c.created_at, c.updated_at, c.first_agent_reply_at, c.first_res, c.full_res, c.from_history,
+  CASE WHEN c.first_agent_reply_at IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.first_agent_reply_at')} END,
+  CASE WHEN c.first_res IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.first_res')} END,
+  CASE WHEN c.full_res IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.full_res')} END,
+  coalesce(c.reopens, 0), c.par, c.notes, c.cust, c.resolved AND c.par = 1,
+  c.first_reply_due_at, c.fr_sla,
+  CASE c.fr_sla WHEN 'achieved' THEN c.first_agent_reply_at WHEN 'breached' THEN coalesce(c.first_reply_breached_at, c.first_reply_due_at) END,
+  c.resolve_due_at, c.res_sla,
+  CASE c.res_sla WHEN 'achieved' THEN c.full_res WHEN 'breached' THEN coalesce(c.resolve_breached_at, c.resolve_due_at) END,
+  CASE WHEN NOT c.resolved THEN ${minutesBetween('c.created_at', ':now')} END,
+  ${HISTORY_COMPLETE('c.id')}, :now
+FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.id = c.contact_id`;
+
+/**
+ * Columns that move with the clock alone (age, an SLA target passing its due time) on tickets the
+ * cycle did not touch: cheap updates of the unresolved rows only.
+ */
+const CLOCK_UPDATES = [
+  `UPDATE rpt_tickets SET age_minutes = ${minutesBetween('created_at', ':now')}, refreshed_at = :now WHERE is_resolved = 0`,
+  `UPDATE rpt_tickets SET first_reply_sla = 'breached', first_reply_sla_at = first_reply_due_at
+     WHERE is_resolved = 0 AND first_reply_sla = 'active' AND first_reply_due_at < :now`,
+  `UPDATE rpt_tickets SET resolve_sla = 'breached', resolve_sla_at = resolve_due_at
+     WHERE is_resolved = 0 AND resolve_sla = 'active' AND resolve_due_at < :now`,
+];
+
+/** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
+export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+  for (const table of ['rpt_ticket_status_intervals', 'rpt_tickets']) {
+    const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${TICKET_SCOPE})`;
+    await withNow(`DELETE FROM ${table}${where}`, now).execute(db);
+  }
+  await withNow(INSERT_INTERVALS, now).execute(db);
+  await withNow(INSERT_TICKETS, now).execute(db);
+}
+
+export async function advanceTicketClock(db: Kysely<any>, now: string): Promise<void> {
+  for (const stmt of CLOCK_UPDATES) await withNow(stmt, now).execute(db);
+}

@@ -1,0 +1,38 @@
+import { sql } from 'kysely';
+import type { Store } from '../../src/store/index.js';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+
+/** percentile_cont in plain JS (PostgreSQL's definition), the tests' independent reference. */
+export function percentileCont(values: readonly number[], p: number): number | null {
+  if (values.length === 0) return null;
+  const v = [...values].sort((a, b) => a - b);
+  const pos = (v.length - 1) * p;
+  const lo = v[Math.floor(pos)] as number;
+  const hi = v[Math.ceil(pos)] as number;
+  return lo + (hi - lo) * (pos - Math.floor(pos));
+}
+
+export const MIN = 60_000;
+export const DAY = 86_400_000;
+export const minutes = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / MIN;
+export const days = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / DAY;
+
+export async function rows(store: Store, query: string): Promise<any[]> {
+  return (await sql.raw<any>(query).execute(store.db)).rows;
+}
+
+/** Every rpt_ row, keyed for comparison (refreshed_at left out: it differs between refreshes by design). */
+export async function snapshot(store: Store, tables: readonly string[]): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const t of tables) {
+    const r = await rows(store, `SELECT * FROM ${t}`);
+    out[t] = r
+      .map((x) => {
+        const { refreshed_at: _r, ...rest } = x;
+        return JSON.stringify(rest);
+      })
+      .sort();
+  }
+  return out;
+}
