@@ -57,7 +57,7 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
     .select(['stage_id', 'amount', 'close_date', 'owner_id', 'status', 'updated_at'])
     .where('id', '=', id)
     .executeTakeFirst();
-  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true };
+  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
 
   await upsertUsers(db, [deal.owner]);
   await upsertCompany(db, deal.company);
@@ -97,11 +97,11 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
     await db.insertInto('deal_fields').values(batch.map((f) => ({ deal_id: id, ...f }))).execute();
   }
 
-  if (!previous) return { history: 0, stale: false };
+  if (!previous) return { history: 0, stale: false, quarantined: false };
   const changes = diffFields(previous, row, TRACKED);
   const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
   const history = await writeObservedDealHistory(db, id, changes, observedSince, row.updated_at!);
-  return { history, stale: false };
+  return { history, stale: false, quarantined: false };
 }
 
 export interface UpsertPipelinesOptions {

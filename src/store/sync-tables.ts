@@ -104,7 +104,10 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
 
 export interface QuarantineItem {
   entityType: string;
-  /** Null or '' when the record's id could not be read: a hash of the raw record stands in. */
+  /**
+   * Null (preferred), '' or 'unknown' when the record's id could not be read: `unknown:<sha1 of
+   * the raw JSON>` stands in, so distinct bad records do not overwrite each other.
+   */
   entityId: string | null;
   reason: string;
   raw: unknown;
@@ -113,7 +116,7 @@ export interface QuarantineItem {
 export async function quarantine(db: Db, item: QuarantineItem, at: string): Promise<void> {
   const row = {
     entity_type: item.entityType,
-    entity_id: item.entityId ? item.entityId : unknownId(item.raw),
+    entity_id: item.entityId && item.entityId !== 'unknown' ? item.entityId : unknownId(item.raw),
     reason: item.reason,
     raw_json: json(item.raw) ?? 'null',
     first_seen_at: at,

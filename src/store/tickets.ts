@@ -12,6 +12,11 @@ export interface UpsertResult {
   history: number;
   /** True when the mirror already held a newer copy; nothing was written. */
   stale: boolean;
+  /**
+   * True when a value could not be stored (junk timestamp or amount): nothing was written for the
+   * record and it was put in quarantine instead, like a record that failed validation.
+   */
+  quarantined: boolean;
 }
 
 const TRACKED = [
@@ -84,7 +89,7 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
     .select(['status', 'priority', 'assignee_id', 'team_id', 'updated_at'])
     .where('id', '=', id)
     .executeTakeFirst();
-  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true };
+  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
 
   await upsertUsers(db, [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)]);
   await upsertContacts(db, [ticket.contact]);
@@ -128,9 +133,9 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
     await db.deleteFrom('ticket_messages').where('id', 'in', batch).execute();
   }
 
-  if (!previous) return { history: 0, stale: false };
+  if (!previous) return { history: 0, stale: false, quarantined: false };
   const changes = diffFields(previous, row, TRACKED);
   const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
   const history = await writeObservedTicketHistory(db, id, changes, observedSince, row.updated_at!);
-  return { history, stale: false };
+  return { history, stale: false, quarantined: false };
 }

@@ -6,6 +6,7 @@ import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deal
 import { insertEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
+import { StoreError } from './errors.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
 
@@ -31,6 +32,7 @@ export interface StoreTx {
   clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
   bumpStaleRead(entityType: t.DirtyEntityType, entityId: string): Promise<number>;
+  /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
   upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
   upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
@@ -45,6 +47,26 @@ export interface StoreTx {
 
 const iso = (v: string, what: string) => requiredTs(v, what);
 
+/**
+ * Bad data must not stop the sync (SPEC 4.5): a value the store cannot hold quarantines the record.
+ * The upserts convert every value before their first write, so nothing partial is left behind.
+ */
+async function orQuarantine(
+  db: Kysely<MirrorDatabase>,
+  entityType: 'ticket' | 'deal',
+  record: { id: string },
+  at: string,
+  write: () => Promise<UpsertResult>,
+): Promise<UpsertResult> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
+    await t.quarantine(db, { entityType, entityId: String(record.id ?? ''), reason: err.message, raw: record }, at);
+    return { history: 0, stale: false, quarantined: true };
+  }
+}
+
 export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
   return {
     getState: (key) => t.getState(db, key),
@@ -53,8 +75,14 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),
     clearDirty: (type, id, upTo) => t.clearDirty(db, type, id, iso(upTo, 'upTo')),
     bumpStaleRead: (type, id) => t.bumpStaleRead(db, type, id),
-    upsertTicket: (ticket, syncedAt) => upsertTicket(db, ticket, iso(syncedAt, 'syncedAt')),
-    upsertDeal: (deal, syncedAt) => upsertDeal(db, deal, iso(syncedAt, 'syncedAt')),
+    upsertTicket(ticket, syncedAt) {
+      const at = iso(syncedAt, 'syncedAt');
+      return orQuarantine(db, 'ticket', ticket, at, () => upsertTicket(db, ticket, at));
+    },
+    upsertDeal(deal, syncedAt) {
+      const at = iso(syncedAt, 'syncedAt');
+      return orQuarantine(db, 'deal', deal, at, () => upsertDeal(db, deal, at));
+    },
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, type === 'ticket' ? 'tickets' : 'deals', id, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),

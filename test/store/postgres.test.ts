@@ -53,8 +53,8 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     expect(d).toEqual({ amount: '19.99', amount_cents: 1999, close_date: '2024-06-30' });
 
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
-    expect(r).toEqual({ history: 1, stale: false });
-    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, stale: true });
+    expect(r).toEqual({ history: 1, stale: false, quarantined: false });
+    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, stale: true, quarantined: false });
     const h = await store.db.selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
     expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01T09:00:00.000Z' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });

@@ -60,6 +60,8 @@ describe('dirty set, state, quarantine, runs', () => {
     await store.transaction(async (tx) => {
       await tx.quarantine({ entityType: 'event', entityId: '', reason: 'no id', raw: { junk: true } }, '2024-05-02T00:00:00Z');
       await tx.quarantine({ entityType: 'event', entityId: '', reason: 'no id', raw: { junk: true } }, '2024-05-03T00:00:00Z');
+      await tx.quarantine({ entityType: 'pipeline', entityId: 'unknown', reason: 'no id', raw: [1] }, '2024-05-03T00:00:00Z');
+      await tx.quarantine({ entityType: 'pipeline', entityId: null, reason: 'no id', raw: [2] }, '2024-05-03T00:00:00Z');
     });
     const rows = await store.db.selectFrom('quarantine').selectAll().orderBy('entity_type').execute();
     expect(rows[0]).toEqual({
@@ -68,9 +70,10 @@ describe('dirty set, state, quarantine, runs', () => {
     });
     expect(rows[1]?.entity_id).toMatch(/^unknown:[0-9a-f]{40}$/);
     expect(rows[1]?.last_seen_at).toBe('2024-05-03T00:00:00.000Z');
-    expect((await store.counts()).quarantine).toBe(2);
+    expect(rows.filter((r) => r.entity_type === 'pipeline').map((r) => r.entity_id.slice(0, 8))).toEqual(['unknown:', 'unknown:']);
+    expect((await store.counts()).quarantine).toBe(4);
     await store.transaction((tx) => tx.clearQuarantine('deal', 'd1'));
-    expect((await store.counts()).quarantine).toBe(1);
+    expect((await store.counts()).quarantine).toBe(3);
   });
 
   it('records sync runs', async () => {

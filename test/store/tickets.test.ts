@@ -16,7 +16,7 @@ describe('upsertTicket', () => {
 
   it('writes the ticket, its children and references, with 24-char timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-    expect(r).toEqual({ history: 0, stale: false });
+    expect(r).toEqual({ history: 0, stale: false, quarantined: false });
     const row = await store.db.selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       number: 1, key: '#1', status: 'open', contact_id: 'c1', assignee_id: 'u1', team_id: 'team1', team_name: 'Tier 1',
@@ -51,7 +51,7 @@ describe('upsertTicket', () => {
       messages: [{ id: 'm2', body: 'edited', authorType: 'agent', author: null, isInternal: true, attachments: [], createdAt: '2024-05-01T09:05:00.000Z' }],
     });
     const r = await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
-    expect(r).toEqual({ history: 4, stale: false });
+    expect(r).toEqual({ history: 4, stale: false, quarantined: false });
     const tags = await store.db.selectFrom('ticket_tags').select('tag').orderBy('tag').execute();
     expect(tags.map((t) => t.tag)).toEqual(['billing', 'urgent']);
     const fields = await store.db.selectFrom('ticket_fields').select('key').execute();
@@ -70,7 +70,7 @@ describe('upsertTicket', () => {
   it('keeps the newer copy when a stale read arrives', async () => {
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00.000Z' }), SYNCED));
     const r = await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'open', tags: [] }), SYNCED));
-    expect(r).toEqual({ history: 0, stale: true });
+    expect(r).toEqual({ history: 0, stale: true, quarantined: false });
     const row = await store.db.selectFrom('tickets').select(['status', 'updated_at']).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01T12:00:00.000Z' });
     expect(await store.db.selectFrom('ticket_tags').select('tag').execute()).toHaveLength(2);
@@ -94,12 +94,16 @@ describe('upsertTicket', () => {
     expect(await store.db.selectFrom('quarantine').selectAll().execute()).toEqual([]);
   });
 
-  it('rejects a junk timestamp before writing anything, leaving the transaction usable', async () => {
+  it('quarantines a record with a junk value instead of throwing, writing nothing else for it', async () => {
     await store.transaction(async (tx) => {
-      await expect(tx.upsertTicket(ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED)).rejects.toMatchObject({ code: 'INVALID_VALUE' });
+      const r = await tx.upsertTicket(ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED);
+      expect(r).toEqual({ history: 0, stale: false, quarantined: true });
       await tx.upsertTicket(ticket(), SYNCED);
     });
     const ids = await store.db.selectFrom('tickets').select('id').execute();
     expect(ids).toEqual([{ id: 't1' }]);
+    const q = await store.db.selectFrom('quarantine').selectAll().execute();
+    expect(q).toEqual([expect.objectContaining({ entity_type: 'ticket', entity_id: 'bad', reason: expect.stringMatching(/createdAt/) })]);
+    expect(JSON.parse(q[0]!.raw_json)).toMatchObject({ id: 'bad', createdAt: 'yesterday' });
   });
 });
