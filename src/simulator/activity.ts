@@ -28,17 +28,21 @@ function pickKind(world: World): ActivityKind {
 }
 
 function randomTicket(world: World, openOnly: boolean): Ticket | undefined {
-  const n = world.ticketIndex.size;
-  for (let tries = 0; tries < 20 && n > 0; tries++) {
-    const t = world.ticketIndex.at(Math.floor(world.activityRng.next() * n));
-    if (t && (!openOnly || t.status !== 'closed')) return t;
+  const list = world.ticketList;
+  for (let tries = 0; tries < 30 && list.length > 0; tries++) {
+    const t = list[Math.floor(world.activityRng.next() * list.length)];
+    if (t && t.hidden === null && (!openOnly || t.status !== 'closed')) return t;
   }
   return undefined;
 }
 
 function randomDeal(world: World): Deal | undefined {
-  const n = world.dealIndex.size;
-  return n === 0 ? undefined : world.dealIndex.at(Math.floor(world.activityRng.next() * n));
+  const list = world.dealList;
+  for (let tries = 0; tries < 30 && list.length > 0; tries++) {
+    const d = list[Math.floor(world.activityRng.next() * list.length)];
+    if (d && !d.deleted) return d;
+  }
+  return undefined;
 }
 
 function sentence(world: World): string {

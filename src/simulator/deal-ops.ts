@@ -136,7 +136,7 @@ export function createDeal(world: World, actor: string, input: unknown): Deal {
     corrupt: null,
     deleted: false,
   };
-  world.deals.set(d.id, d);
+  world.addDeal(d);
   pipeline.dealCount++;
   world.emit('deal.created', 'deal', d.id, { name: d.name, pipelineId: pipeline.id, stageId: stage.id }, actor, ms);
   world.commitWrite(d, ms);

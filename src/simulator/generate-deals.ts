@@ -73,7 +73,7 @@ export function generateDeals(ctx: GenContext, count: number): void {
     d.updatedAtMs = at;
     d.keyHistory.push(0, at);
     pipeline.dealCount++;
-    world.deals.set(id, d);
+    world.addDeal(d);
     all.push(d);
   }
   world.dealIndex.load(all);

@@ -159,7 +159,7 @@ export function generateTickets(ctx: GenContext, count: number): void {
     }
     refreshSla(t, t.updatedAtMs);
     t.keyHistory.push(0, t.updatedAtMs);
-    world.tickets.set(id, t);
+    world.addTicket(t);
     all.push(t);
   }
   world.solvedQueue.sort((a, b) => a.solvedAtMs - b.solvedAtMs);

@@ -24,11 +24,6 @@ export class RecencyIndex<T extends Listed> {
     return this.items.length;
   }
 
-  /** The i-th record, oldest first (for random picks). */
-  at(i: number): T | undefined {
-    return this.items[i];
-  }
-
   load(records: T[]): void {
     this.items = records.slice().sort((a, b) => cmp(a.updatedAtMs, a.id, b.updatedAtMs, b.id));
   }

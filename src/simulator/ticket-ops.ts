@@ -164,7 +164,7 @@ export function createTicket(world: World, actor: string, input: unknown): Ticke
     corrupt: null,
     hidden: null,
   };
-  world.tickets.set(t.id, t);
+  world.addTicket(t);
   world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
   commit(world, t, ms);
   return t;

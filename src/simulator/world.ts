@@ -42,6 +42,9 @@ export class World {
   readonly dealIndex = new RecencyIndex<Deal>();
   readonly dealWrites = new WriteLog<Deal>();
   readonly deletedDealIds: string[] = [];
+  /** Creation order, for random picks that must not depend on timing (the index order does). */
+  readonly ticketList: Ticket[] = [];
+  readonly dealList: Deal[] = [];
 
   readonly events = new EventLog();
   /** Sequence of every write and event; snapshots and event tie-breaks use it. */
@@ -73,6 +76,16 @@ export class World {
     this.contacts.set(c.id, c);
     this.contactsByEmail.set(c.email.toLowerCase(), c);
     this.contactList.push(c);
+  }
+
+  addTicket(t: Ticket): void {
+    this.tickets.set(t.id, t);
+    this.ticketList.push(t);
+  }
+
+  addDeal(d: Deal): void {
+    this.deals.set(d.id, d);
+    this.dealList.push(d);
   }
 
   addStage(s: Stage): void {
