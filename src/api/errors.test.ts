@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WsmirrorError } from '../util/errors.js';
 import { ApiError, AuthRejectedError, InvalidRecordError, RateLimitedError, UpstreamUnavailableError } from './errors.js';
 import { makeRedactor, redactJson, REDACTED, sanitizeCause } from './redact.js';
-import { defaultUserAgent, packageVersion } from './version.js';
+import { defaultUserAgent, packageVersion } from '../util/version.js';
 import { readFileSync } from 'node:fs';
 
 const KEY = 'sk_test_abcdefghijklmnop';

@@ -1,5 +1,5 @@
 import { WsmirrorError } from '../util/errors.js';
-import { defaultUserAgent } from './version.js';
+import { defaultUserAgent } from '../util/version.js';
 
 /** Options of createApiClient (SPEC section 3 carries the user-facing names and defaults). */
 export interface ApiClientOptions {
@@ -96,8 +96,9 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
   }
   const rps = o.maxRequestsPerSecond ?? 10;
   if (!(rps > 0) || !Number.isFinite(rps)) invalid('maxRequestsPerSecond', rps, 'a positive number');
-  const minDelayMs = intIn('retry.minDelayMs', o.retry?.minDelayMs, 250, 0, 3_600_000);
   const maxDelayMs = intIn('retry.maxDelayMs', o.retry?.maxDelayMs, 60_000, 0, 3_600_000);
+  // A ceiling below the default floor lowers the floor: the user asked for waits no longer than it.
+  const minDelayMs = intIn('retry.minDelayMs', o.retry?.minDelayMs, Math.min(250, maxDelayMs), 0, 3_600_000);
   return {
     origin: url.origin,
     basePath: url.pathname.replace(/\/+$/, ''),

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT } from '../util/errors.js';
-import { VERSION } from '../version.js';
+import { packageVersion } from '../util/version.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -22,7 +22,7 @@ function globals(cmd: Command): GlobalFlags {
 function build(): Command {
   const program = new Command('wsmirror')
     .description('Keeps a live, queryable mirror of a Support and Sales Workspace in SQLite or PostgreSQL.')
-    .version(VERSION)
+    .version(packageVersion())
     .option('--config <path>', 'config file (default ./wsmirror.json when present; env WSMIRROR_CONFIG)')
     .option('--database <path|url>', 'SQLite file path or postgres:// URL (env WSMIRROR_DATABASE)')
     .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env WSMIRROR_LOG_LEVEL)')
