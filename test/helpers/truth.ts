@@ -10,7 +10,7 @@ type Rec = Record<string, any>;
  * truth, reading both through plain SQL and the API's JSON shapes, independently of the store's
  * own mapping code. Returns the list of differences (empty when the mirror is exact).
  */
-export async function diffMirror(db: Kysely<any>, truth: Rec): Promise<string[]> {
+export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbackSeconds?: number } = {}): Promise<string[]> {
   const diffs: string[] = [];
   const ts = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
   const eq = (what: string, mirror: unknown, upstream: unknown) => {
@@ -134,12 +134,21 @@ export async function diffMirror(db: Kysely<any>, truth: Rec): Promise<string[]>
   }
 
   // Every visible event exactly once (the primary key makes "once" structural; check the sets).
+  // The mirror owes the change log from its first window on: backfill handover minus the lookback
+  // (all of it after a history backfill).
+  const state = (await all("select value_json from sync_state where key = 'backfill'"))[0];
+  const backfill = state ? (JSON.parse(state.value_json as string) as Rec) : null;
+  const owedFrom =
+    backfill && backfill.history === 'none' && backfill.handover
+      ? Date.parse(backfill.handover as string) - (options.lookbackSeconds ?? 300) * 1000
+      : Number.NEGATIVE_INFINITY;
   const eventIds = (await all('select id from events')).map((r) => r.id as string);
-  const truthIds = new Set((truth.events as Rec[]).map((e) => e.id as string));
+  const truthIds = new Set((truth.events as Rec[]).filter((e) => Date.parse(e.occurredAt as string) >= owedFrom).map((e) => e.id as string));
+  const allTruthIds = new Set((truth.events as Rec[]).map((e) => e.id as string));
   const mine = new Set(eventIds);
   if (mine.size !== eventIds.length) diffs.push('duplicate event ids in the mirror');
   const missing = [...truthIds].filter((id) => !mine.has(id));
-  const extra = [...mine].filter((id) => !truthIds.has(id));
+  const extra = [...mine].filter((id) => !allTruthIds.has(id));
   if (missing.length) diffs.push(`${missing.length} events missing, e.g. ${missing.slice(0, 3).join(', ')}`);
   if (extra.length) diffs.push(`${extra.length} events not upstream, e.g. ${extra.slice(0, 3).join(', ')}`);
   return diffs;
