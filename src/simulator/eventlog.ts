@@ -23,7 +23,6 @@ function cmp(a: SimEvent, ms: number, seq: number): number {
  */
 export class EventLog {
   private readonly items: SimEvent[] = [];
-  readonly byId = new Map<string, SimEvent>();
 
   get size(): number {
     return this.items.length;
@@ -31,14 +30,10 @@ export class EventLog {
 
   /** Bulk load for the generator: events must already be in (occurredAt, seq) order. */
   loadSorted(events: SimEvent[]): void {
-    for (const e of events) {
-      this.items.push(e);
-      this.byId.set(e.id, e);
-    }
+    for (const e of events) this.items.push(e);
   }
 
   add(e: SimEvent): void {
-    this.byId.set(e.id, e);
     const last = this.items[this.items.length - 1];
     if (last === undefined || cmp(last, e.occurredAtMs, e.seq) <= 0) {
       this.items.push(e);

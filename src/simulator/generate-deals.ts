@@ -17,6 +17,7 @@ export function generateDeals(ctx: GenContext, count: number): void {
     list.push(c.id);
     contactsByCompany.set(c.companyId, list);
   }
+  const fallbackContacts = world.contactList.slice(0, 200).map((c) => c.id);
   const all: Deal[] = [];
   for (let i = 0; i < count; i++) {
     const id = world.ids.next('deal');
@@ -29,7 +30,7 @@ export function generateDeals(ctx: GenContext, count: number): void {
     const createdAtMs = startMs - HOUR - Math.floor(rng.next() ** 1.5 * 180 * DAY);
     const company = rng.chance(0.8) ? rng.pick(companies) : null;
     const pool = company ? contactsByCompany.get(company.id) ?? [] : [];
-    const contactIds = rng.sample(pool.length > 0 ? pool : world.contactList.map((c) => c.id).slice(0, 200), rng.int(0, 3));
+    const contactIds = rng.sample(pool.length > 0 ? pool : fallbackContacts, rng.int(0, 3));
     const ownerId = rng.chance(0.9) ? rng.pick(members) : null;
     const amountCents = rng.chance(0.12) ? null : rng.int(500, 150_000) * 100 + (rng.chance(0.4) ? rng.int(1, 99) : 0);
     const closeDate = rng.chance(0.2) ? null : new Date(createdAtMs + rng.int(7, 120) * DAY).toISOString().slice(0, 10);

@@ -1,9 +1,11 @@
 import { SENTENCES, SUBJECTS, TAGS } from './catalog.js';
 import { DAY, type GenContext } from './generator.js';
-import type { CcEntry, Message, Ticket } from './model.js';
+import type { Attachment, CcEntry, Message, Ticket } from './model.js';
 import { refreshSla, slaDue } from './ticket-ops.js';
 
 const MINUTE = 60_000;
+/** Shared by every seeded message without attachments; nothing mutates attachment arrays. */
+const NO_ATTACHMENTS: Attachment[] = [];
 const PRIORITY_WEIGHTS: [string, number][] = [['low', 0.2], ['normal', 0.5], ['high', 0.22], ['urgent', 0.08]];
 
 export function messageText(ctx: GenContext): string {
@@ -116,7 +118,7 @@ export function generateTickets(ctx: GenContext, count: number): void {
         isInternal: kind === 'note',
         attachments: rng.chance(0.05)
           ? [{ id: world.ids.next('att'), filename: 'screenshot.png', contentType: 'image/png', size: rng.int(10_000, 900_000) }]
-          : [],
+          : NO_ATTACHMENTS,
         createdAtMs: ms,
       };
       t.messages.push(m);

@@ -131,20 +131,14 @@ function loadEvents(ctx: GenContext): void {
   const drafts = ctx.drafts;
   // Stable sort keeps the causal order of events drafted for the same millisecond.
   drafts.sort((a, b) => a.ms - b.ms);
-  const events: SimEvent[] = new Array(drafts.length);
+  // Drafts become the events themselves: one object per event keeps generation light on the GC.
+  const events = drafts as unknown as SimEvent[];
   for (let i = 0; i < drafts.length; i++) {
-    const d = drafts[i] as DraftEvent;
-    events[i] = {
-      id: world.ids.next('evt'),
-      seq: i + 1,
-      type: d.type,
-      entityType: d.entityType,
-      entityId: d.entityId,
-      payload: d.payload,
-      actor: d.actor,
-      occurredAtMs: d.ms,
-      visibleAtMs: d.ms,
-    };
+    const d = drafts[i] as DraftEvent & Partial<SimEvent>;
+    d.id = world.ids.next('evt');
+    d.seq = i + 1;
+    d.occurredAtMs = d.ms;
+    d.visibleAtMs = d.ms;
   }
   world.events.loadSorted(events);
   world.seq = drafts.length;

@@ -46,8 +46,6 @@ export class Rng {
   }
 }
 
-const ID_ALPHABET = '0123456789abcdefghijklmnopqrstuvwxyz';
-
 /**
  * Opaque, seeded identifiers such as `tkt_4f0k2m9q1zx7`. 62 random bits make a collision among a
  * million ids about a one-in-ten-million event, so only ids chosen from outside are remembered.
@@ -59,8 +57,10 @@ export class IdFactory {
 
   next(prefix: string): string {
     for (;;) {
-      let s = prefix + '_';
-      for (let i = 0; i < 12; i++) s += ID_ALPHABET[Math.floor(this.rng.next() * 36)];
+      // Two draws of 36^6 each give the 12 base-36 characters.
+      const a = Math.floor(this.rng.next() * 2176782336).toString(36).padStart(6, '0');
+      const b = Math.floor(this.rng.next() * 2176782336).toString(36).padStart(6, '0');
+      const s = `${prefix}_${a}${b}`;
       if (!this.used.has(s)) return s;
     }
   }
