@@ -24,44 +24,47 @@ const RESOLUTIONS = `
   SELECT r.ticket_id, r.full_resolved_at, r.assignee_id FROM rpt_tickets r
   WHERE r.is_resolved = 1 AND r.resolved_from_history = 0 AND r.full_resolved_at IS NOT NULL`;
 
-/** One row per UTC day from the first ticket's creation to today, no gaps. */
+/**
+ * One row per UTC day from the first ticket's creation to today, no gaps. Stored timestamps are the
+ * fixed 24-char form, so substr(x, 1, 10) is their UTC day at a fraction of date()'s cost.
+ */
 const SUPPORT_DAILY = `
 INSERT INTO rpt_support_daily
   (day, created, solved, reopened, backlog, first_replies, first_reply_median_minutes, first_reply_p90_minutes,
    first_reply_sla_achieved, first_reply_sla_breached, resolve_sla_achieved, resolve_sla_breached, sla_achieved, sla_breached)
 WITH RECURSIVE
 bounds AS (
-  SELECT min(date(created_at)) AS first_day, max(date(:now), coalesce(max(date(updated_at)), date(:now))) AS last_day
+  SELECT min(substr(created_at, 1, 10)) AS first_day, max(date(:now), coalesce(max(substr(updated_at, 1, 10)), date(:now))) AS last_day
   FROM rpt_tickets
 ),
 days(day) AS (
   SELECT first_day FROM bounds WHERE first_day IS NOT NULL
   UNION ALL SELECT date(day, '+1 day') FROM days, bounds WHERE day < bounds.last_day
 ),
-created AS (SELECT date(created_at) AS day, count(*) AS n FROM rpt_tickets GROUP BY 1),
-solved AS (SELECT date(at) AS day, count(*) AS n FROM (${RESOLUTIONS}) GROUP BY 1),
-reopened AS (SELECT date(valid_from) AS day, count(*) AS n FROM rpt_ticket_status_intervals WHERE is_reopen = 1 GROUP BY 1),
+created AS (SELECT substr(created_at, 1, 10) AS day, count(*) AS n FROM rpt_tickets GROUP BY 1),
+solved AS (SELECT substr(at, 1, 10) AS day, count(*) AS n FROM (${RESOLUTIONS}) GROUP BY 1),
+reopened AS (SELECT substr(valid_from, 1, 10) AS day, count(*) AS n FROM rpt_ticket_status_intervals WHERE is_reopen = 1 GROUP BY 1),
 -- Backlog at the end of day D = unresolved stays that started on or before D and end after D.
 delta AS (
   SELECT day, sum(d) AS d FROM (
-    SELECT date(valid_from) AS day, 1 AS d FROM rpt_ticket_status_intervals WHERE is_resolved = 0
+    SELECT substr(valid_from, 1, 10) AS day, 1 AS d FROM rpt_ticket_status_intervals WHERE is_resolved = 0
     UNION ALL
-    SELECT date(valid_to), -1 FROM rpt_ticket_status_intervals WHERE is_resolved = 0 AND valid_to IS NOT NULL
+    SELECT substr(valid_to, 1, 10), -1 FROM rpt_ticket_status_intervals WHERE is_resolved = 0 AND valid_to IS NOT NULL
   ) GROUP BY day
 ),
 fr AS (
-  SELECT date(first_agent_reply_at) AS day, first_reply_minutes AS v,
-    row_number() OVER (PARTITION BY date(first_agent_reply_at) ORDER BY first_reply_minutes) AS rn,
-    count(*) OVER (PARTITION BY date(first_agent_reply_at)) AS n
+  SELECT substr(first_agent_reply_at, 1, 10) AS day, first_reply_minutes AS v,
+    row_number() OVER (PARTITION BY substr(first_agent_reply_at, 1, 10) ORDER BY first_reply_minutes) AS rn,
+    count(*) OVER (PARTITION BY substr(first_agent_reply_at, 1, 10)) AS n
   FROM rpt_tickets WHERE first_agent_reply_at IS NOT NULL AND first_reply_minutes IS NOT NULL
 ),
 frd AS (SELECT day, max(n) AS n, ${percentileCont(0.5)} AS p50, ${percentileCont(0.9)} AS p90 FROM fr GROUP BY day),
 sla AS (
   SELECT day, sum(fa) AS fa, sum(fb) AS fb, sum(ra) AS ra, sum(rb) AS rb FROM (
-    SELECT date(first_reply_sla_at) AS day, first_reply_sla = 'achieved' AS fa, first_reply_sla = 'breached' AS fb, 0 AS ra, 0 AS rb
+    SELECT substr(first_reply_sla_at, 1, 10) AS day, first_reply_sla = 'achieved' AS fa, first_reply_sla = 'breached' AS fb, 0 AS ra, 0 AS rb
     FROM rpt_tickets WHERE first_reply_sla_at IS NOT NULL
     UNION ALL
-    SELECT date(resolve_sla_at), 0, 0, resolve_sla = 'achieved', resolve_sla = 'breached'
+    SELECT substr(resolve_sla_at, 1, 10), 0, 0, resolve_sla = 'achieved', resolve_sla = 'breached'
     FROM rpt_tickets WHERE resolve_sla_at IS NOT NULL
   ) GROUP BY day
 )
@@ -83,18 +86,18 @@ const AGENT_DAILY = `
 INSERT INTO rpt_agent_daily
   (agent_id, agent_name, agent_email, day, public_replies, internal_notes, tickets_touched, tickets_solved, one_touch_solves)
 WITH msgs AS (
-  SELECT m.author_id AS agent_id, date(m.created_at) AS day,
+  SELECT m.author_id AS agent_id, substr(m.created_at, 1, 10) AS day,
     sum(coalesce(m.is_internal, 0) = 0) AS replies, sum(coalesce(m.is_internal, 0) = 1) AS notes,
     count(DISTINCT m.ticket_id) AS touched
   FROM ticket_messages m JOIN rpt_tickets r ON r.ticket_id = m.ticket_id
   WHERE m.author_type = 'agent' AND m.author_id IS NOT NULL AND m.created_at IS NOT NULL
-  GROUP BY m.author_id, date(m.created_at)
+  GROUP BY m.author_id, substr(m.created_at, 1, 10)
 ),
 solves AS (
-  SELECT x.assignee_id AS agent_id, date(x.at) AS day, count(*) AS solved,
+  SELECT x.assignee_id AS agent_id, substr(x.at, 1, 10) AS day, count(*) AS solved,
     sum(r.is_one_touch = 1 AND x.at = r.full_resolved_at) AS one_touch
   FROM (${RESOLUTIONS}) x JOIN rpt_tickets r ON r.ticket_id = x.ticket_id
-  WHERE x.assignee_id IS NOT NULL GROUP BY x.assignee_id, date(x.at)
+  WHERE x.assignee_id IS NOT NULL GROUP BY x.assignee_id, substr(x.at, 1, 10)
 ),
 keys AS (SELECT agent_id, day FROM msgs UNION SELECT agent_id, day FROM solves)
 SELECT k.agent_id, u.name, u.email, k.day, coalesce(m.replies, 0), coalesce(m.notes, 0), coalesce(m.touched, 0),

@@ -10,15 +10,17 @@ import { isResolved, minutesBetween, TICKET_SCOPE, withNow } from './sql-util.js
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
 
-/** The assignee at a moment: last assignee change at or before it, else the first change's from, else the current one. */
-const ASSIGNEE_AT = (id: string, at: string, current: string) => `CASE
-    WHEN EXISTS (SELECT 1 FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' AND a.changed_at <= ${at})
-      THEN (SELECT a.to_value FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' AND a.changed_at <= ${at}
-            ORDER BY a.changed_at DESC, a.id DESC LIMIT 1)
-    WHEN EXISTS (SELECT 1 FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id')
-      THEN (SELECT a.from_value FROM ticket_history a WHERE a.ticket_id = ${id} AND a.field = 'assignee_id'
-            ORDER BY a.changed_at, a.id LIMIT 1)
-    ELSE ${current} END`;
+/**
+ * The assignee at a moment: the last assignee change at or before it, else the first change's
+ * from, else the current assignee. Each probe returns '=' + id ('=' alone for "unassigned"), so a
+ * found NULL is told apart from "no row" with one index probe per case.
+ */
+const ASSIGNEE_AT = (id: string, at: string, current: string) => `nullif(substr(coalesce(
+    (SELECT '=' || coalesce(a.to_value, '') FROM ticket_history a
+      WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' AND a.changed_at <= ${at} ORDER BY a.changed_at DESC, a.id DESC LIMIT 1),
+    (SELECT '=' || coalesce(a.from_value, '') FROM ticket_history a
+      WHERE a.ticket_id = ${id} AND a.field = 'assignee_id' ORDER BY a.changed_at, a.id LIMIT 1),
+    '=' || coalesce(${current}, '')), 2), '')`;
 
 /**
  * Stays in a status. The first stay starts at created_at in the status the earliest history row
@@ -29,23 +31,26 @@ const INSERT_INTERVALS = `
 INSERT INTO rpt_ticket_status_intervals
   (ticket_id, seq, status, is_resolved, valid_from, valid_to, minutes, is_resolution, is_reopen, assignee_id, source, history_complete)
 WITH scope AS (
-  SELECT t.id, t.created_at, t.status, t.assignee_id FROM tickets t
+  SELECT t.id, t.created_at, t.status FROM tickets t
   WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${TICKET_SCOPE})
 ),
+-- One window pass gives each move its predecessor's status (the initial status for the first).
 h AS (
-  SELECT h.ticket_id, h.from_value, h.to_value, h.changed_at, h.source,
-         row_number() OVER (PARTITION BY h.ticket_id ORDER BY h.changed_at, h.id) AS rn
-  FROM ticket_history h
-  WHERE h.field = 'status' AND h.ticket_id IN (SELECT id FROM scope)
+  SELECT h.ticket_id, h.to_value, h.changed_at, h.source, s.created_at, row_number() OVER w AS rn,
+    coalesce(first_value(h.from_value) OVER w, s.status) AS initial, lag(h.to_value) OVER w AS prev_to
+  FROM scope s JOIN ticket_history h ON h.ticket_id = s.id AND h.field = 'status'
+  WINDOW w AS (PARTITION BY h.ticket_id ORDER BY h.changed_at, h.id)
 ),
-moves AS (
-  SELECT s.id AS ticket_id, 0 AS rn, coalesce(h1.from_value, s.status) AS status, s.created_at AS at, 'created' AS source
-  FROM scope s LEFT JOIN h h1 ON h1.ticket_id = s.id AND h1.rn = 1
+-- Joins go through primary keys or indexes only: a materialised CTE has no index to join on.
+kept AS (
+  SELECT ticket_id, 0 AS rn, initial AS status, created_at AS at, 'created' AS source FROM h WHERE rn = 1
+  UNION ALL
+  SELECT s.id, 0, s.status, s.created_at, 'created' FROM scope s
+  WHERE NOT EXISTS (SELECT 1 FROM ticket_history x WHERE x.ticket_id = s.id AND x.field = 'status')
   UNION ALL
   SELECT ticket_id, rn, to_value, changed_at, source FROM h
+  WHERE to_value IS NOT (CASE WHEN rn = 1 THEN initial ELSE prev_to END)
 ),
-marked AS (SELECT m.*, lag(m.status) OVER (PARTITION BY m.ticket_id ORDER BY m.rn) AS before FROM moves m),
-kept AS (SELECT * FROM marked WHERE rn = 0 OR status IS NOT before),
 iv AS (
   SELECT ticket_id, row_number() OVER w AS seq, status, at AS valid_from, lead(at) OVER w AS valid_to,
          lag(status) OVER w AS prev_status, source
@@ -55,10 +60,10 @@ SELECT iv.ticket_id, iv.seq, iv.status, ${isResolved('iv.status')}, iv.valid_fro
   CASE WHEN iv.valid_to IS NOT NULL THEN ${minutesBetween('iv.valid_from', 'iv.valid_to')} END,
   iv.seq > 1 AND ${isResolved('iv.status')} AND NOT ${isResolved('iv.prev_status')},
   iv.seq > 1 AND NOT ${isResolved('iv.status')} AND ${isResolved('iv.prev_status')},
-  ${ASSIGNEE_AT('iv.ticket_id', 'iv.valid_from', 's.assignee_id')},
+  ${ASSIGNEE_AT('iv.ticket_id', 'iv.valid_from', 't.assignee_id')},
   iv.source,
   ${HISTORY_COMPLETE('iv.ticket_id')}
-FROM iv JOIN scope s ON s.id = iv.ticket_id`;
+FROM iv JOIN tickets t ON t.id = iv.ticket_id`;
 
 /** One row per live ticket in scope; reads the intervals just rebuilt. */
 const INSERT_TICKETS = `
