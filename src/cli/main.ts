@@ -121,12 +121,11 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-// Exit explicitly: open sockets or timers left by a failure must not keep the process alive.
+// Exit explicitly: open sockets or timers left by a failure must not keep the process alive, and
+// SQLite connections are left to the OS on purpose (see openMirror). stdout and stderr are
+// synchronous for files and pipes on Linux, so nothing written is cut off.
 main(process.argv).then(
-  (code) => {
-    process.exitCode = code;
-    if (code !== 0) setTimeout(() => process.exit(code), 100).unref();
-  },
+  (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`wsmirror: ${String(err)}\n`);
     process.exit(EXIT.unexpected);

@@ -24,7 +24,9 @@ export function loadResources(flags: GlobalFlags, secretsOut: string[]): Resourc
 
 /** Opens the mirror and applies pending migrations (every command does this first, SPEC 2). */
 export async function openMirror(res: Resources, life: Lifecycle, options: { migrate?: boolean; readonly?: boolean } = {}): Promise<Store> {
-  const store = await openStore({ database: res.config.database, readonly: options.readonly ?? false });
+  // CLI processes exit right after closing: leaving the connection to the OS spares readers the
+  // exclusive lock of SQLite's checkpoint-on-close (main.ts always ends with process.exit).
+  const store = await openStore({ database: res.config.database, readonly: options.readonly ?? false, leaveOpenOnClose: true });
   life.defer(() => store.close());
   if (options.migrate !== false) {
     const { applied } = await store.migrate();

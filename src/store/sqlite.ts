@@ -11,7 +11,7 @@ import { buildStore, type Store } from './store.js';
  * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
  * transaction on it, which is what makes `Store.transaction` one writer at a time in-process.
  */
-export function openSqlite(database: string, readonly: boolean): Store {
+export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose = false): Store {
   const memory = database === ':memory:';
   const path = memory ? database : resolve(database);
   let sqlite: Database.Database;
@@ -31,7 +31,7 @@ export function openSqlite(database: string, readonly: boolean): Store {
       : `Cannot open the mirror database ${path}; check the path and its permissions`;
     throw new StoreError('OPEN_FAILED', `${what} (${(cause as Error).message}).`, { cause });
   }
-  const db = new Kysely<MirrorDatabase>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<MirrorDatabase>({ dialect: new SqliteDialect({ database: cachingDatabase(sqlite, leaveOpenOnClose) }) });
   return buildStore({
     dialect: 'sqlite',
     db,
@@ -42,4 +42,38 @@ export function openSqlite(database: string, readonly: boolean): Store {
       return acquireSqliteLock(path, opts);
     },
   });
+}
+
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * Kysely's SQLite driver prepares every query anew; the mirror runs the same few hundred
+ * statements millions of times, so preparing showed up as a tenth of a backfill's CPU. Statements
+ * are reused by SQL text (LRU-bounded); Kysely serialises queries on the connection, so a cached
+ * statement is never in use twice at once.
+ */
+function cachingDatabase(sqlite: Database.Database, leaveOpenOnClose: boolean) {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(sql: string): Database.Statement {
+      let stmt = cache.get(sql);
+      if (stmt) {
+        cache.delete(sql);
+      } else {
+        stmt = sqlite.prepare(sql);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, stmt);
+      return stmt;
+    },
+    close(): void {
+      cache.clear();
+      if (!leaveOpenOnClose) {
+        sqlite.close();
+        return;
+      }
+      // Keep the WAL short for whoever opens next, without the exclusive lock of a full close.
+      if (!sqlite.readonly) sqlite.pragma('wal_checkpoint(PASSIVE)');
+    },
+  };
 }

@@ -13,6 +13,14 @@ export interface OpenStoreOptions {
   database: string;
   /** Open for reading only: no directories or files are created, no writes, no lock. Default false. */
   readonly?: boolean;
+  /**
+   * SQLite only. Default false. When true, `close()` leaves the connection for the operating
+   * system to release when the process exits, instead of SQLite's checkpoint-on-close, which
+   * holds an exclusive lock for a moment: a reader without a busy timeout (the sqlite3 shell)
+   * arriving then fails with "database is locked". For CLI processes that exit right after.
+   * Nothing committed is at risk: the WAL is on disk and the next opener replays it.
+   */
+  leaveOpenOnClose?: boolean;
 }
 
 export interface Store {
