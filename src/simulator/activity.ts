@@ -1,7 +1,8 @@
 import { SENTENCES, SUBJECTS, TAGS } from './catalog.js';
 import { createDeal, deleteDeal, updateDeal } from './deal-ops.js';
 import type { Deal, Ticket } from './model.js';
-import { addMessage, createTicket, runAutomations, updateTicket } from './ticket-ops.js';
+import { runAutomations } from './ticket-lifecycle.js';
+import { addMessage, createTicket, updateTicket } from './ticket-ops.js';
 import type { ActivityRecord } from './types.js';
 import type { World } from './world.js';
 

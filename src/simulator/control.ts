@@ -4,7 +4,7 @@ import { defaultFaults, mergeFaults } from './faults-config.js';
 import type { FaultInjector } from './faults.js';
 import { dealListJson, eventJson, pipelineOut, ticketFull } from './render.js';
 import type { RequestLog } from './request-log.js';
-import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-ops.js';
+import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-lifecycle.js';
 import type { CorruptionKind, FaultConfig, HideReason, InjectedEvent, SimulatorControl, Truth } from './types.js';
 import type { World } from './world.js';
 

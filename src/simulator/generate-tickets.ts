@@ -1,7 +1,7 @@
 import { SENTENCES, SUBJECTS, TAGS } from './catalog.js';
 import { DAY, type GenContext } from './generator.js';
 import type { Attachment, CcEntry, Message, Ticket } from './model.js';
-import { refreshSla, slaDue } from './ticket-ops.js';
+import { refreshSla, slaDue } from './sla.js';
 
 const MINUTE = 60_000;
 /** Shared by every seeded message without attachments; nothing mutates attachment arrays. */

@@ -4,7 +4,7 @@ import { ApiError } from './errors.js';
 import type { FaultInjector } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import { route } from './routes.js';
-import { runAutomations } from './ticket-ops.js';
+import { runAutomations } from './ticket-lifecycle.js';
 import type { RequestLogEntry } from './types.js';
 import type { World } from './world.js';
 

@@ -1,25 +1,10 @@
-import { checkFields, DEFAULT_PRIORITY, DEFAULT_STATUS, priorityDef, resolvePriority, resolveStatus, TICKET_FIELDS } from './catalog.js';
+import { checkFields, DEFAULT_PRIORITY, DEFAULT_STATUS, resolvePriority, resolveStatus, TICKET_FIELDS } from './catalog.js';
 import { ApiError, Issues, notFound } from './errors.js';
 import { asBody, bool, has, normalizeTags, stringList, text } from './input.js';
 import type { Contact, Message, Ticket } from './model.js';
 import { ticketBody } from './render.js';
-import type { HideReason } from './types.js';
+import { refreshSla, slaDue } from './sla.js';
 import type { World } from './world.js';
-
-const HOUR = 3_600_000;
-
-export function slaDue(priority: string, createdMs: number): { firstReplyDueMs: number; resolveDueMs: number } {
-  const p = priorityDef(priority);
-  return { firstReplyDueMs: createdMs + p.firstReplyHours * HOUR, resolveDueMs: createdMs + p.resolveHours * HOUR };
-}
-
-/** Breaches are recorded when the ticket is written (no background SLA timer): the due time is the breach time. */
-export function refreshSla(t: Ticket, nowMs: number): void {
-  const reply = t.firstAgentReplyAtMs ?? nowMs;
-  t.firstReplyBreachedMs = reply > t.firstReplyDueMs ? t.firstReplyDueMs : null;
-  const resolved = t.resolvedAtMs ?? nowMs;
-  t.resolveBreachedMs = resolved > t.resolveDueMs ? t.resolveDueMs : null;
-}
 
 export function findListedTicket(world: World, id: string): Ticket {
   const t = world.tickets.get(id);
@@ -27,17 +12,17 @@ export function findListedTicket(world: World, id: string): Ticket {
   return t;
 }
 
-function begin(world: World, t: Ticket): void {
+export function beginTicketWrite(world: World, t: Ticket): void {
   world.beginWrite(t, () => ticketBody(world, t));
 }
 
-function commit(world: World, t: Ticket, ms: number): void {
+export function commitTicketWrite(world: World, t: Ticket, ms: number): void {
   refreshSla(t, ms);
   world.commitWrite(t, ms);
 }
 
 /** Moves the ticket to `to` and logs it; the caller brackets it with begin/commit. */
-function changeStatus(world: World, t: Ticket, to: string, actor: string | null, ms: number): void {
+export function changeStatus(world: World, t: Ticket, to: string, actor: string | null, ms: number): void {
   const from = t.status;
   if (from === to) return;
   t.status = to;
@@ -166,7 +151,7 @@ export function createTicket(world: World, actor: string, input: unknown): Ticke
   };
   world.addTicket(t);
   world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
-  commit(world, t, ms);
+  commitTicketWrite(world, t, ms);
   return t;
 }
 
@@ -223,7 +208,7 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   if (Object.keys(changes).length === 0 && !priorityChanges && !assigneeChanges && !statusChanges) return t;
 
   const ms = world.clock.nowMs();
-  begin(world, t);
+  beginTicketWrite(world, t);
   if (changes.subject) t.subject = subject as string;
   if (changes.summary) t.summary = summary ?? null;
   if (changes.teamId) t.teamId = teamId ?? null;
@@ -240,7 +225,7 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
     t.assigneeId = assigneeId ?? null;
   }
   if (statusChanges) changeStatus(world, t, status as string, actor, ms);
-  commit(world, t, ms);
+  commitTicketWrite(world, t, ms);
   return t;
 }
 
@@ -256,7 +241,7 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
   if (status !== undefined && status !== t.status) refuseIfClosed(t, 'changing the status');
 
   const ms = world.clock.nowMs();
-  begin(world, t);
+  beginTicketWrite(world, t);
   const message: Message = {
     id: world.ids.next('msg'),
     body: messageBody as string,
@@ -280,60 +265,6 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
     // Reply rule: a public agent reply waits on the customer unless the caller chose a status.
     changeStatus(world, t, status ?? 'pending', actor, ms);
   }
-  commit(world, t, ms);
+  commitTicketWrite(world, t, ms);
   return { message, ticket: t };
-}
-
-export function hideTicket(world: World, id: string, reason: HideReason, mergedInto?: string): void {
-  const t = findListedTicket(world, id);
-  const ms = world.clock.nowMs();
-  begin(world, t);
-  t.hidden = reason;
-  const type = reason === 'deleted' ? 'ticket.deleted' : reason === 'spam' ? 'ticket.spam' : 'ticket.merged';
-  const payload = reason === 'merged' ? { number: t.number, into: mergedInto ?? null } : { number: t.number };
-  world.emit(type, 'ticket', t.id, payload, null, ms);
-  commit(world, t, ms);
-}
-
-export function removeMessage(world: World, ticketId: string, messageId: string): void {
-  const t = findListedTicket(world, ticketId);
-  const i = t.messages.findIndex((m) => m.id === messageId);
-  if (i < 0) throw notFound('message', messageId);
-  const ms = world.clock.nowMs();
-  begin(world, t);
-  t.messages.splice(i, 1);
-  world.emit('ticket.message_removed', 'ticket', t.id, { messageId }, null, ms);
-  commit(world, t, ms);
-}
-
-/** Corruption and repair are served-shape changes; they still bump updatedAt and log an update. */
-export function setTicketCorruption(world: World, id: string, how: Ticket['corrupt']): void {
-  const t = findListedTicket(world, id);
-  const ms = world.clock.nowMs();
-  begin(world, t);
-  t.corrupt = how;
-  world.emit('ticket.updated', 'ticket', t.id, {}, null, ms);
-  commit(world, t, ms);
-}
-
-/** The auto-close automation, checked lazily against the simulated clock. */
-export function runAutomations(world: World): void {
-  const after = world.settings.autoCloseSolvedAfterMs;
-  if (after <= 0) return;
-  const q = world.solvedQueue;
-  const now = world.clock.nowMs();
-  while (world.solvedHead < q.length) {
-    const entry = q[world.solvedHead];
-    if (entry === undefined || entry.solvedAtMs + after > now) break;
-    world.solvedHead++;
-    const t = entry.ticket;
-    if (t.hidden !== null || t.status !== 'solved' || t.statusChangedAtMs !== entry.solvedAtMs) continue;
-    begin(world, t);
-    changeStatus(world, t, 'closed', null, now);
-    commit(world, t, now);
-  }
-  if (world.solvedHead > 1024 && world.solvedHead * 2 > q.length) {
-    q.splice(0, world.solvedHead);
-    world.solvedHead = 0;
-  }
 }
