@@ -132,7 +132,7 @@ export function agentDaily(truth: Rec, now: string) {
     if (t.is_one_touch === 1 && t._fullRes === i.valid_from) r.one_touch_solves++;
   }
   return [...rows.values()]
-    .map(({ touched, ...r }) => ({ ...r, tickets_touched: touched.size }))
+    .map(({ touched, ...r }): Rec => ({ ...r, tickets_touched: touched.size }))
     .sort((a, b) => (a.agent_id + a.day < b.agent_id + b.day ? -1 : 1));
 }
 
@@ -159,7 +159,7 @@ export function dealFigures(truth: Rec, now: string) {
     const closedAt = d.status === 'won' ? wonAt : d.status === 'lost' ? lostAt : null;
     deals.push({
       deal_id: d.id, status: d.status, stage_id: d.stage.id, amount_cents: cents(d.amount), currency: d.currency, owner_id: d.owner?.id ?? null,
-      won_at: wonAt, lost_at: lostAt, closed_at: closedAt, stage_entered_at: mine.at(-1).entered_at,
+      won_at: wonAt, lost_at: lostAt, closed_at: closedAt, stage_entered_at: mine.at(-1)!.entered_at,
       days_open: d.status === 'open' ? (ms(now) - ms(d.createdAt)) / DAY : null,
       days_to_close: closedAt ? (ms(closedAt) - ms(d.createdAt)) / DAY : null, history_complete: 1,
       _pipeline: d.pipeline.id, _created: d.createdAt,
