@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/log/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { emptyStats, recordRun, runBackfill, runSyncCycle, type RunStats, type SyncContext, type SyncHooks } from '../../src/sync/index.js';
+import type { Dialect } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 
@@ -28,13 +29,16 @@ export interface HarnessOptions {
   lookbackSeconds?: number;
   concurrency?: number;
   hooks?: SyncHooks;
+  /** Default: a SQLite file in a temp dir. */
+  dialect?: Dialect;
 }
 
 /** A simulator, a fresh SQLite mirror and a sync context wired to both, over real HTTP. */
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const sim = await startSimulator({ seed: 7, tickets: 40, deals: 15, control: true, apiKeys: { [API_KEY]: '' }, ...options.sim });
   const { dir, cleanup } = tempDir();
-  const database = join(dir, 'mirror.sqlite');
+  const target = options.dialect ? await options.dialect.newDatabase() : { database: join(dir, 'mirror.sqlite'), drop: async () => undefined };
+  const database = target.database;
   const store = await openStore({ database });
   await store.migrate();
   const client = createApiClient({
@@ -72,6 +76,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       await client.close();
       await store.close();
       await sim.close();
+      await target.drop();
       cleanup();
     },
   };

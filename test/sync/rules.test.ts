@@ -1,11 +1,14 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { STATE } from '../../src/sync/index.js';
-import { harness, type Harness } from './harness.js';
+import { dialects } from '../helpers/dialects.js';
+import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
 
 /** One test per rule of SPEC.md section 4, each ending in a whole-mirror comparison with the truth. */
-describe('sync rules (SPEC 4)', () => {
+for (const dialect of dialects)
+describe(`sync rules (SPEC 4) on ${dialect.name}`, () => {
   let h: Harness | null = null;
+  const harness = (options: HarnessOptions = {}) => makeHarness({ ...options, dialect });
   afterEach(async () => {
     await h?.close();
     h = null;

@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import pg from 'pg';
+import { tempDir } from './tmp.js';
+
+/** One database target of the integration suites. */
+export interface Dialect {
+  name: 'sqlite' | 'postgres';
+  /** A fresh, empty database: a SQLite file path or a postgres:// URL. */
+  newDatabase(): Promise<{ database: string; drop(): Promise<void> }>;
+}
+
+const PG_URL = process.env.WSMIRROR_TEST_POSTGRES_URL;
+
+const sqlite: Dialect = {
+  name: 'sqlite',
+  async newDatabase() {
+    const { dir, cleanup } = tempDir();
+    return { database: join(dir, 'mirror.sqlite'), drop: async () => cleanup() };
+  },
+};
+
+let counter = 0;
+
+const postgres: Dialect = {
+  name: 'postgres',
+  async newDatabase() {
+    const name = `wsmirror_t_${process.pid}_${Date.now()}_${counter++}`;
+    await admin(`create database ${name}`);
+    const url = new URL(PG_URL!);
+    url.pathname = `/${name}`;
+    return {
+      database: url.toString(),
+      drop: () => admin(`drop database if exists ${name} with (force)`),
+    };
+  },
+};
+
+async function admin(statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * SQLite always; PostgreSQL when WSMIRROR_TEST_POSTGRES_URL names a server where databases may be
+ * created (CI sets it). Each suite loops `for (const dialect of dialects)`.
+ */
+export const dialects: Dialect[] = PG_URL ? [sqlite, postgres] : [sqlite];
+
+if (!PG_URL) {
+  console.warn(
+    'PostgreSQL cases skipped: WSMIRROR_TEST_POSTGRES_URL is not set (CI sets it; locally e.g. WSMIRROR_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test npm test).',
+  );
+}
+
+export const postgresDialect: Dialect | null = PG_URL ? postgres : null;
