@@ -65,9 +65,19 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
   }
 
   let repaired = 0;
-  if (options.repair && drift.length > 0) {
-    const marks = drift
-      .filter((d): d is Drift & { entityType: 'ticket' | 'deal' } => d.entityType !== 'pipeline')
+  // Quarantined records are retried by a repair even when their copy looks current (SPEC 4.5).
+  const quarantined = await store.db
+    .selectFrom('quarantine')
+    .select(['entity_type', 'entity_id'])
+    .where('entity_type', 'in', ['ticket', 'deal'])
+    .execute();
+  if (options.repair && drift.length + quarantined.length > 0) {
+    const keys = new Set<string>();
+    const marks = [
+      ...drift.filter((d): d is Drift & { entityType: 'ticket' | 'deal' } => d.entityType !== 'pipeline'),
+      ...quarantined.map((q) => ({ entityType: q.entity_type as 'ticket' | 'deal', entityId: q.entity_id })),
+    ]
+      .filter((d) => !keys.has(`${d.entityType}:${d.entityId}`) && keys.add(`${d.entityType}:${d.entityId}`))
       .map((d) => ({ entityType: d.entityType, entityId: d.entityId, occurredAt: new Date(0).toISOString() }));
     await store.transaction(async (tx) => {
       await tx.markDirty(marks);
