@@ -4,7 +4,7 @@ import { Lifecycle } from '../cli/lifecycle.js';
 import { loadResources, openClient, openMirror, syncContext, type GlobalFlags } from '../cli/resources.js';
 import { syncOnce } from '../cli/commands/sync.js';
 import { recordRun, runBackfill, runVerify, STATE, type BackfillState } from '../sync/index.js';
-import { EXIT } from '../util/errors.js';
+import { EXIT, WsmirrorError } from '../util/errors.js';
 import { startHealthServer, type HealthState } from './http.js';
 import { DaemonMetrics } from './metrics.js';
 
@@ -47,6 +47,17 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
     });
     life.defer(() => lock.release());
     if (life.stop.signal.aborted) return;
+    // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
+    // already be writing, so this one must stop at once rather than write alongside it.
+    lock.lost.addEventListener(
+      'abort',
+      () => {
+        fatal = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
+        life.stop.abort(fatal);
+        life.abort.abort(fatal);
+      },
+      { once: true },
+    );
     health.role = 'writer';
     metrics.leader.set(1);
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
