@@ -3,6 +3,7 @@ import { mapConcurrent } from '../util/concurrency.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { STATE, type SyncContext } from './context.js';
 import { refreshPipelines } from './pipelines.js';
+import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
 /** Persisted after every page so a crashed backfill resumes where it stopped (SPEC 4.6). */
@@ -122,6 +123,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     await tx.setState(STATE.window, null);
     await tx.setState(STATE.backfill, final);
   });
+  await refreshReports(ctx, stats, { tickets: 'all', deals: 'all' });
   progress();
   return final;
 }

@@ -32,6 +32,8 @@ export const STATE = {
   window: 'window',
   backfill: 'backfill',
   lastCycle: 'last_cycle',
+  /** Set when a reporting refresh failed: the next one rebuilds everything. */
+  reportingStale: 'reporting_stale',
 } as const;
 
 /** The persisted event window of SPEC 4.2. */

@@ -5,6 +5,7 @@ import { laterOf, STATE, type SyncContext, type WindowState } from './context.js
 import { drainDirty } from './drain.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
+import { refreshReports } from './reporting.js';
 import type { BackfillState } from './backfill.js';
 import type { RunStats } from './stats.js';
 
@@ -95,6 +96,7 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
   }
 
   if (!stopped) await drainDirty(ctx, stats);
+  await refreshReports(ctx, stats, stats.changed);
   return { head, watermark: stopped ? watermark : window.maxOccurredAt, stopped };
 }
 

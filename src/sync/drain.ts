@@ -39,6 +39,7 @@ export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<voi
       async (entry) => {
         const outcome = await rehydrate(ctx, entry, ensureStage);
         count(stats, outcome);
+        (entry.entityType === 'ticket' ? stats.changed.tickets : stats.changed.deals).add(entry.entityId);
         ctx.hooks?.onRecord?.(entry.entityType, outcome);
       },
       () => ctx.stopSignal.aborted,

@@ -11,6 +11,10 @@ export interface RunStats {
   quarantined: number;
   requests: number;
   retries: number;
+  /** Time spent refreshing the rpt_ tables at the end of the run. */
+  reportRefreshMs: number;
+  /** Records written by this run, for the incremental reporting refresh. */
+  changed: { tickets: Set<string>; deals: Set<string> };
 }
 
 export function emptyStats(): RunStats {
@@ -24,6 +28,8 @@ export function emptyStats(): RunStats {
     quarantined: 0,
     requests: 0,
     retries: 0,
+    reportRefreshMs: 0,
+    changed: { tickets: new Set(), deals: new Set() },
   };
 }
 

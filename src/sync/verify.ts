@@ -1,6 +1,7 @@
 import type { Page } from '../api/index.js';
 import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
+import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
 export interface Drift {
@@ -86,6 +87,7 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
     });
     const before = stats.recordsFetched;
     await drainDirty(ctx, stats);
+    await refreshReports(ctx, stats, stats.changed);
     repaired = stats.recordsFetched - before;
   }
   return { checked, drift, repaired };

@@ -38,6 +38,7 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
       quarantined: stats.quarantined,
       requests: stats.requests,
       retries: stats.retries,
+      reportRefreshMs: Math.round(stats.reportRefreshMs),
       durationMs,
       lagSeconds,
       watermark: result.watermark,

@@ -1,4 +1,4 @@
-import { recordRun, runVerify } from '../../sync/index.js';
+import { emptyStats, recordRun, runVerify } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
@@ -26,8 +26,7 @@ export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean
     const client = openClient(res, life);
     const store = await openMirror(res, life);
     const ctx = syncContext(res, store, client, life);
-    const stats = { eventsRead: 0, eventsNew: 0, recordsFetched: 0, staleReads: 0, staleAccepted: 0, deleted: 0, quarantined: 0, requests: 0, retries: 0 };
-    const result = await runVerify(ctx, stats, { repair: false });
+    const result = await runVerify(ctx, emptyStats(), { repair: false });
     print(result, opts.json);
     if (result.drift.length > 0) {
       throw new ExitError(
