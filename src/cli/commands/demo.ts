@@ -7,7 +7,9 @@ import { recordRun, runBackfill } from '../../sync/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import { openClient, openMirror, syncContext, type Resources } from '../resources.js';
 import { usageError } from '../session.js';
+import { readHeadlines } from '../../report/index.js';
 import { printHeadlines } from './headlines.js';
+import { formatHeadlines } from './report.js';
 import { syncOnce } from './sync.js';
 
 const DEMO_KEY = 'demo-key';
@@ -55,6 +57,8 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     }
     out('');
     await printHeadlines(store, out);
+    out('');
+    for (const line of formatHeadlines(await readHeadlines(store))) out(line);
     out('');
     out(`Done in ${((Date.now() - started) / 1000).toFixed(1)} s. Explore the mirror with:`);
     out(`  sqlite3 -readonly ${database} "select status, count(*) from tickets group by status"`);

@@ -15,15 +15,4 @@ export async function printHeadlines(store: Store, out: (line: string) => void):
     .orderBy('status')
     .execute();
   out(`Tickets by status: ${statuses.map((s) => `${s.status} ${Number(s.n)}`).join(', ')}`);
-  const pipeline = await store.db
-    .selectFrom('deals')
-    .select(['currency', sql<number>`count(*)`.as('n'), sql<number>`sum(amount_cents)`.as('cents')])
-    .where('deleted_at', 'is', null)
-    .where('status', '=', 'open')
-    .groupBy('currency')
-    .orderBy('currency')
-    .execute();
-  out(
-    `Open pipeline: ${pipeline.map((p) => `${p.currency ?? '(none)'} ${(Number(p.cents ?? 0) / 100).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })} in ${Number(p.n)} deals`).join('; ')}`,
-  );
 }
