@@ -7,12 +7,15 @@ type Db = Kysely<MirrorDatabase>;
 
 // References are partial views of a record (an actor may come without an email), so a null never
 // erases a value the mirror already knows; a non-null value always wins.
+// Rows are written in id order: concurrent PostgreSQL transactions (the drain re-reads several
+// records at once) then lock shared users/contacts/companies in one order and cannot deadlock.
+const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is UserRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
-  ).map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) }));
+  ).map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) })).sort(byId);
   for (const batch of chunks(rows, 200)) {
     await db
       .insertInto('users')
@@ -31,7 +34,7 @@ export async function upsertContacts(db: Db, refs: readonly (ContactRef | null |
   const rows = uniqueBy(
     refs.filter((r): r is ContactRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
-  ).map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) }));
+  ).map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) })).sort(byId);
   for (const batch of chunks(rows, 200)) {
     await db
       .insertInto('contacts')

@@ -76,7 +76,7 @@ export function buildStore(backend: StoreBackend): Store {
       }
       return { applied: [] };
     },
-    transaction: (fn) => db.transaction().execute((trx) => fn(createTx(trx))),
+    transaction: (fn) => withDeadlockRetry(() => db.transaction().execute((trx) => fn(createTx(trx)))),
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
       const lock = await backend.acquireLock(opts);
@@ -148,4 +148,23 @@ export function buildStore(backend: StoreBackend): Store {
       await db.destroy();
     },
   };
+}
+
+/** PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole. */
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
+
+/**
+ * PostgreSQL may abort one of two concurrent transactions that touch the same rows; it was rolled
+ * back whole, so running it again is safe. SQLite serialises transactions and never gets here.
+ */
+async function withDeadlockRetry<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
+      await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
+    }
+  }
 }

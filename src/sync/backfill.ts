@@ -56,12 +56,12 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
       const known = await store.knownStageIds();
       if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
       const now = ctx.now();
-      await store.transaction(async (tx) => {
+      state = await store.transaction(async (tx) => {
         for (const deal of page.items) await tx.upsertDeal(deal, now);
         await quarantineAll(tx, page, now);
         const next = { ...state!, cursor, copied: { ...state!.copied, deals: state!.copied.deals + page.items.length } };
         await tx.setState(STATE.backfill, next);
-        state = next;
+        return next;
       });
       stats.recordsFetched += page.items.length;
       stats.quarantined += page.invalid.length;
@@ -76,7 +76,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     const done = await copyList(ctx, state.cursor, (cursor) => client.ticketsPage({ cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
       const full = await readTickets(ctx, page.items, stats);
       const now = ctx.now();
-      await store.transaction(async (tx) => {
+      state = await store.transaction(async (tx) => {
         for (const ticket of full.ok) await tx.upsertTicket(ticket, now);
         await quarantineAll(tx, page, now);
         for (const bad of full.invalid) {
@@ -84,7 +84,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
         }
         const next = { ...state!, cursor, copied: { ...state!.copied, tickets: state!.copied.tickets + full.ok.length } };
         await tx.setState(STATE.backfill, next);
-        state = next;
+        return next;
       });
       stats.quarantined += page.invalid.length + full.invalid.length;
       ctx.hooks?.onPage?.('tickets', { items: page.items.length, invalid: page.invalid.length });
@@ -98,16 +98,17 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     const since = state.history === 'all' ? undefined : toIsoTimestamp(state.history) ?? undefined;
     const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
       const now = ctx.now();
-      await store.transaction(async (tx) => {
+      const committed = await store.transaction(async (tx) => {
         const events = page.items.map((e) => ({ ...e, occurredAt: toIsoTimestamp(e.occurredAt) as string }));
         const { newIds } = await tx.insertEvents(events, now);
-        stats.eventsRead += page.items.length;
-        stats.eventsNew += newIds.size;
         await quarantineAll(tx, page, now);
         const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
         await tx.setState(STATE.backfill, next);
-        state = next;
+        return next;
       });
+      stats.eventsRead += page.items.length;
+      stats.eventsNew += committed.copied.events - state!.copied.events;
+      state = committed;
       ctx.hooks?.onPage?.('history', { items: page.items.length, invalid: page.invalid.length });
       progress();
     });

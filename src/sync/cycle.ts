@@ -70,9 +70,9 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
     const next: WindowState = { since: window.since, cursor: page.nextCursor, maxOccurredAt };
     const now = ctx.now();
     const mirrored = await mirroredUpdatedAt(ctx, events);
-    await store.transaction(async (tx) => {
+    // Counters are updated after the commit: a transaction may be run again (PostgreSQL deadlock).
+    const newCount = await store.transaction(async (tx) => {
       const { newIds } = await tx.insertEvents(events, now);
-      stats.eventsNew += newIds.size;
       for (const item of page.invalid) {
         await tx.quarantine({ entityType: 'event', entityId: item.id ?? 'unknown', reason: item.reason, raw: item.raw }, now);
       }
@@ -89,7 +89,9 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
       } else {
         await tx.setState(STATE.window, next);
       }
+      return newIds.size;
     });
+    stats.eventsNew += newCount;
     window = next;
     if (last) break;
     if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) await drainDirty(ctx, stats);
