@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +6,16 @@ import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { spawnCli, waitForOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig } from './env.js';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address();
+      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
 
 describe('wsmirror run (the daemon)', () => {
   let sim: Simulator;
@@ -15,7 +26,8 @@ describe('wsmirror run (the daemon)', () => {
 
   it('backfills an empty mirror, syncs on each tick, serves health and metrics, and stops on SIGTERM with exit 0', async () => {
     const { dir, cleanup } = tempDir();
-    const env = { ...cliConfig(dir, { url: sim.url, extra: { http: { host: '127.0.0.1', port: 0 } } }), WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_HTTP_PORT: '0' };
+    const port = await freePort();
+    const env = { ...cliConfig(dir, { url: sim.url }), WSMIRROR_LOG_LEVEL: 'info', WSMIRROR_HTTP_PORT: String(port) };
     const daemon = spawnCli(['run'], env);
     let log = '';
     daemon.stderr.on('data', (d: Buffer) => (log += d.toString()));
@@ -26,6 +38,14 @@ describe('wsmirror run (the daemon)', () => {
     const deadline = Date.now() + 5000;
     while (cycles() < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(cycles()).toBeGreaterThanOrEqual(before + 2);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: 'ok', role: 'writer', consecutiveFailures: 0 });
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^wsmirror_sync_cycles_total\{outcome="success"\} [1-9]/m);
+    expect(metrics).toMatch(/^wsmirror_is_writer 1$/m);
+    expect(metrics).toMatch(/^wsmirror_lag_seconds 0$/m);
+    expect(metrics).toMatch(/^wsmirror_requests_total [1-9]/m);
     const started = Date.now();
     daemon.kill('SIGTERM');
     const r = await daemon.result;
