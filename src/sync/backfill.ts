@@ -3,6 +3,7 @@ import { mapConcurrent } from '../util/concurrency.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { STATE, type SyncContext } from './context.js';
 import { refreshPipelines } from './pipelines.js';
+import { quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
@@ -58,7 +59,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
       const now = ctx.now();
       state = await store.transaction(async (tx) => {
         for (const deal of page.items) await tx.upsertDeal(deal, now);
-        await quarantineAll(tx, page, now);
+        await quarantineInvalid(tx, page.invalid, now);
         const next = { ...state!, cursor, copied: { ...state!.copied, deals: state!.copied.deals + page.items.length } };
         await tx.setState(STATE.backfill, next);
         return next;
@@ -78,7 +79,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
       const now = ctx.now();
       state = await store.transaction(async (tx) => {
         for (const ticket of full.ok) await tx.upsertTicket(ticket, now);
-        await quarantineAll(tx, page, now);
+        await quarantineInvalid(tx, page.invalid, now);
         for (const bad of full.invalid) {
           await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
         }
@@ -101,7 +102,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
       const committed = await store.transaction(async (tx) => {
         const events = page.items.map((e) => ({ ...e, occurredAt: toIsoTimestamp(e.occurredAt) as string }));
         const { newIds } = await tx.insertEvents(events, now);
-        await quarantineAll(tx, page, now);
+        await quarantineInvalid(tx, page.invalid, now);
         const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
         await tx.setState(STATE.backfill, next);
         return next;
@@ -184,14 +185,4 @@ async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: 
     }
   });
   return out;
-}
-
-async function quarantineAll(
-  tx: { quarantine(item: { entityType: string; entityId: string; reason: string; raw: unknown }, at: string): Promise<void> },
-  page: Page<unknown>,
-  now: string,
-): Promise<void> {
-  for (const item of page.invalid) {
-    await tx.quarantine({ entityType: item.entityType, entityId: item.id ?? 'unknown', reason: item.reason, raw: item.raw }, now);
-  }
 }

@@ -5,6 +5,7 @@ import { laterOf, STATE, type SyncContext, type WindowState } from './context.js
 import { drainDirty } from './drain.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
+import { quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { BackfillState } from './backfill.js';
 import type { RunStats } from './stats.js';
@@ -73,9 +74,7 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
     // Counters are updated after the commit: a transaction may be run again (PostgreSQL deadlock).
     const newCount = await store.transaction(async (tx) => {
       const { newIds } = await tx.insertEvents(events, now);
-      for (const item of page.invalid) {
-        await tx.quarantine({ entityType: 'event', entityId: item.id ?? 'unknown', reason: item.reason, raw: item.raw }, now);
-      }
+      await quarantineInvalid(tx, page.invalid, now);
       const fresh = events.filter((e) => newIds.has(e.id));
       for (const e of fresh) {
         if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
