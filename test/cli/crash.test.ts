@@ -2,12 +2,12 @@
 import { join } from 'node:path';
 import { Kysely, SqliteDialect } from 'kysely';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Simulator } from '../../src/simulator/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 const SEEDS = 10;
 
@@ -44,12 +44,8 @@ async function killAndFinish(args: string[], env: Record<string, string>, killAf
 }
 
 describe('crash safety (SIGKILL at random moments)', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    // Latency stretches a run over enough time for the kills to land at different stages.
-    sim = await startSimulator({ seed: 11, tickets: 150, deals: 40, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 3 } });
-  });
-  afterAll(async () => sim.close());
+  // Latency stretches a run over enough time for the kills to land at different stages.
+  const sim = useSimulator({ seed: 11, tickets: 150, deals: 40, faults: { latencyMs: 3 } });
 
   it(`backfill, killed at ${SEEDS} random moments, resumes to an exact mirror`, async () => {
     let hits = 0;

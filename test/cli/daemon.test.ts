@@ -1,11 +1,11 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { startSimulator } from '../../src/simulator/index.js';
 import { spawnCli, waitForOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -18,11 +18,7 @@ function freePort(): Promise<number> {
 }
 
 describe('wsmirror run (the daemon)', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 5, tickets: 30, deals: 10, control: true, apiKeys: { 'test-key': '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 5, tickets: 30, deals: 10 });
 
   it('backfills an empty mirror, syncs on each tick, serves health and metrics, and stops on SIGTERM with exit 0', async () => {
     const { dir, cleanup } = tempDir();

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 const PAGE_SIZE = 10;
 const LOOKBACK_S = 300;
@@ -15,11 +14,7 @@ const LOOKBACK_S = 300;
  * most ceil((E + O) / pageSize) + 1 event requests, R record requests and 1 pipelines request.
  */
 describe('request economy of a sync', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 21, tickets: 60, deals: 25, control: true, apiKeys: { 'test-key': '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 21, tickets: 60, deals: 25 });
 
   it('stays within the event, record and pipelines budgets', async () => {
     const { dir, cleanup } = tempDir();

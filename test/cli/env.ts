@@ -1,5 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
+import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 
 /**
  * Environment for a spawned CLI against a local simulator: a config file with fast retries and a
@@ -24,5 +26,33 @@ export function cliConfig(dir: string, opts: { url: string; apiKey?: string; dat
     WSMIRROR_BASE_URL: opts.url,
     WSMIRROR_API_KEY: opts.apiKey ?? 'test-key',
     WSMIRROR_DATABASE: opts.database ?? join(dir, 'mirror.sqlite'),
+  };
+}
+
+/**
+ * A simulator with the control surface for one describe block: started before its tests, closed
+ * after. The returned object forwards to it, so tests read `sim.url` and `sim.control` directly.
+ */
+export function useSimulator(options: SimulatorOptions): Simulator {
+  let started: Simulator | null = null;
+  beforeAll(async () => {
+    started = await startSimulator({ control: true, apiKeys: { 'test-key': '' }, ...options });
+  });
+  afterAll(async () => started?.close());
+  const current = () => {
+    if (!started) throw new Error('the simulator starts in beforeAll; use it inside a test');
+    return started;
+  };
+  return {
+    get url() {
+      return current().url;
+    },
+    get port() {
+      return current().port;
+    },
+    get control() {
+      return current().control;
+    },
+    close: () => current().close(),
   };
 }

@@ -1,19 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 /** The real CLI as a child process: exit codes, one-sentence errors, and no write on a bad key. */
 describe('CLI exits', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 3, tickets: 20, deals: 8, control: true, apiKeys: { 'test-key': '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 3, tickets: 20, deals: 8 });
 
   it('a rejected key exits 3 with one sentence, before anything is written', async () => {
     const { dir, cleanup } = tempDir();

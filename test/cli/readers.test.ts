@@ -1,10 +1,9 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 function sqlite3Path(): string | null {
   try {
@@ -30,11 +29,7 @@ function query(file: string, sql: string): Promise<{ code: number | null; stdout
 
 /** A BI-style reader (the real sqlite3 client, no busy timeout) polls while a backfill writes. */
 describe.skipIf(!sqlite3)('readers are never blocked', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 4, tickets: 2000, deals: 100, control: true, apiKeys: { 'test-key': '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 4, tickets: 2000, deals: 100 });
 
   it('a sqlite3 process querying in a loop during a 2,000-ticket backfill never sees "database is locked"', async () => {
     const { dir, cleanup } = tempDir();

@@ -1,20 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 const KEY = 'sk-live-9f8e7d6c5b4a39281706';
 
 /** The API key appears in no log line, error, file or table (DEVELOPERS.md). */
 describe('the API key never leaks', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 17, tickets: 15, deals: 6, control: true, apiKeys: { [KEY]: '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 17, tickets: 15, deals: 6, apiKeys: { [KEY]: '' } });
 
   it('is absent from every output and every file the mirror writes, through success and failure', async () => {
     const { dir, cleanup } = tempDir();

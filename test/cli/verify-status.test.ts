@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
-import { cliConfig } from './env.js';
+import { cliConfig, useSimulator } from './env.js';
 
 describe('verify and status', () => {
-  let sim: Simulator;
-  beforeAll(async () => {
-    sim = await startSimulator({ seed: 13, tickets: 25, deals: 12, control: true, apiKeys: { 'test-key': '' } });
-  });
-  afterAll(async () => sim.close());
+  const sim = useSimulator({ seed: 13, tickets: 25, deals: 12 });
 
   it('verify finds no drift after a sync, exit 5 with the differences after unsynced writes, and --repair mends them', async () => {
     const { dir, cleanup } = tempDir();
