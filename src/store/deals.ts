@@ -4,6 +4,8 @@ import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompany, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedDealHistory } from './history.js';
 import type { UpsertResult } from './tickets.js';
+import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { insertRows, overwrite, run } from './sql.js';
 import { bool, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -39,6 +41,20 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
   };
 }
 
+// Column order for the upsert, which binds each value once and updates from `excluded`. The
+// record type makes the compiler reject a column missing here.
+const DEAL_COLUMNS = Object.keys({
+  id: 0, name: 0, amount: 0, amount_cents: 0, currency: 0, close_date: 0, status: 0, pipeline_id: 0, stage_id: 0,
+  owner_id: 0, company_id: 0, fields_json: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
+} satisfies Record<keyof DealsTable, 0>) as (keyof DealsTable)[];
+const DEAL_UPSERT = overwrite(['id'], DEAL_COLUMNS.slice(1));
+
+const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
+const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
+
+const PREVIOUS = 'select "stage_id", "amount", "close_date", "owner_id", "status", "updated_at" from "deals" where "id" = ?';
+type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'close_date' | 'owner_id' | 'status' | 'updated_at'>;
+
 /**
  * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
  * first write, stale copies ignored). An unknown stage or pipeline gets a minimal row from what
@@ -48,54 +64,33 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
   const row = dealRow(deal, syncedAt);
   const id = row.id;
   const contacts = uniqueBy(Array.isArray(deal.contacts) ? deal.contacts : [], (c) => String(c.id));
-  const fields = fieldRows(deal.fields);
+  const contactRows: ChildRow[] = contacts.map((c, position) => [String(c.id), bool(c.isPrimary ?? false), position]);
+  const fields: ChildRow[] = fieldRows(deal.fields).map((f) => [f.key, f.value_text, f.value_json]);
 
-  await db.deleteFrom('quarantine').where('entity_type', '=', 'deal').where('entity_id', '=', id).execute();
+  await run(db, 'delete from "quarantine" where "entity_type" = \'deal\' and "entity_id" = ?', [id]);
 
-  const previous = await db
-    .selectFrom('deals')
-    .select(['stage_id', 'amount', 'close_date', 'owner_id', 'status', 'updated_at'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const [previous] = await run<Previous>(db, PREVIOUS, [id]);
   if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
 
   await upsertUsers(db, [deal.owner]);
   await upsertCompany(db, deal.company);
   await upsertContacts(db, contacts);
   if (row.pipeline_id !== null) {
-    await db
-      .insertInto('pipelines')
-      .values({ id: row.pipeline_id, name: str(deal.pipeline.name), deal_count: null, position: null, raw_json: null })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await insertRows(db, 'pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'],
+      [[row.pipeline_id, str(deal.pipeline.name), null, null, null]], 'on conflict ("id") do nothing');
   }
   if (row.stage_id !== null) {
     const s = deal.stage;
-    await db
-      .insertInto('stages')
-      .values({
-        id: row.stage_id, pipeline_id: row.pipeline_id, name: str(s.name),
-        position: typeof s.position === 'number' ? s.position : null,
-        is_won: bool(s.isWon), is_lost: bool(s.isLost), raw_json: json(s),
-      })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .execute();
+    await insertRows(db, 'stages', ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
+      [[row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)]],
+      'on conflict ("id") do nothing');
   }
 
-  const { id: _id, ...update } = row;
-  await db.insertInto('deals').values(row).onConflict((oc) => oc.column('id').doUpdateSet(update)).execute();
+  await insertRows(db, 'deals', DEAL_COLUMNS, [DEAL_COLUMNS.map((c) => row[c])], DEAL_UPSERT);
 
-  await db.deleteFrom('deal_contacts').where('deal_id', '=', id).execute();
-  for (const batch of chunks(contacts.map((c, position) => ({ c, position })), 200)) {
-    await db
-      .insertInto('deal_contacts')
-      .values(batch.map(({ c, position }) => ({ deal_id: id, contact_id: String(c.id), is_primary: bool(c.isPrimary ?? false), position })))
-      .execute();
-  }
-  await db.deleteFrom('deal_fields').where('deal_id', '=', id).execute();
-  for (const batch of chunks(fields, 200)) {
-    await db.insertInto('deal_fields').values(batch.map((f) => ({ deal_id: id, ...f }))).execute();
-  }
+  const existed = previous !== undefined;
+  await replaceChildren(db, CONTACTS, id, contactRows, existed);
+  await replaceChildren(db, FIELDS, id, fields, existed);
 
   if (!previous) return { history: 0, stale: false, quarantined: false };
   const changes = diffFields(previous, row, TRACKED);

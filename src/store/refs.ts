@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Company, ContactRef, UserRef } from '../api/types.js';
 import type { MirrorDatabase } from './schema.js';
-import { chunks, str, uniqueBy } from './values.js';
+import { str, uniqueBy } from './values.js';
+import { coalesceInto, insertRows } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -11,23 +12,17 @@ type Db = Kysely<MirrorDatabase>;
 // records at once) then lock shared users/contacts/companies in one order and cannot deadlock.
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+const USERS_UPSERT = coalesceInto('users', ['name', 'email']);
+const CONTACTS_UPSERT = coalesceInto('contacts', ['first_name', 'last_name', 'email']);
+const COMPANIES_UPSERT = coalesceInto('companies', ['name', 'domain']);
+
 export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is UserRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
   ).map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) })).sort(byId);
-  for (const batch of chunks(rows, 200)) {
-    await db
-      .insertInto('users')
-      .values(batch)
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('users.name')),
-          email: eb.fn.coalesce(eb.ref('excluded.email'), eb.ref('users.email')),
-        })),
-      )
-      .execute();
-  }
+  if (rows.length === 0) return;
+  await insertRows(db, 'users', ['id', 'name', 'email'], rows.map((r) => [r.id, r.name, r.email]), USERS_UPSERT);
 }
 
 export async function upsertContacts(db: Db, refs: readonly (ContactRef | null | undefined)[]): Promise<void> {
@@ -35,31 +30,14 @@ export async function upsertContacts(db: Db, refs: readonly (ContactRef | null |
     refs.filter((r): r is ContactRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
   ).map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) })).sort(byId);
-  for (const batch of chunks(rows, 200)) {
-    await db
-      .insertInto('contacts')
-      .values(batch)
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          first_name: eb.fn.coalesce(eb.ref('excluded.first_name'), eb.ref('contacts.first_name')),
-          last_name: eb.fn.coalesce(eb.ref('excluded.last_name'), eb.ref('contacts.last_name')),
-          email: eb.fn.coalesce(eb.ref('excluded.email'), eb.ref('contacts.email')),
-        })),
-      )
-      .execute();
-  }
+  if (rows.length === 0) return;
+  await insertRows(
+    db, 'contacts', ['id', 'first_name', 'last_name', 'email'],
+    rows.map((r) => [r.id, r.first_name, r.last_name, r.email]), CONTACTS_UPSERT,
+  );
 }
 
 export async function upsertCompany(db: Db, company: Company | null | undefined): Promise<void> {
   if (!company || company.id === null || company.id === undefined) return;
-  await db
-    .insertInto('companies')
-    .values({ id: String(company.id), name: str(company.name), domain: str(company.domain) })
-    .onConflict((oc) =>
-      oc.column('id').doUpdateSet((eb) => ({
-        name: eb.fn.coalesce(eb.ref('excluded.name'), eb.ref('companies.name')),
-        domain: eb.fn.coalesce(eb.ref('excluded.domain'), eb.ref('companies.domain')),
-      })),
-    )
-    .execute();
+  await insertRows(db, 'companies', ['id', 'name', 'domain'], [[String(company.id), str(company.name), str(company.domain)]], COMPANIES_UPSERT);
 }

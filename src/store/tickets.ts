@@ -3,7 +3,9 @@ import type { TicketWithMessages } from '../api/types.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';
-import { bool, chunks, fieldRows, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
+import { bool, fieldRows, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
+import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { insertRows, overwrite, run } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -61,6 +63,27 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   };
 }
 
+const MESSAGES: ChildTable = {
+  table: 'ticket_messages', parent: 'ticket_id', key: 'id', globalKey: true,
+  values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
+};
+const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
+const FIELDS: ChildTable = { table: 'ticket_fields', parent: 'ticket_id', key: 'key', values: ['value_text', 'value_json'] };
+
+const PREVIOUS = 'select "status", "priority", "assignee_id", "team_id", "updated_at" from "tickets" where "id" = ?';
+type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'updated_at'>;
+
+// Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
+// binding the row twice (insert values and update set) doubled the strings sent to the driver.
+// The record type makes the compiler reject a column missing here.
+const TICKET_COLUMNS = Object.keys({
+  id: 0, number: 0, key: 0, subject: 0, status: 0, priority: 0, summary: 0, contact_id: 0, assignee_id: 0, team_id: 0,
+  team_name: 0, team_json: 0, tags_json: 0, fields_json: 0, cc_json: 0, message_count: 0, first_reply_due_at: 0,
+  resolve_due_at: 0, first_reply_breached_at: 0, resolve_breached_at: 0, first_agent_reply_at: 0, resolved_at: 0,
+  status_changed_at: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
+} satisfies Record<keyof TicketsTable, 0>) as (keyof TicketsTable)[];
+const TICKET_UPSERT = overwrite(['id'], TICKET_COLUMNS.slice(1));
+
 /**
  * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
  * junk value throws StoreError('INVALID_VALUE') with nothing written and the transaction usable.
@@ -68,70 +91,33 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
 export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult> {
   const row = ticketRow(ticket, syncedAt);
   const id = row.id;
-  const messages = uniqueBy(Array.isArray(ticket.messages) ? ticket.messages : [], (m) => String(m.id)).map((m) => ({
-    id: String(m.id),
-    ticket_id: id,
-    body: str(m.body),
-    author_type: str(m.authorType),
-    author_id: m.author?.id != null ? String(m.author.id) : null,
-    is_internal: bool(m.isInternal),
-    attachments_json: json(m.attachments ?? []),
-    created_at: ts(m.createdAt, `message ${String(m.id)} createdAt`),
-    raw_json: json(m),
-  }));
-  const tags = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))];
-  const fields = fieldRows(ticket.fields);
+  const messages: ChildRow[] = uniqueBy(Array.isArray(ticket.messages) ? ticket.messages : [], (m) => String(m.id)).map((m) => [
+    String(m.id),
+    str(m.body),
+    str(m.authorType),
+    m.author?.id != null ? String(m.author.id) : null,
+    bool(m.isInternal),
+    json(m.attachments ?? []),
+    ts(m.createdAt, `message ${String(m.id)} createdAt`),
+    json(m),
+  ]);
+  const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [tag]);
+  const fields: ChildRow[] = fieldRows(ticket.fields).map((f) => [f.key, f.value_text, f.value_json]);
 
-  await db.deleteFrom('quarantine').where('entity_type', '=', 'ticket').where('entity_id', '=', id).execute();
+  await run(db, 'delete from "quarantine" where "entity_type" = \'ticket\' and "entity_id" = ?', [id]);
 
-  const previous = await db
-    .selectFrom('tickets')
-    .select(['status', 'priority', 'assignee_id', 'team_id', 'updated_at'])
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const [previous] = await run<Previous>(db, PREVIOUS, [id]);
   if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
 
   await upsertUsers(db, [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)]);
   await upsertContacts(db, [ticket.contact]);
 
-  const { id: _id, ...update } = row;
-  await db.insertInto('tickets').values(row).onConflict((oc) => oc.column('id').doUpdateSet(update)).execute();
+  await insertRows(db, 'tickets', TICKET_COLUMNS, [TICKET_COLUMNS.map((c) => row[c])], TICKET_UPSERT);
 
-  await db.deleteFrom('ticket_tags').where('ticket_id', '=', id).execute();
-  for (const batch of chunks(tags, 400)) {
-    await db.insertInto('ticket_tags').values(batch.map((tag) => ({ ticket_id: id, tag }))).execute();
-  }
-  await db.deleteFrom('ticket_fields').where('ticket_id', '=', id).execute();
-  for (const batch of chunks(fields, 200)) {
-    await db.insertInto('ticket_fields').values(batch.map((f) => ({ ticket_id: id, ...f }))).execute();
-  }
-
-  for (const batch of chunks(messages, 100)) {
-    await db
-      .insertInto('ticket_messages')
-      .values(batch)
-      .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          ticket_id: eb.ref('excluded.ticket_id'),
-          body: eb.ref('excluded.body'),
-          author_type: eb.ref('excluded.author_type'),
-          author_id: eb.ref('excluded.author_id'),
-          is_internal: eb.ref('excluded.is_internal'),
-          attachments_json: eb.ref('excluded.attachments_json'),
-          created_at: eb.ref('excluded.created_at'),
-          raw_json: eb.ref('excluded.raw_json'),
-        })),
-      )
-      .execute();
-  }
-  // Messages gone upstream leave the mirror (SPEC 4.3); the kept ids are compared in JS to avoid
-  // a NOT IN list longer than the driver's parameter limit.
-  const keep = new Set(messages.map((m) => m.id));
-  const existing = await db.selectFrom('ticket_messages').select('id').where('ticket_id', '=', id).execute();
-  const gone = existing.map((r) => r.id).filter((mid) => !keep.has(mid));
-  for (const batch of chunks(gone, 400)) {
-    await db.deleteFrom('ticket_messages').where('id', 'in', batch).execute();
-  }
+  const existed = previous !== undefined;
+  await replaceChildren(db, TAGS, id, tags, existed);
+  await replaceChildren(db, FIELDS, id, fields, existed);
+  await replaceChildren(db, MESSAGES, id, messages, existed);
 
   if (!previous) return { history: 0, stale: false, quarantined: false };
   const changes = diffFields(previous, row, TRACKED);
