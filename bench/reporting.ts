@@ -208,6 +208,18 @@ export async function benchReporting(): Promise<object> {
       views[table] = { rows: all.rows, stepMs: all.ms, objectsMs: await objects(`SELECT * FROM ${table}`), filteredMs: step(FILTERED[table] as string).ms };
     }
     reader.close();
+    // The incremental aggregates must equal a full rebuild's at this size too, value for value.
+    const aggregates = async () => {
+      const out: string[] = [];
+      for (const t of ['rpt_support_daily', 'rpt_agent_daily']) {
+        const r = await sql.raw<Record<string, unknown>>(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).execute(store.db);
+        out.push(JSON.stringify(r.rows));
+      }
+      return out.join('\n');
+    };
+    const afterIncremental = await aggregates();
+    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    const aggregatesMatchFull = afterIncremental === (await aggregates());
     await store.close();
     return {
       mirror: counts,
@@ -217,6 +229,7 @@ export async function benchReporting(): Promise<object> {
       incrementalRefreshMs: incremental.durationMs,
       incrementalSteps: incremental.steps,
       healthOnlyRefreshMs: healthOnly.durationMs,
+      aggregatesMatchFull,
       views,
     };
   } finally {
@@ -231,6 +244,7 @@ export function printBenchReporting(result: Record<string, any>): void {
   console.log(`build ${result.buildMs} ms; full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
   console.log(`incremental refresh (100 tickets, 20 deals) ${result.incrementalRefreshMs} ms ${JSON.stringify(result.incrementalSteps)}`);
   console.log(`sync-health-only refresh ${result.healthOnlyRefreshMs} ms`);
+  console.log(`incremental daily aggregates equal a full rebuild's: ${result.aggregatesMatchFull}`);
   const cols = ['rows', 'select * (step) ms', 'select * (JS objects) ms', 'filtered ms'];
   console.log(`${'table'.padEnd(30)}${cols.map((c) => c.padStart(26)).join('')}`);
   for (const [t, v] of Object.entries(result.views as Record<string, any>)) {

@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import type { Store } from '../store/index.js';
+import { captureBefore } from './aggregate-facts.js';
+import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
 import { refreshSalesAggregates, refreshSyncHealth } from './sales.js';
 import { DEAL_SCOPE, TICKET_SCOPE } from './sql-util.js';
@@ -46,8 +48,9 @@ async function fillScope(db: Kysely<any>, table: string, source: string, ids: Re
 
 /**
  * Refreshes the rpt_ tables at the end of a sync cycle, in one transaction (readers see the old or
- * the new figures, never a mix). Per-record tables are rebuilt for the changed ids only; the
- * aggregates are recomputed from the per-record tables; clock-driven columns (ages, SLA targets
+ * the new figures, never a mix). Per-record tables are rebuilt for the changed ids only; the daily
+ * aggregates move by the changed tickets' delta (a full rebuild on 'all'), the sales ones are
+ * recomputed from the per-record tables (cheap at 10,000 deals); clock-driven columns (ages, SLA targets
  * passing their due time, days open) are advanced on the untouched rows. With no changes at all
  * only rpt_sync_health is refreshed, so callers can run it after every cycle.
  * PostgreSQL: the SQL is SQLite's for now; on a PostgreSQL store this returns without work.
@@ -64,9 +67,19 @@ export async function refreshReporting(store: Store, changes: ReportingChanges, 
   };
   const nothing = isEmpty(changes.tickets) && isEmpty(changes.deals);
 
+  // Incremental aggregates need the changed tickets' contribution before their rows are rebuilt.
+  const incremental = !nothing && changes.tickets !== 'all';
+  let messagesLeft = false;
+
   await store.db.transaction().execute(async (trx) => {
-    if (!isEmpty(changes.tickets)) {
+    if (!isEmpty(changes.tickets) || incremental) {
+      // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
       await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
+    }
+    if (incremental) await step('aggregate_capture', async () => {
+      ({ messagesLeft } = await captureBefore(trx, now));
+    });
+    if (!isEmpty(changes.tickets)) {
       await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
     }
     if (!isEmpty(changes.deals)) {
@@ -78,7 +91,8 @@ export async function refreshReporting(store: Store, changes: ReportingChanges, 
         await advanceTicketClock(trx, now);
         await advanceDealClock(trx, now);
       });
-      await step('support_aggregates', () => refreshSupportAggregates(trx, now));
+      await step('support_aggregates', () =>
+        incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now));
       await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
     }
     await step('sync_health', () => refreshSyncHealth(trx, now));

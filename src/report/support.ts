@@ -16,19 +16,22 @@ export function percentileCont(p: number): string {
 
 /**
  * Resolution moves: every move into a resolved status seen in the history, plus, for resolved
- * tickets whose resolution the history never saw, the upstream resolvedAt. Used by both dailies.
+ * tickets whose resolution the history never saw, the upstream resolvedAt. Used by both dailies
+ * and, narrowed to the changed tickets, by their incremental deltas (aggregate-facts.ts).
  */
-const RESOLUTIONS = `
-  SELECT i.ticket_id, i.valid_from AS at, i.assignee_id FROM rpt_ticket_status_intervals i WHERE i.is_resolution = 1
+export const resolutions = (ticketFilter = 'IS NOT NULL') => `
+  SELECT i.ticket_id, i.valid_from AS at, i.assignee_id FROM rpt_ticket_status_intervals i
+  WHERE i.ticket_id ${ticketFilter} AND i.is_resolution = 1
   UNION ALL
   SELECT r.ticket_id, r.full_resolved_at, r.assignee_id FROM rpt_tickets r
-  WHERE r.is_resolved = 1 AND r.resolved_from_history = 0 AND r.full_resolved_at IS NOT NULL`;
+  WHERE r.ticket_id ${ticketFilter} AND r.is_resolved = 1 AND r.resolved_from_history = 0 AND r.full_resolved_at IS NOT NULL`;
+const RESOLUTIONS = resolutions();
 
 /**
  * One row per UTC day from the first ticket's creation to today, no gaps. Stored timestamps are the
  * fixed 24-char form, so substr(x, 1, 10) is their UTC day at a fraction of date()'s cost.
  */
-const SUPPORT_DAILY = `
+export const SUPPORT_DAILY_FULL = `
 INSERT INTO rpt_support_daily
   (day, created, solved, reopened, backlog, first_replies, first_reply_median_minutes, first_reply_p90_minutes,
    first_reply_sla_achieved, first_reply_sla_breached, resolve_sla_achieved, resolve_sla_breached, sla_achieved, sla_breached)
@@ -82,7 +85,7 @@ LEFT JOIN frd ON frd.day = days.day LEFT JOIN sla ON sla.day = days.day`;
  * Agent × day. Messages count when author_type is 'agent'; solves are attributed to the assignee at
  * the moment of the resolution move; a one-touch solve is the final resolution of a one-touch ticket.
  */
-const AGENT_DAILY = `
+export const AGENT_DAILY_FULL = `
 INSERT INTO rpt_agent_daily
   (agent_id, agent_name, agent_email, day, public_replies, internal_notes, tickets_touched, tickets_solved, one_touch_solves)
 WITH msgs AS (
@@ -108,7 +111,7 @@ LEFT JOIN users u ON u.id = k.agent_id`;
 
 export async function refreshSupportAggregates(db: Kysely<any>, now: string): Promise<void> {
   await withNow('DELETE FROM rpt_support_daily', now).execute(db);
-  await withNow(SUPPORT_DAILY, now).execute(db);
+  await withNow(SUPPORT_DAILY_FULL, now).execute(db);
   await withNow('DELETE FROM rpt_agent_daily', now).execute(db);
-  await withNow(AGENT_DAILY, now).execute(db);
+  await withNow(AGENT_DAILY_FULL, now).execute(db);
 }

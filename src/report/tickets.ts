@@ -141,15 +141,20 @@ SELECT c.id, c.number, c.key, c.subject, c.status, c.resolved, c.priority, c.tea
 FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.id = c.contact_id`;
 
 /**
+ * Untouched rows whose SLA target passes its due time at :now. Exported so the incremental
+ * aggregates can count exactly the rows the clock step is about to change.
+ */
+export const FIRST_REPLY_SLA_LAPSES = `is_resolved = 0 AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
+export const RESOLVE_SLA_LAPSES = `is_resolved = 0 AND resolve_sla = 'active' AND resolve_due_at < :now`;
+
+/**
  * Columns that move with the clock alone (age, an SLA target passing its due time) on tickets the
  * cycle did not touch: cheap updates of the unresolved rows only.
  */
 const CLOCK_UPDATES = [
   `UPDATE rpt_tickets SET age_minutes = ${minutesBetween('created_at', ':now')}, refreshed_at = :now WHERE is_resolved = 0`,
-  `UPDATE rpt_tickets SET first_reply_sla = 'breached', first_reply_sla_at = first_reply_due_at
-     WHERE is_resolved = 0 AND first_reply_sla = 'active' AND first_reply_due_at < :now`,
-  `UPDATE rpt_tickets SET resolve_sla = 'breached', resolve_sla_at = resolve_due_at
-     WHERE is_resolved = 0 AND resolve_sla = 'active' AND resolve_due_at < :now`,
+  `UPDATE rpt_tickets SET first_reply_sla = 'breached', first_reply_sla_at = first_reply_due_at WHERE ${FIRST_REPLY_SLA_LAPSES}`,
+  `UPDATE rpt_tickets SET resolve_sla = 'breached', resolve_sla_at = resolve_due_at WHERE ${RESOLVE_SLA_LAPSES}`,
 ];
 
 /** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
