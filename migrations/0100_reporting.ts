@@ -117,6 +117,10 @@ const INDEXES: readonly [string, string, readonly string[]][] = [
   ['rpt_tickets_status_idx', 'rpt_tickets', ['status']],
   ['rpt_tickets_assignee_idx', 'rpt_tickets', ['assignee_id']],
   ['rpt_tickets_first_reply_idx', 'rpt_tickets', ['first_agent_reply_at']],
+  // Incremental refresh: the rows whose SLA target lapses with the clock, and the daily range's end.
+  ['rpt_tickets_first_reply_sla_idx', 'rpt_tickets', ['first_reply_sla', 'first_reply_due_at']],
+  ['rpt_tickets_resolve_sla_idx', 'rpt_tickets', ['resolve_sla', 'resolve_due_at']],
+  ['rpt_tickets_updated_idx', 'rpt_tickets', ['updated_at']],
   ['rpt_ticket_status_intervals_from_idx', 'rpt_ticket_status_intervals', ['valid_from']],
   ['rpt_agent_daily_day_idx', 'rpt_agent_daily', ['day']],
   ['rpt_deals_status_idx', 'rpt_deals', ['status', 'pipeline_id']],
