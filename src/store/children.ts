@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
-import { deleteKeys, insertRows, overwrite, q, run } from './sql.js';
+import { deleteKeys, insertRows, insertStatement, overwrite, q, run, type InsertStatement } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -30,6 +30,21 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
 const same = (stored: unknown, next: unknown) =>
   (typeof stored === 'boolean' ? (stored ? 1 : 0) : stored ?? null) === (next ?? null);
 
+const statements = new WeakMap<ChildTable, { insert: InsertStatement; select: string }>();
+
+function statementsOf(spec: ChildTable): { insert: InsertStatement; select: string } {
+  let s = statements.get(spec);
+  if (!s) {
+    const tail = spec.globalKey ? overwrite([spec.key], [spec.parent, ...spec.values]) : '';
+    s = {
+      insert: insertStatement(spec.table, [spec.parent, spec.key, ...spec.values], tail),
+      select: `select ${[spec.key, ...spec.values].map(q).join(',')} from ${q(spec.table)} where ${q(spec.parent)} = ?`,
+    };
+    statements.set(spec, s);
+  }
+  return s;
+}
+
 /**
  * Makes the children of one parent exactly `rows`, writing only what differs from what is stored:
  * a re-read record usually changes one or two children, and rewriting all of them was most of a
@@ -37,19 +52,14 @@ const same = (stored: unknown, next: unknown) =>
  * references its parent, so there is nothing stored to compare with.
  */
 export async function replaceChildren(db: Db, spec: ChildTable, parentId: string, rows: readonly ChildRow[], parentExisted: boolean): Promise<void> {
-  const columns = [spec.parent, spec.key, ...spec.values];
-  const tail = spec.globalKey ? overwrite([spec.key], [spec.parent, ...spec.values]) : '';
+  const { insert, select } = statementsOf(spec);
   const full = (r: ChildRow) => [parentId, ...r];
   if (!parentExisted) {
-    if (rows.length > 0) await insertRows(db, spec.table, columns, rows.map(full), tail);
+    if (rows.length > 0) await insertRows(db, insert, rows.map(full));
     return;
   }
 
-  const stored = await run<Record<string, unknown>>(
-    db,
-    `select ${[spec.key, ...spec.values].map(q).join(',')} from ${q(spec.table)} where ${q(spec.parent)} = ?`,
-    [parentId],
-  );
+  const stored = await run<Record<string, unknown>>(db, select, [parentId]);
   const byKey = new Map(stored.map((s) => [String(s[spec.key]), s]));
   const write: ChildRow[] = [];
   const seen = new Set<string>();
@@ -63,7 +73,7 @@ export async function replaceChildren(db: Db, spec: ChildTable, parentId: string
   // Changed rows of a (parent, key) table are deleted and inserted again, as the full rewrite did.
   const remove = spec.globalKey ? gone : [...gone, ...write.map((r) => r[0]).filter((k) => byKey.has(k))];
   if (!spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
-  if (write.length > 0) await insertRows(db, spec.table, columns, write.map(full), tail);
+  if (write.length > 0) await insertRows(db, insert, write.map(full));
   // Messages gone upstream leave the mirror (SPEC 4.3), after the upserts as before.
   if (spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
 }

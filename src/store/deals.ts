@@ -5,7 +5,7 @@ import { upsertCompany, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedDealHistory } from './history.js';
 import type { UpsertResult } from './tickets.js';
 import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { insertRows, overwrite, run } from './sql.js';
+import { insertRows, insertStatement, rowUpsert, run } from './sql.js';
 import { bool, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -47,13 +47,15 @@ const DEAL_COLUMNS = Object.keys({
   id: 0, name: 0, amount: 0, amount_cents: 0, currency: 0, close_date: 0, status: 0, pipeline_id: 0, stage_id: 0,
   owner_id: 0, company_id: 0, fields_json: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
 } satisfies Record<keyof DealsTable, 0>) as (keyof DealsTable)[];
-const DEAL_UPSERT = overwrite(['id'], DEAL_COLUMNS.slice(1));
+const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
+const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
+const STAGE_STUB = insertStatement('stages', ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'], 'on conflict ("id") do nothing');
 
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
 const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS = 'select "stage_id", "amount", "close_date", "owner_id", "status", "updated_at" from "deals" where "id" = ?';
-type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'close_date' | 'owner_id' | 'status' | 'updated_at'>;
+const PREVIOUS = 'select "stage_id", "amount", "close_date", "owner_id", "status", "pipeline_id", "company_id", "updated_at" from "deals" where "id" = ?';
+type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'close_date' | 'owner_id' | 'status' | 'pipeline_id' | 'company_id' | 'updated_at'>;
 
 /**
  * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
@@ -76,17 +78,16 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
   await upsertCompany(db, deal.company);
   await upsertContacts(db, contacts);
   if (row.pipeline_id !== null) {
-    await insertRows(db, 'pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'],
-      [[row.pipeline_id, str(deal.pipeline.name), null, null, null]], 'on conflict ("id") do nothing');
+    await insertRows(db, PIPELINE_STUB, [[row.pipeline_id, str(deal.pipeline.name), null, null, null]]);
   }
   if (row.stage_id !== null) {
     const s = deal.stage;
-    await insertRows(db, 'stages', ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
-      [[row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)]],
-      'on conflict ("id") do nothing');
+    await insertRows(db, STAGE_STUB, [
+      [row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)],
+    ]);
   }
 
-  await insertRows(db, 'deals', DEAL_COLUMNS, [DEAL_COLUMNS.map((c) => row[c])], DEAL_UPSERT);
+  await writeDeal(db, row, previous);
 
   const existed = previous !== undefined;
   await replaceChildren(db, CONTACTS, id, contactRows, existed);

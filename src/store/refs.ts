@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Company, ContactRef, UserRef } from '../api/types.js';
 import type { MirrorDatabase } from './schema.js';
 import { str, uniqueBy } from './values.js';
-import { coalesceInto, insertRows } from './sql.js';
+import { coalesceInto, insertRows, insertStatement } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -12,9 +12,9 @@ type Db = Kysely<MirrorDatabase>;
 // records at once) then lock shared users/contacts/companies in one order and cannot deadlock.
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-const USERS_UPSERT = coalesceInto('users', ['name', 'email']);
-const CONTACTS_UPSERT = coalesceInto('contacts', ['first_name', 'last_name', 'email']);
-const COMPANIES_UPSERT = coalesceInto('companies', ['name', 'domain']);
+const USERS = insertStatement('users', ['id', 'name', 'email'], coalesceInto('users', ['name', 'email']));
+const CONTACTS = insertStatement('contacts', ['id', 'first_name', 'last_name', 'email'], coalesceInto('contacts', ['first_name', 'last_name', 'email']));
+const COMPANIES = insertStatement('companies', ['id', 'name', 'domain'], coalesceInto('companies', ['name', 'domain']));
 
 export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
@@ -22,7 +22,7 @@ export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undef
     (r) => String(r.id),
   ).map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) })).sort(byId);
   if (rows.length === 0) return;
-  await insertRows(db, 'users', ['id', 'name', 'email'], rows.map((r) => [r.id, r.name, r.email]), USERS_UPSERT);
+  await insertRows(db, USERS, rows.map((r) => [r.id, r.name, r.email]));
 }
 
 export async function upsertContacts(db: Db, refs: readonly (ContactRef | null | undefined)[]): Promise<void> {
@@ -31,13 +31,10 @@ export async function upsertContacts(db: Db, refs: readonly (ContactRef | null |
     (r) => String(r.id),
   ).map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) })).sort(byId);
   if (rows.length === 0) return;
-  await insertRows(
-    db, 'contacts', ['id', 'first_name', 'last_name', 'email'],
-    rows.map((r) => [r.id, r.first_name, r.last_name, r.email]), CONTACTS_UPSERT,
-  );
+  await insertRows(db, CONTACTS, rows.map((r) => [r.id, r.first_name, r.last_name, r.email]));
 }
 
 export async function upsertCompany(db: Db, company: Company | null | undefined): Promise<void> {
   if (!company || company.id === null || company.id === undefined) return;
-  await insertRows(db, 'companies', ['id', 'name', 'domain'], [[String(company.id), str(company.name), str(company.domain)]], COMPANIES_UPSERT);
+  await insertRows(db, COMPANIES, [[String(company.id), str(company.name), str(company.domain)]]);
 }

@@ -39,27 +39,28 @@ export const q = (name: string) => `"${name}"`;
 // under it keeps the statement shapes few, so the statement cache keeps them prepared.
 const MAX_PARAMS = 999;
 
-const insertText = new Map<string, string>();
+/** A multi-row INSERT of fixed table, columns and tail; its text per row count is built once. */
+export interface InsertStatement {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly texts: Map<number, string>;
+  readonly tail: string;
+}
 
-/**
- * Multi-row INSERT of `rows` (values in `columns` order), chunked under the parameter limit.
- * `tail` is appended verbatim (an ON CONFLICT clause, or '').
- */
-export async function insertRows(
-  db: Db,
-  table: string,
-  columns: readonly string[],
-  rows: readonly (readonly unknown[])[],
-  tail = '',
-): Promise<void> {
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / columns.length));
-  for (const batch of chunks(rows, perStatement)) {
-    const key = `${table}\u0000${columns.join(',')}\u0000${batch.length}\u0000${tail}`;
-    let text = insertText.get(key);
+/** `tail` is appended verbatim (an ON CONFLICT clause, or ''). Create once, at module level. */
+export function insertStatement(table: string, columns: readonly string[], tail = ''): InsertStatement {
+  return { table, columns, tail, texts: new Map() };
+}
+
+/** Inserts `rows` (values in the statement's column order), chunked under the parameter limit. */
+export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / stmt.columns.length));
+  for (const batch of rows.length <= perStatement ? [rows] : chunks(rows, perStatement)) {
+    let text = stmt.texts.get(batch.length);
     if (text === undefined) {
-      const tuple = `(${columns.map(() => '?').join(',')})`;
-      text = `insert into ${q(table)} (${columns.map(q).join(',')}) values ${Array(batch.length).fill(tuple).join(',')} ${tail}`;
-      insertText.set(key, text);
+      const tuple = `(${stmt.columns.map(() => '?').join(',')})`;
+      text = `insert into ${q(stmt.table)} (${stmt.columns.map(q).join(',')}) values ${Array(batch.length).fill(tuple).join(',')} ${stmt.tail}`;
+      stmt.texts.set(batch.length, text);
     }
     await run(db, text, batch.flat());
   }
@@ -70,9 +71,16 @@ export function overwrite(conflict: readonly string[], columns: readonly string[
   return `on conflict (${conflict.map(q).join(',')}) do update set ${columns.map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`;
 }
 
-/** ON CONFLICT clause for partial references: an incoming null never erases a known value. */
+/**
+ * ON CONFLICT clause for partial references: an incoming null never erases a known value. A
+ * reference that brings nothing new is not updated at all: almost every record names users and
+ * contacts the mirror already holds, and a no-op update still writes the page in SQLite (one more
+ * page per commit) and a new row version in PostgreSQL.
+ */
 export function coalesceInto(table: string, columns: readonly string[]): string {
-  return `on conflict ("id") do update set ${columns.map((c) => `${q(c)} = coalesce(excluded.${q(c)}, ${q(table)}.${q(c)})`).join(', ')}`;
+  const merged = (c: string) => `coalesce(excluded.${q(c)}, ${q(table)}.${q(c)})`;
+  return `on conflict ("id") do update set ${columns.map((c) => `${q(c)} = ${merged(c)}`).join(', ')}`
+    + ` where ${columns.map((c) => `${q(table)}.${q(c)} is distinct from ${merged(c)}`).join(' or ')}`;
 }
 
 /** Deletes rows of one parent whose key column is in `keys`, chunked under the parameter limit. */
@@ -81,4 +89,30 @@ export async function deleteKeys(db: Db, table: string, parentColumn: string, pa
     const text = `delete from ${q(table)} where ${q(parentColumn)} = ? and ${q(keyColumn)} in (${batch.map(() => '?').join(',')})`;
     await run(db, text, [parentId, ...batch]);
   }
+}
+
+/**
+ * Upsert by id of one whole row. In SQLite the update leaves out the indexed columns whose stored
+ * value is the same: SQLite rewrites every index with a column in the SET list, changed or not,
+ * and each index page is one more page written at commit (a sync commits every record). SQLite
+ * only, where transactions run one at a time, so `stored` (read earlier in the same transaction)
+ * is still what the row holds; PostgreSQL already skips index work for unchanged values.
+ */
+export function rowUpsert<C extends string>(table: string, columns: readonly C[], indexed: readonly C[]) {
+  const byMask = new Map<number, InsertStatement>();
+  return async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
+    let mask = 0;
+    if (stored && dialectOf(db) === 'sqlite') {
+      indexed.forEach((c, i) => {
+        if (stored[c] === row[c]) mask |= 1 << i;
+      });
+    }
+    let stmt = byMask.get(mask);
+    if (!stmt) {
+      const kept = columns.filter((c) => c !== 'id' && !indexed.some((x, i) => x === c && mask & (1 << i)));
+      stmt = insertStatement(table, columns, overwrite(['id'], kept));
+      byMask.set(mask, stmt);
+    }
+    await insertRows(db, stmt, [columns.map((c) => row[c])]);
+  };
 }

@@ -5,7 +5,7 @@ import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';
 import { bool, fieldRows, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
 import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { insertRows, overwrite, run } from './sql.js';
+import { rowUpsert, run } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -70,8 +70,8 @@ const MESSAGES: ChildTable = {
 const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
 const FIELDS: ChildTable = { table: 'ticket_fields', parent: 'ticket_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS = 'select "status", "priority", "assignee_id", "team_id", "updated_at" from "tickets" where "id" = ?';
-type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'updated_at'>;
+const PREVIOUS = 'select "status", "priority", "assignee_id", "team_id", "contact_id", "updated_at" from "tickets" where "id" = ?';
+type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'contact_id' | 'updated_at'>;
 
 // Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
 // binding the row twice (insert values and update set) doubled the strings sent to the driver.
@@ -82,7 +82,7 @@ const TICKET_COLUMNS = Object.keys({
   resolve_due_at: 0, first_reply_breached_at: 0, resolve_breached_at: 0, first_agent_reply_at: 0, resolved_at: 0,
   status_changed_at: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
 } satisfies Record<keyof TicketsTable, 0>) as (keyof TicketsTable)[];
-const TICKET_UPSERT = overwrite(['id'], TICKET_COLUMNS.slice(1));
+const writeTicket = rowUpsert('tickets', TICKET_COLUMNS, ['status', 'assignee_id', 'contact_id', 'updated_at']);
 
 /**
  * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
@@ -112,7 +112,7 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
   await upsertUsers(db, [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)]);
   await upsertContacts(db, [ticket.contact]);
 
-  await insertRows(db, 'tickets', TICKET_COLUMNS, [TICKET_COLUMNS.map((c) => row[c])], TICKET_UPSERT);
+  await writeTicket(db, row, previous);
 
   const existed = previous !== undefined;
   await replaceChildren(db, TAGS, id, tags, existed);
