@@ -76,11 +76,12 @@ describe('wsmirror run (the daemon)', () => {
 
   it('a second signal stops at once and loses nothing committed', async () => {
     const { dir, cleanup } = tempDir();
-    const slow = await startSimulator({ seed: 9, tickets: 200, deals: 20, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 20 } });
+    const slow = await startSimulator({ seed: 9, tickets: 200, deals: 20, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 400 } });
     const env = { ...cliConfig(dir, { url: slow.url, extra: { pageSize: 10 } }), WSMIRROR_LOG_LEVEL: 'info' };
     const daemon = spawnCli(['run'], env);
     await waitForOutput(daemon, /backfilling first/);
-    await new Promise((r) => setTimeout(r, 700));
+    // 400 ms per response keeps a page in flight long enough for the second signal to find it.
+    await new Promise((r) => setTimeout(r, 1500));
     daemon.kill('SIGTERM');
     // Standard signals are not queued: a second one sent before the first is handled merges into it.
     await waitForOutput(daemon, /stopping/);
@@ -89,6 +90,7 @@ describe('wsmirror run (the daemon)', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/stopped at once/);
     // A restart resumes and completes.
+    slow.control.setFaults({ latencyMs: 0 });
     const again = spawnCli(['run'], env);
     await waitForOutput(again, /"msg":"sync cycle"/, 30_000);
     again.kill('SIGTERM');
