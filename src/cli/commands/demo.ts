@@ -61,7 +61,7 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     for (const line of formatHeadlines(await readHeadlines(store))) out(line);
     out('');
     out(`Done in ${((Date.now() - started) / 1000).toFixed(1)} s. Explore the mirror with:`);
-    out(`  sqlite3 -readonly ${database} "select status, count(*) from tickets group by status"`);
+    out(`  sqlite3 -readonly ${database} "select status, count(*) from tickets where deleted_at is null group by status"`);
     out(`  npx wsmirror status --database ${database}`);
   } finally {
     await life.close();
