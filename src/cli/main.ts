@@ -44,7 +44,7 @@ function build(): Command {
     .command('run')
     .description('the daemon: backfill if empty, then sync on every tick; health and metrics server')
     .action(async (_opts: unknown, cmd: Command) => {
-      const { runDaemon } = await import('../daemon/daemon.js');
+      const { runDaemon } = await import('./commands/run.js');
       await runDaemon(globals(cmd), secrets);
     });
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Deal, Pipeline } from '../api/types.js';
+import type { Deal, Pipeline } from '../api/index.js';
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompany, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedDealHistory } from './history.js';

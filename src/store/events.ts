@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { WorkspaceEvent } from '../api/types.js';
+import type { WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
 import { writeStatusEvents, type StatusEventRow } from './history.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Company, ContactRef, UserRef } from '../api/types.js';
+import type { Company, ContactRef, UserRef } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { str, uniqueBy } from './values.js';
 import { coalesceInto, insertRows, insertStatement } from './sql.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { TicketWithMessages } from '../api/types.js';
+import type { TicketWithMessages } from '../api/index.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';

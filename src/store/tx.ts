@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/types.js';
+import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { upsertTicket, type UpsertResult } from './tickets.js';
 import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deals.js';

@@ -1,12 +1,11 @@
 import { Cron } from 'croner';
-import { AuthRejectedError } from '../api/index.js';
-import { Lifecycle } from '../cli/lifecycle.js';
-import { loadResources, openClient, openMirror, syncContext, type GlobalFlags } from '../cli/resources.js';
-import { syncOnce } from '../cli/commands/sync.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState } from '../sync/index.js';
-import { EXIT, WsmirrorError } from '../util/errors.js';
-import { startHealthServer, type HealthState } from './http.js';
-import { DaemonMetrics } from './metrics.js';
+import { AuthRejectedError } from '../../api/index.js';
+import { DaemonMetrics, startHealthServer, type HealthState } from '../../daemon/index.js';
+import { recordRun, runBackfill, runVerify, STATE, type BackfillState } from '../../sync/index.js';
+import { EXIT, WsmirrorError } from '../../util/errors.js';
+import { Lifecycle } from '../lifecycle.js';
+import { loadResources, openClient, openMirror, syncContext, type GlobalFlags } from '../resources.js';
+import { syncOnce } from './sync.js';
 
 /**
  * `wsmirror run`: wait for the writer lock (hot standby), backfill an empty mirror, then one sync
