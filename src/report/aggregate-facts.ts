@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { TICKET_SCOPE, withNow } from './sql-util.js';
+import { sqlDialect, type SqlDialect } from './dialect.js';
+import { freshTemp, TICKET_SCOPE, withNow } from './sql-util.js';
 import { resolutions } from './support.js';
 import { FIRST_REPLY_SLA_LAPSES, RESOLVE_SLA_LAPSES } from './tickets.js';
 
@@ -11,63 +12,63 @@ import { FIRST_REPLY_SLA_LAPSES, RESOLVE_SLA_LAPSES } from './tickets.js';
  */
 
 /** Tickets whose contribution may change this cycle: the re-read ones plus those the clock step changes. */
-export const AGG_TICKETS = 'temp.rpt_agg_tickets';
+export const AGG_TICKETS = 'rpt_agg_tickets';
 /** Per-day deltas of rpt_support_daily's additive columns (bl: backlog's start/end-of-stay steps). */
-export const DAY_DELTA = 'temp.rpt_day_delta';
+export const DAY_DELTA = 'rpt_day_delta';
 /** First-reply (day, minutes) samples with their sign: a day whose multiset changed needs its percentiles again. */
-export const FR_DELTA = 'temp.rpt_fr_delta';
+export const FR_DELTA = 'rpt_fr_delta';
 /** Per agent × day deltas of the solve columns. */
-export const AGENT_DELTA = 'temp.rpt_agent_delta';
+export const AGENT_DELTA = 'rpt_agent_delta';
 
-const TEMP_TABLES: Record<string, string> = {
+const TEMP_TABLES = (d: SqlDialect): Record<string, string> => ({
   [AGG_TICKETS]: 'id TEXT PRIMARY KEY',
-  [DAY_DELTA]: 'day TEXT, created INTEGER, solved INTEGER, reopened INTEGER, bl INTEGER, fa INTEGER, fb INTEGER, ra INTEGER, rb INTEGER',
-  [FR_DELTA]: 'day TEXT, v REAL, sign INTEGER',
-  [AGENT_DELTA]: 'agent_id TEXT, day TEXT, solved INTEGER, one_touch INTEGER',
-};
+  [DAY_DELTA]: `day ${d.dayType}, created INTEGER, solved INTEGER, reopened INTEGER, bl INTEGER, fa INTEGER, fb INTEGER, ra INTEGER, rb INTEGER`,
+  [FR_DELTA]: `day ${d.dayType}, v ${d.real}, sign INTEGER`,
+  [AGENT_DELTA]: `agent_id TEXT, day ${d.dayType}, solved INTEGER, one_touch INTEGER`,
+});
 
-const IN_AGG = `IN (SELECT id FROM ${AGG_TICKETS})`;
+const IN_AGG = (d: SqlDialect) => `IN (SELECT id FROM ${d.temp(AGG_TICKETS)})`;
 
 /** Same day keys and filters as SUPPORT_DAILY in support.ts, one row per fact. */
-const DAY_FACTS = (sign: number) => `
-INSERT INTO ${DAY_DELTA} (day, created, solved, reopened, bl, fa, fb, ra, rb)
+const DAY_FACTS = (d: SqlDialect, sign: number) => `
+INSERT INTO ${d.temp(DAY_DELTA)} (day, created, solved, reopened, bl, fa, fb, ra, rb)
 SELECT day, ${sign} * sum(c), ${sign} * sum(s), ${sign} * sum(ro), ${sign} * sum(bl),
   ${sign} * sum(fa), ${sign} * sum(fb), ${sign} * sum(ra), ${sign} * sum(rb)
 FROM (
-  SELECT substr(created_at, 1, 10) AS day, 1 AS c, 0 AS s, 0 AS ro, 0 AS bl, 0 AS fa, 0 AS fb, 0 AS ra, 0 AS rb
-  FROM rpt_tickets WHERE ticket_id ${IN_AGG}
+  SELECT ${d.day('created_at')} AS day, 1 AS c, 0 AS s, 0 AS ro, 0 AS bl, 0 AS fa, 0 AS fb, 0 AS ra, 0 AS rb
+  FROM rpt_tickets WHERE ticket_id ${IN_AGG(d)}
   UNION ALL
-  SELECT substr(valid_from, 1, 10), 0, is_resolution = 1, is_reopen = 1, 0, 0, 0, 0, 0
-  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG} AND (is_resolution = 1 OR is_reopen = 1)
+  SELECT ${d.day('valid_from')}, 0, ${d.int(`is_resolution = ${d.T}`)}, ${d.int(`is_reopen = ${d.T}`)}, 0, 0, 0, 0, 0
+  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG(d)} AND (is_resolution = ${d.T} OR is_reopen = ${d.T})
   UNION ALL
-  SELECT substr(full_resolved_at, 1, 10), 0, 1, 0, 0, 0, 0, 0, 0 FROM rpt_tickets
-  WHERE ticket_id ${IN_AGG} AND is_resolved = 1 AND resolved_from_history = 0 AND full_resolved_at IS NOT NULL
+  SELECT ${d.day('full_resolved_at')}, 0, 1, 0, 0, 0, 0, 0, 0 FROM rpt_tickets
+  WHERE ticket_id ${IN_AGG(d)} AND is_resolved = ${d.T} AND resolved_from_history = ${d.F} AND full_resolved_at IS NOT NULL
   UNION ALL
-  SELECT substr(valid_from, 1, 10), 0, 0, 0, 1, 0, 0, 0, 0
-  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG} AND is_resolved = 0
+  SELECT ${d.day('valid_from')}, 0, 0, 0, 1, 0, 0, 0, 0
+  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG(d)} AND is_resolved = ${d.F}
   UNION ALL
-  SELECT substr(valid_to, 1, 10), 0, 0, 0, -1, 0, 0, 0, 0
-  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG} AND is_resolved = 0 AND valid_to IS NOT NULL
+  SELECT ${d.day('valid_to')}, 0, 0, 0, -1, 0, 0, 0, 0
+  FROM rpt_ticket_status_intervals WHERE ticket_id ${IN_AGG(d)} AND is_resolved = ${d.F} AND valid_to IS NOT NULL
   UNION ALL
-  SELECT substr(first_reply_sla_at, 1, 10), 0, 0, 0, 0, first_reply_sla = 'achieved', first_reply_sla = 'breached', 0, 0
-  FROM rpt_tickets WHERE ticket_id ${IN_AGG} AND first_reply_sla_at IS NOT NULL
+  SELECT ${d.day('first_reply_sla_at')}, 0, 0, 0, 0, ${d.int("first_reply_sla = 'achieved'")}, ${d.int("first_reply_sla = 'breached'")}, 0, 0
+  FROM rpt_tickets WHERE ticket_id ${IN_AGG(d)} AND first_reply_sla_at IS NOT NULL
   UNION ALL
-  SELECT substr(resolve_sla_at, 1, 10), 0, 0, 0, 0, 0, 0, resolve_sla = 'achieved', resolve_sla = 'breached'
-  FROM rpt_tickets WHERE ticket_id ${IN_AGG} AND resolve_sla_at IS NOT NULL
-) GROUP BY day`;
+  SELECT ${d.day('resolve_sla_at')}, 0, 0, 0, 0, 0, 0, ${d.int("resolve_sla = 'achieved'")}, ${d.int("resolve_sla = 'breached'")}
+  FROM rpt_tickets WHERE ticket_id ${IN_AGG(d)} AND resolve_sla_at IS NOT NULL
+) AS f GROUP BY day`;
 
-const FR_FACTS = (sign: number) => `
-INSERT INTO ${FR_DELTA} (day, v, sign)
-SELECT substr(first_agent_reply_at, 1, 10), first_reply_minutes, ${sign} FROM rpt_tickets
-WHERE ticket_id ${IN_AGG} AND first_agent_reply_at IS NOT NULL AND first_reply_minutes IS NOT NULL`;
+const FR_FACTS = (d: SqlDialect, sign: number) => `
+INSERT INTO ${d.temp(FR_DELTA)} (day, v, sign)
+SELECT ${d.day('first_agent_reply_at')}, first_reply_minutes, ${sign} FROM rpt_tickets
+WHERE ticket_id ${IN_AGG(d)} AND first_agent_reply_at IS NOT NULL AND first_reply_minutes IS NOT NULL`;
 
 /** Same attribution as AGENT_DAILY's solves in support.ts, restricted to the tickets in play. */
-const AGENT_FACTS = (sign: number) => `
-INSERT INTO ${AGENT_DELTA} (agent_id, day, solved, one_touch)
-SELECT x.assignee_id, substr(x.at, 1, 10), ${sign} * count(*), ${sign} * sum(r.is_one_touch = 1 AND x.at = r.full_resolved_at)
-FROM (${resolutions(IN_AGG)}) x
+const AGENT_FACTS = (d: SqlDialect, sign: number) => `
+INSERT INTO ${d.temp(AGENT_DELTA)} (agent_id, day, solved, one_touch)
+SELECT x.assignee_id, ${d.day('x.at')}, ${sign} * count(*), ${sign} * ${d.countIf(`r.is_one_touch = ${d.T} AND x.at = r.full_resolved_at`)}
+FROM (${resolutions(d, IN_AGG(d))}) x
 JOIN rpt_tickets r ON r.ticket_id = x.ticket_id
-WHERE x.assignee_id IS NOT NULL GROUP BY x.assignee_id, substr(x.at, 1, 10)`;
+WHERE x.assignee_id IS NOT NULL GROUP BY x.assignee_id, ${d.day('x.at')}`;
 
 /**
  * Message figures cannot be captured "before": the store rewrites and deletes a ticket's messages
@@ -75,14 +76,15 @@ WHERE x.assignee_id IS NOT NULL GROUP BY x.assignee_id, substr(x.at, 1, 10)`;
  * tickets' current messages, which is exact unless a message of the previous copy left or moved.
  * This finds that case: the previous copy's counts must equal those of today's messages written
  * no later than the previous copy's updated_at. On a mismatch the agent table is rebuilt in full.
+ * `<>` (not IS DISTINCT FROM, which PostgreSQL has no row-vs-subquery form of) is exact: neither side is ever NULL.
  */
-const MESSAGES_LEFT = `
+const MESSAGES_LEFT = (d: SqlDialect) => `
 SELECT 1 AS hit FROM rpt_tickets r
-WHERE r.ticket_id IN (SELECT id FROM ${TICKET_SCOPE})
-  AND (r.public_agent_replies, r.internal_notes, r.customer_messages) IS NOT (
-    SELECT coalesce(sum(m.author_type = 'agent' AND coalesce(m.is_internal, 0) = 0), 0),
-      coalesce(sum(coalesce(m.is_internal, 0) = 1), 0),
-      coalesce(sum(coalesce(m.is_internal, 0) = 0 AND coalesce(m.author_type, '') NOT IN ('agent', 'system')), 0)
+WHERE r.ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})
+  AND (r.public_agent_replies, r.internal_notes, r.customer_messages) <> (
+    SELECT coalesce(${d.countIf(`m.author_type = 'agent' AND coalesce(m.is_internal, ${d.F}) = ${d.F}`)}, 0),
+      coalesce(${d.countIf(`coalesce(m.is_internal, ${d.F}) = ${d.T}`)}, 0),
+      coalesce(${d.countIf(`coalesce(m.is_internal, ${d.F}) = ${d.F} AND coalesce(m.author_type, '') NOT IN ('agent', 'system')`)}, 0)
     FROM ticket_messages m WHERE m.ticket_id = r.ticket_id AND (m.created_at IS NULL OR m.created_at <= r.updated_at))
 LIMIT 1`;
 
@@ -92,19 +94,18 @@ LIMIT 1`;
  * whether a message of a changed ticket may have left, which the message delta cannot see.
  */
 export async function captureBefore(db: Kysely<any>, now: string): Promise<{ messagesLeft: boolean }> {
-  for (const [table, columns] of Object.entries(TEMP_TABLES)) {
-    await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${table.replace('temp.', '')} (${columns})`).execute(db);
-    await sql.raw(`DELETE FROM ${table}`).execute(db);
-  }
-  await sql.raw(`INSERT INTO ${AGG_TICKETS} (id) SELECT id FROM ${TICKET_SCOPE}`).execute(db);
-  await withNow(`INSERT OR IGNORE INTO ${AGG_TICKETS} (id)
-    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES}) OR (${RESOLVE_SLA_LAPSES})`, now).execute(db);
+  const d = sqlDialect(db);
+  for (const [table, columns] of Object.entries(TEMP_TABLES(d))) await freshTemp(d, db, table, columns);
+  await sql.raw(`INSERT INTO ${d.temp(AGG_TICKETS)} (id) SELECT id FROM ${d.temp(TICKET_SCOPE)}`).execute(db);
+  await withNow(d, `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
+    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`, now).execute(db);
   await captureFacts(db, -1);
-  const left = await sql.raw<{ hit: number }>(MESSAGES_LEFT).execute(db);
+  const left = await sql.raw<{ hit: number }>(MESSAGES_LEFT(d)).execute(db);
   return { messagesLeft: left.rows.length > 0 };
 }
 
 /** Captures the contribution of the tickets in play with the given sign. */
 export async function captureFacts(db: Kysely<any>, sign: 1 | -1): Promise<void> {
-  for (const stmt of [DAY_FACTS, FR_FACTS, AGENT_FACTS]) await sql.raw(stmt(sign)).execute(db);
+  const d = sqlDialect(db);
+  for (const stmt of [DAY_FACTS, FR_FACTS, AGENT_FACTS]) await sql.raw(stmt(d, sign)).execute(db);
 }

@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
-import { DEAL_SCOPE, daysBetween, minutesBetween, msBetween, withNow } from './sql-util.js';
+import { daysBetween, minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
+import { DEAL_SCOPE, withNow } from './sql-util.js';
 
-/** 1 when the mirror holds the deal's creation event, so its stage history is complete. */
+/** True when the mirror holds the deal's creation event, so its stage history is complete. */
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'deal.created' AND e.entity_id = ${id} AND e.entity_type = 'deal')`;
 
@@ -10,13 +11,13 @@ const HISTORY_COMPLETE = (id: string) =>
  * stage the earliest move left (the current stage when there is no history). Direction compares
  * stage positions with the previous stay; the first stay has none.
  */
-const INSERT_INTERVALS = `
+const INSERT_INTERVALS = (d: SqlDialect) => `
 INSERT INTO rpt_deal_stage_intervals
   (deal_id, seq, pipeline_id, stage_id, stage_name, stage_position, is_won, is_lost, entered_at, exited_at, minutes,
    direction, source, history_complete)
 WITH scope AS (
   SELECT d.id, d.created_at, d.stage_id, d.pipeline_id FROM deals d
-  WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${DEAL_SCOPE})
+  WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})
 ),
 h AS (
   SELECT h.deal_id, h.from_value, h.to_value, h.changed_at, h.source,
@@ -30,15 +31,15 @@ moves AS (
   SELECT deal_id, rn, to_value, changed_at, source FROM h
 ),
 marked AS (SELECT m.*, lag(m.stage_id) OVER (PARTITION BY m.deal_id ORDER BY m.rn) AS before FROM moves m),
-kept AS (SELECT * FROM marked WHERE rn = 0 OR stage_id IS NOT before),
+kept AS (SELECT * FROM marked WHERE rn = 0 OR stage_id IS DISTINCT FROM before),
 iv AS (
   SELECT deal_id, row_number() OVER w AS seq, stage_id, at AS entered_at, lead(at) OVER w AS exited_at,
          lag(stage_id) OVER w AS prev_stage, source
   FROM kept WINDOW w AS (PARTITION BY deal_id ORDER BY rn)
 )
 SELECT iv.deal_id, iv.seq, coalesce(st.pipeline_id, s.pipeline_id), iv.stage_id, st.name, st.position,
-  coalesce(st.is_won, 0), coalesce(st.is_lost, 0), iv.entered_at, iv.exited_at,
-  CASE WHEN iv.exited_at IS NOT NULL THEN ${minutesBetween('iv.entered_at', 'iv.exited_at')} END,
+  coalesce(st.is_won, ${d.F}), coalesce(st.is_lost, ${d.F}), iv.entered_at, iv.exited_at,
+  CASE WHEN iv.exited_at IS NOT NULL THEN ${minutesBetween(d, 'iv.entered_at', 'iv.exited_at')} END,
   CASE WHEN iv.seq = 1 OR st.position IS NULL OR ps.position IS NULL THEN NULL
        WHEN st.position >= ps.position THEN 'forward' ELSE 'back' END,
   iv.source, ${HISTORY_COMPLETE('iv.deal_id')}
@@ -50,57 +51,57 @@ LEFT JOIN stages st ON st.id = iv.stage_id LEFT JOIN stages ps ON ps.id = iv.pre
  * that stay is the first one and the history is incomplete (the deal was already won when first
  * copied), the move was never seen and the deal's updated_at stands in.
  */
-const INSERT_DEALS = `
+const INSERT_DEALS = (d: SqlDialect) => `
 INSERT INTO rpt_deals
   (deal_id, name, pipeline_id, pipeline_name, stage_id, stage_name, stage_position, status, amount, amount_cents,
    currency, owner_id, owner_name, owner_email, company_id, company_name, primary_contact_id, primary_contact_name,
    primary_contact_email, created_at, updated_at, close_date, stage_entered_at, won_at, lost_at, closed_at, days_open,
    days_to_close, history_complete, refreshed_at)
 WITH scope AS (
-  SELECT d.* FROM deals d WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${DEAL_SCOPE})
+  SELECT d.* FROM deals d WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})
 ),
 iv AS (
   SELECT i.deal_id,
-    min(CASE WHEN i.is_won = 1 THEN CASE WHEN i.seq = 1 AND i.history_complete = 0 THEN s.updated_at ELSE i.entered_at END END) AS won_at,
-    min(CASE WHEN i.is_lost = 1 THEN CASE WHEN i.seq = 1 AND i.history_complete = 0 THEN s.updated_at ELSE i.entered_at END END) AS lost_at,
+    min(CASE WHEN i.is_won = ${d.T} THEN CASE WHEN i.seq = 1 AND i.history_complete = ${d.F} THEN s.updated_at ELSE i.entered_at END END) AS won_at,
+    min(CASE WHEN i.is_lost = ${d.T} THEN CASE WHEN i.seq = 1 AND i.history_complete = ${d.F} THEN s.updated_at ELSE i.entered_at END END) AS lost_at,
     max(CASE WHEN i.exited_at IS NULL THEN i.entered_at END) AS stage_entered_at,
-    max(i.history_complete) AS history_complete
+    ${d.boolOr('i.history_complete')} AS history_complete
   FROM rpt_deal_stage_intervals i JOIN scope s ON s.id = i.deal_id GROUP BY i.deal_id
 ),
 b AS (
   SELECT s.*, iv.won_at, iv.lost_at, iv.stage_entered_at, iv.history_complete AS hc,
     CASE s.status WHEN 'won' THEN iv.won_at WHEN 'lost' THEN iv.lost_at END AS closed_at,
     (SELECT dc.contact_id FROM deal_contacts dc WHERE dc.deal_id = s.id
-       ORDER BY coalesce(dc.is_primary, 0) DESC, dc.position LIMIT 1) AS contact_id
+       ORDER BY coalesce(dc.is_primary, ${d.F}) DESC, dc.position LIMIT 1) AS contact_id
   FROM scope s LEFT JOIN iv ON iv.deal_id = s.id
 )
 SELECT b.id, b.name, b.pipeline_id, p.name, b.stage_id, st.name, st.position, b.status,
   b.amount_cents / 100.0, b.amount_cents, b.currency, b.owner_id, u.name, u.email, b.company_id, co.name,
   b.contact_id, nullif(trim(coalesce(ct.first_name, '') || ' ' || coalesce(ct.last_name, '')), ''), ct.email,
   b.created_at, b.updated_at, b.close_date, b.stage_entered_at, b.won_at, b.lost_at, b.closed_at,
-  CASE WHEN b.status = 'open' THEN ${daysBetween('b.created_at', ':now')} END,
-  CASE WHEN b.closed_at IS NOT NULL THEN ${daysBetween('b.created_at', 'b.closed_at')} END,
-  coalesce(b.hc, 0), :now
+  CASE WHEN b.status = 'open' THEN ${daysBetween(d, 'b.created_at', ':now')} END,
+  CASE WHEN b.closed_at IS NOT NULL THEN ${daysBetween(d, 'b.created_at', 'b.closed_at')} END,
+  coalesce(b.hc, ${d.F}), :now
 FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.id = b.stage_id
 LEFT JOIN users u ON u.id = b.owner_id LEFT JOIN companies co ON co.id = b.company_id
 LEFT JOIN contacts ct ON ct.id = b.contact_id`;
 
 export async function refreshDealRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+  const d = sqlDialect(db);
   for (const table of ['rpt_deal_stage_intervals', 'rpt_deals']) {
-    const where = all ? '' : ` WHERE deal_id IN (SELECT id FROM ${DEAL_SCOPE})`;
-    await withNow(`DELETE FROM ${table}${where}`, now).execute(db);
+    const where = all ? '' : ` WHERE deal_id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})`;
+    await withNow(d, `DELETE FROM ${table}${where}`, now).execute(db);
   }
-  await withNow(INSERT_INTERVALS, now).execute(db);
-  await withNow(INSERT_DEALS, now).execute(db);
+  await withNow(d, INSERT_INTERVALS(d), now).execute(db);
+  await withNow(d, INSERT_DEALS(d), now).execute(db);
 }
 
 /** days_open of open deals the cycle did not touch moves with the clock. */
 export async function advanceDealClock(db: Kysely<any>, now: string): Promise<void> {
+  const d = sqlDialect(db);
   await withNow(
-    `UPDATE rpt_deals SET days_open = ${daysBetween('created_at', ':now')}, refreshed_at = :now WHERE status = 'open'`,
+    d,
+    `UPDATE rpt_deals SET days_open = ${daysBetween(d, 'created_at', ':now')}, refreshed_at = :now WHERE status = 'open'`,
     now,
   ).execute(db);
 }
-
-/** Milliseconds a deal spent from creation to close, for averages computed in integers. */
-export const DEAL_CLOSE_MS = msBetween('created_at', 'closed_at');

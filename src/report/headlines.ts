@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Store } from '../store/index.js';
+import { sqlDialect } from './dialect.js';
 import { percentileCont } from './support.js';
 
 /** The figures `wsmirror report` prints, all read from the rpt_ tables. */
@@ -42,6 +43,7 @@ export function centsToDecimal(cents: number): string {
 
 export async function readHeadlines(store: Store, now: Date = new Date()): Promise<Headlines> {
   const db = store.db;
+  const d = sqlDialect(db);
   const to = day(now);
   const from = day(new Date(now.getTime() - 6 * 86_400_000));
   const q = async <R>(query: RawBuilder<R>) => (await query.execute(db)).rows;
@@ -49,7 +51,7 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
   const untilTs = `${day(new Date(now.getTime() + 86_400_000))}T00:00:00.000Z`;
 
   const [meta] = await q(sql<{ refreshed: string | null; backlog: number }>`
-    SELECT max(refreshed_at) AS refreshed, coalesce(sum(is_resolved = 0), 0) AS backlog FROM rpt_tickets`);
+    SELECT max(refreshed_at) AS refreshed, coalesce(${sql.raw(d.countIf(`is_resolved = ${d.F}`))}, 0) AS backlog FROM rpt_tickets`);
   const [week] = await q(sql<Record<string, number | null>>`
     SELECT coalesce(sum(created), 0) AS created, coalesce(sum(solved), 0) AS solved,
       coalesce(sum(sla_achieved), 0) AS achieved, coalesce(sum(sla_breached), 0) AS breached
@@ -61,7 +63,7 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
       FROM rpt_tickets
       WHERE first_agent_reply_at >= ${fromTs} AND first_agent_reply_at < ${untilTs} AND first_reply_minutes IS NOT NULL
     )
-    SELECT max(n) AS n, ${sql.raw(percentileCont(0.5))} AS p50, ${sql.raw(percentileCont(0.9))} AS p90 FROM fr`);
+    SELECT max(n) AS n, ${sql.raw(percentileCont(d, 0.5))} AS p50, ${sql.raw(percentileCont(d, 0.9))} AS p90 FROM fr`);
   const pipeline = await q(sql<{ currency: string | null; deals: number; cents: number | null }>`
     SELECT currency, sum(open_deals) AS deals, sum(total_amount_cents) AS cents FROM rpt_pipeline_stages
     GROUP BY currency ORDER BY currency`);

@@ -5,7 +5,8 @@ import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
 import { refreshSalesAggregates, refreshSyncHealth } from './sales.js';
-import { DEAL_SCOPE, TICKET_SCOPE } from './sql-util.js';
+import { sqlDialect } from './dialect.js';
+import { DEAL_SCOPE, freshTemp, TICKET_SCOPE } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
 import { advanceTicketClock, refreshTicketRows } from './tickets.js';
 
@@ -35,14 +36,13 @@ export const RPT_TABLE_NAMES = [
 
 const isEmpty = (s: ReadonlySet<string> | 'all') => s !== 'all' && s.size === 0;
 
-async function fillScope(db: Kysely<any>, table: string, source: string, ids: ReadonlySet<string> | 'all'): Promise<void> {
-  await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${table.replace('temp.', '')} (id TEXT PRIMARY KEY)`).execute(db);
-  await sql.raw(`DELETE FROM ${table}`).execute(db);
+async function fillScope(db: Kysely<any>, name: string, source: string, ids: ReadonlySet<string> | 'all'): Promise<void> {
+  const d = sqlDialect(db);
+  await freshTemp(d, db, name, 'id TEXT PRIMARY KEY');
   if (ids === 'all') {
-    await sql.raw(`INSERT INTO ${table} (id) SELECT id FROM ${source}`).execute(db);
+    await sql.raw(`INSERT INTO ${d.temp(name)} (id) SELECT id FROM ${source}`).execute(db);
   } else if (ids.size > 0) {
-    // One JSON parameter instead of a bound list: no driver limit on the number of ids.
-    await sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify([...ids])})`.execute(db);
+    await d.insertIds(d.temp(name), [...ids]).execute(db);
   }
 }
 
@@ -52,13 +52,12 @@ async function fillScope(db: Kysely<any>, table: string, source: string, ids: Re
  * aggregates move by the changed tickets' delta (a full rebuild on 'all'), the sales ones are
  * recomputed from the per-record tables (cheap at 10,000 deals); clock-driven columns (ages, SLA targets
  * passing their due time, days open) are advanced on the untouched rows. With no changes at all
- * only rpt_sync_health is refreshed, so callers can run it after every cycle.
- * PostgreSQL: the SQL is SQLite's for now; on a PostgreSQL store this returns without work.
+ * only rpt_sync_health is refreshed, so callers can run it after every cycle. Both dialects run the
+ * same statements (dialect.ts renders the few fragments that differ) and give the same figures.
  */
 export async function refreshReporting(store: Store, changes: ReportingChanges, options: RefreshOptions = {}): Promise<RefreshResult> {
   const started = performance.now();
   const steps: Record<string, number> = {};
-  if (store.dialect !== 'sqlite') return { durationMs: 0, rows: {}, steps };
   const now = (options.now ?? new Date()).toISOString();
   const step = async (name: string, fn: () => Promise<void>) => {
     const t = performance.now();

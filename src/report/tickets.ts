@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
-import { isResolved, minutesBetween, TICKET_SCOPE, withNow } from './sql-util.js';
+import { minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
+import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
 
 /**
  * Per-ticket reporting rows, rebuilt for the ids in the ticket scope table (every live ticket on a
@@ -27,12 +28,12 @@ const ASSIGNEE_AT = (id: string, at: string, current: string) => `nullif(substr(
  * moved away from (the current status when there is no history). Rows that "move" to the status
  * already held are dropped, so consecutive stays always differ.
  */
-const INSERT_INTERVALS = `
+const INSERT_INTERVALS = (d: SqlDialect) => `
 INSERT INTO rpt_ticket_status_intervals
   (ticket_id, seq, status, is_resolved, valid_from, valid_to, minutes, is_resolution, is_reopen, assignee_id, source, history_complete)
 WITH scope AS (
   SELECT t.id, t.created_at, t.status FROM tickets t
-  WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${TICKET_SCOPE})
+  WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})
 ),
 -- One window pass gives each move its predecessor's status (the initial status for the first).
 h AS (
@@ -49,7 +50,7 @@ kept AS (
   WHERE NOT EXISTS (SELECT 1 FROM ticket_history x WHERE x.ticket_id = s.id AND x.field = 'status')
   UNION ALL
   SELECT ticket_id, rn, to_value, changed_at, source FROM h
-  WHERE to_value IS NOT (CASE WHEN rn = 1 THEN initial ELSE prev_to END)
+  WHERE to_value IS DISTINCT FROM (CASE WHEN rn = 1 THEN initial ELSE prev_to END)
 ),
 iv AS (
   SELECT ticket_id, row_number() OVER w AS seq, status, at AS valid_from, lead(at) OVER w AS valid_to,
@@ -57,7 +58,7 @@ iv AS (
   FROM kept WINDOW w AS (PARTITION BY ticket_id ORDER BY rn)
 )
 SELECT iv.ticket_id, iv.seq, iv.status, ${isResolved('iv.status')}, iv.valid_from, iv.valid_to,
-  CASE WHEN iv.valid_to IS NOT NULL THEN ${minutesBetween('iv.valid_from', 'iv.valid_to')} END,
+  CASE WHEN iv.valid_to IS NOT NULL THEN ${minutesBetween(d, 'iv.valid_from', 'iv.valid_to')} END,
   iv.seq > 1 AND ${isResolved('iv.status')} AND NOT ${isResolved('iv.prev_status')},
   iv.seq > 1 AND NOT ${isResolved('iv.status')} AND ${isResolved('iv.prev_status')},
   ${ASSIGNEE_AT('iv.ticket_id', 'iv.valid_from', 't.assignee_id')},
@@ -66,7 +67,7 @@ SELECT iv.ticket_id, iv.seq, iv.status, ${isResolved('iv.status')}, iv.valid_fro
 FROM iv JOIN tickets t ON t.id = iv.ticket_id`;
 
 /** One row per live ticket in scope; reads the intervals just rebuilt. */
-const INSERT_TICKETS = `
+const INSERT_TICKETS = (d: SqlDialect) => `
 INSERT INTO rpt_tickets
   (ticket_id, number, key, subject, status, is_resolved, priority, team_id, team_name, assignee_id, assignee_name,
    assignee_email, requester_id, requester_name, requester_email, tags, created_at, updated_at, first_agent_reply_at,
@@ -75,24 +76,24 @@ INSERT INTO rpt_tickets
    first_reply_due_at, first_reply_sla, first_reply_sla_at, resolve_due_at, resolve_sla, resolve_sla_at, age_minutes,
    history_complete, refreshed_at)
 WITH scope AS (
-  SELECT t.* FROM tickets t WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${TICKET_SCOPE})
+  SELECT t.* FROM tickets t WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})
 ),
 msg AS (
   SELECT m.ticket_id,
-    sum(m.author_type = 'agent' AND coalesce(m.is_internal, 0) = 0) AS public_agent_replies,
-    sum(coalesce(m.is_internal, 0) = 1) AS internal_notes,
-    sum(coalesce(m.is_internal, 0) = 0 AND coalesce(m.author_type, '') NOT IN ('agent', 'system')) AS customer_messages
+    ${d.countIf(`m.author_type = 'agent' AND coalesce(m.is_internal, ${d.F}) = ${d.F}`)} AS public_agent_replies,
+    ${d.countIf(`coalesce(m.is_internal, ${d.F}) = ${d.T}`)} AS internal_notes,
+    ${d.countIf(`coalesce(m.is_internal, ${d.F}) = ${d.F} AND coalesce(m.author_type, '') NOT IN ('agent', 'system')`)} AS customer_messages
   FROM ticket_messages m WHERE m.ticket_id IN (SELECT id FROM scope) GROUP BY m.ticket_id
 ),
 tg AS (
-  SELECT ticket_id, group_concat(tag, ',' ORDER BY tag) AS tags
+  SELECT ticket_id, string_agg(tag, ',' ORDER BY tag) AS tags
   FROM ticket_tags WHERE ticket_id IN (SELECT id FROM scope) GROUP BY ticket_id
 ),
 iv AS (
   SELECT ticket_id,
-    min(CASE WHEN is_resolution = 1 THEN valid_from END) AS first_res,
-    max(CASE WHEN is_resolution = 1 THEN valid_from END) AS last_res,
-    sum(is_reopen) AS reopens
+    min(CASE WHEN is_resolution = ${d.T} THEN valid_from END) AS first_res,
+    max(CASE WHEN is_resolution = ${d.T} THEN valid_from END) AS last_res,
+    ${d.countIf(`is_reopen = ${d.T}`)} AS reopens
   FROM rpt_ticket_status_intervals WHERE ticket_id IN (SELECT id FROM scope) GROUP BY ticket_id
 ),
 b AS (
@@ -128,15 +129,15 @@ c AS (
 SELECT c.id, c.number, c.key, c.subject, c.status, c.resolved, c.priority, c.team_id, c.team_name,
   c.assignee_id, au.name, au.email, c.contact_id, nullif(trim(coalesce(ct.first_name, '') || ' ' || coalesce(ct.last_name, '')), ''),
   ct.email, c.tags, c.created_at, c.updated_at, c.first_agent_reply_at, c.first_res, c.full_res, c.from_history,
-  CASE WHEN c.first_agent_reply_at IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.first_agent_reply_at')} END,
-  CASE WHEN c.first_res IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.first_res')} END,
-  CASE WHEN c.full_res IS NOT NULL THEN ${minutesBetween('c.created_at', 'c.full_res')} END,
+  CASE WHEN c.first_agent_reply_at IS NOT NULL THEN ${minutesBetween(d, 'c.created_at', 'c.first_agent_reply_at')} END,
+  CASE WHEN c.first_res IS NOT NULL THEN ${minutesBetween(d, 'c.created_at', 'c.first_res')} END,
+  CASE WHEN c.full_res IS NOT NULL THEN ${minutesBetween(d, 'c.created_at', 'c.full_res')} END,
   coalesce(c.reopens, 0), c.par, c.notes, c.cust, c.resolved AND c.par = 1,
   c.first_reply_due_at, c.fr_sla,
   CASE c.fr_sla WHEN 'achieved' THEN c.first_agent_reply_at WHEN 'breached' THEN coalesce(c.first_reply_breached_at, c.first_reply_due_at) END,
   c.resolve_due_at, c.res_sla,
   CASE c.res_sla WHEN 'achieved' THEN c.full_res WHEN 'breached' THEN coalesce(c.resolve_breached_at, c.resolve_due_at) END,
-  CASE WHEN NOT c.resolved THEN ${minutesBetween('c.created_at', ':now')} END,
+  CASE WHEN NOT c.resolved THEN ${minutesBetween(d, 'c.created_at', ':now')} END,
   ${HISTORY_COMPLETE('c.id')}, :now
 FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.id = c.contact_id`;
 
@@ -144,29 +145,31 @@ FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.i
  * Untouched rows whose SLA target passes its due time at :now. Exported so the incremental
  * aggregates can count exactly the rows the clock step is about to change.
  */
-export const FIRST_REPLY_SLA_LAPSES = `is_resolved = 0 AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
-export const RESOLVE_SLA_LAPSES = `is_resolved = 0 AND resolve_sla = 'active' AND resolve_due_at < :now`;
+export const FIRST_REPLY_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
+export const RESOLVE_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND resolve_sla = 'active' AND resolve_due_at < :now`;
 
 /**
  * Columns that move with the clock alone (age, an SLA target passing its due time) on tickets the
  * cycle did not touch: cheap updates of the unresolved rows only.
  */
-const CLOCK_UPDATES = [
-  `UPDATE rpt_tickets SET age_minutes = ${minutesBetween('created_at', ':now')}, refreshed_at = :now WHERE is_resolved = 0`,
-  `UPDATE rpt_tickets SET first_reply_sla = 'breached', first_reply_sla_at = first_reply_due_at WHERE ${FIRST_REPLY_SLA_LAPSES}`,
-  `UPDATE rpt_tickets SET resolve_sla = 'breached', resolve_sla_at = resolve_due_at WHERE ${RESOLVE_SLA_LAPSES}`,
+const CLOCK_UPDATES = (d: SqlDialect) => [
+  `UPDATE rpt_tickets SET age_minutes = ${minutesBetween(d, 'created_at', ':now')}, refreshed_at = :now WHERE is_resolved = ${d.F}`,
+  `UPDATE rpt_tickets SET first_reply_sla = 'breached', first_reply_sla_at = first_reply_due_at WHERE ${FIRST_REPLY_SLA_LAPSES(d)}`,
+  `UPDATE rpt_tickets SET resolve_sla = 'breached', resolve_sla_at = resolve_due_at WHERE ${RESOLVE_SLA_LAPSES(d)}`,
 ];
 
 /** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
 export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+  const d = sqlDialect(db);
   for (const table of ['rpt_ticket_status_intervals', 'rpt_tickets']) {
-    const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${TICKET_SCOPE})`;
-    await withNow(`DELETE FROM ${table}${where}`, now).execute(db);
+    const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})`;
+    await withNow(d, `DELETE FROM ${table}${where}`, now).execute(db);
   }
-  await withNow(INSERT_INTERVALS, now).execute(db);
-  await withNow(INSERT_TICKETS, now).execute(db);
+  await withNow(d, INSERT_INTERVALS(d), now).execute(db);
+  await withNow(d, INSERT_TICKETS(d), now).execute(db);
 }
 
 export async function advanceTicketClock(db: Kysely<any>, now: string): Promise<void> {
-  for (const stmt of CLOCK_UPDATES) await withNow(stmt, now).execute(db);
+  const d = sqlDialect(db);
+  for (const stmt of CLOCK_UPDATES(d)) await withNow(d, stmt, now).execute(db);
 }

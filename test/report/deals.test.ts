@@ -2,24 +2,23 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readHeadlines, refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import type { Store } from '../../src/store/index.js';
-import { freshStore, tempDir } from '../store/fixtures.js';
+import { dialects } from '../helpers/dialects.js';
 import { days, minutes, rows, snapshot } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
+import { reportStore } from './stores.js';
 
 const ts = (s: string) => `2024-${s}:00.000Z`;
 
-describe('sales reporting tables (hand-written mirror)', () => {
-  let tmp: ReturnType<typeof tempDir>;
+for (const dialect of dialects) describe(`sales reporting tables (hand-written mirror) (${dialect.name})`, () => {
   let store: Store;
+  let close: () => Promise<void>;
   beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
+    ({ store, close } = await reportStore(dialect));
     await buildScenario(store);
     await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
   });
   afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
+    await close();
   });
 
   it('rpt_deals: won/lost times from history, fallbacks, ages, primary contact', async () => {
@@ -64,8 +63,9 @@ describe('sales reporting tables (hand-written mirror)', () => {
   });
 
   it('rpt_sales_monthly: created, won, lost per month, pipeline, owner and currency', async () => {
+    // NULLS FIRST: SQLite sorts NULL first by default, PostgreSQL last.
     const m = await rows(store, `SELECT month, owner_id, currency, deals_created, won_count, won_amount_cents, lost_count, lost_amount_cents,
-      win_rate_count, win_rate_value, avg_won_amount, avg_days_to_close FROM rpt_sales_monthly ORDER BY month, owner_id, currency`);
+      win_rate_count, win_rate_value, avg_won_amount, avg_days_to_close FROM rpt_sales_monthly ORDER BY month, owner_id NULLS FIRST, currency`);
     const row = (month: string, owner: string | null, currency: string, o: Record<string, unknown>) => ({
       month, owner_id: owner, currency, deals_created: 0, won_count: 0, won_amount_cents: 0, lost_count: 0, lost_amount_cents: 0,
       win_rate_count: null, win_rate_value: null, avg_won_amount: null, avg_days_to_close: null, ...o,
@@ -114,6 +114,13 @@ describe('sales reporting tables (hand-written mirror)', () => {
 
   it('every rpt_ column has a declared type', async () => {
     for (const table of RPT_TABLE_NAMES) {
+      if (dialect.name === 'postgres') {
+        const cols = (await sql<{ name: string; type: string }>`SELECT column_name AS name, data_type AS type FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = ${table}`.execute(store.db)).rows;
+        expect(cols.length, table).toBeGreaterThan(0);
+        for (const c of cols) expect(c.type, `${table}.${c.name}`).toMatch(/^(text|bigint|double precision|numeric|boolean|timestamp with time zone|date)$/);
+        continue;
+      }
       const info = (await sql<{ name: string; type: string }>`SELECT name, type FROM pragma_table_info(${table})`.execute(store.db)).rows;
       expect(info.length, table).toBeGreaterThan(0);
       for (const c of info) expect(c.type, `${table}.${c.name}`).toMatch(/^(TEXT|INTEGER|REAL|BOOLEAN|DATETIME|DATE)$/i);

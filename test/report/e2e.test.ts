@@ -1,6 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshReporting } from '../../src/report/index.js';
+import { dialects } from '../helpers/dialects.js';
 import { API_KEY, harness, type Harness } from '../sync/harness.js';
 import { rows } from './oracle.js';
 import { agentDaily, dealFigures, salesAggregates, supportDaily, ticketFigures } from './truth-oracle.js';
@@ -12,7 +13,7 @@ const HOUR = 3_600_000;
  * control clock, synced into a mirror after every step, refreshed, and every rpt_ table compared
  * with figures computed independently from the simulator's ground truth.
  */
-describe('reporting tables against the simulator ground truth', () => {
+for (const dialect of dialects) describe(`reporting tables against the simulator ground truth (${dialect.name})`, () => {
   let h: Harness;
   let now: string;
   const ids: Record<string, string> = {};
@@ -32,7 +33,7 @@ describe('reporting tables against the simulator ground truth', () => {
   };
 
   beforeAll(async () => {
-    h = await harness({ sim: { tickets: 0, deals: 0, startTime: new Date('2024-02-28T08:00:00.000Z') } });
+    h = await harness({ sim: { tickets: 0, deals: 0, startTime: new Date('2024-02-28T08:00:00.000Z') }, dialect });
     await h.backfill();
     const members = (h.sim.control.truth().members as any[]).map((m) => m.id as string);
     const pipeline = (h.sim.control.truth().pipelines as any[])[0];

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/index.js';
+import { RPT_TABLES } from '../../migrations/0100_reporting.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -18,8 +19,19 @@ export const DAY = 86_400_000;
 export const minutes = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / MIN;
 export const days = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / DAY;
 
+/** rpt_ columns declared numeric(20,2) in PostgreSQL, which the store returns as exact decimal text. */
+const MONEY = new Set(Object.values(RPT_TABLES).flatMap((t) => t.columns.filter(([, k]) => k === 'money').map(([c]) => c)));
+
+/**
+ * Rows in SQLite's shapes, so one expectation serves both dialects: a PostgreSQL boolean becomes
+ * 1/0 and a money column's decimal text the number SQLite stores (both exact: the nearest double to
+ * the decimal in either case). Every other value already comes back alike (see src/store/postgres.ts).
+ */
 export async function rows(store: Store, query: string): Promise<any[]> {
-  return (await sql.raw<any>(query).execute(store.db)).rows;
+  const out = (await sql.raw<any>(query).execute(store.db)).rows;
+  if (store.dialect !== 'postgres') return out;
+  return out.map((r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
+    typeof v === 'boolean' ? Number(v) : MONEY.has(k) && typeof v === 'string' ? Number(v) : v])));
 }
 
 /** Every rpt_ row, keyed for comparison (refreshed_at left out: it differs between refreshes by design). */

@@ -1,24 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { refreshReporting } from '../../src/report/index.js';
 import type { Store } from '../../src/store/index.js';
-import { freshStore, tempDir } from '../store/fixtures.js';
+import { dialects } from '../helpers/dialects.js';
 import { minutes, percentileCont, rows } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
+import { reportStore } from './stores.js';
 
 const d = (day: number, hm: string) => `2024-03-0${day}T${hm}:00.000Z`;
 
-describe('support reporting tables (hand-written mirror)', () => {
-  let tmp: ReturnType<typeof tempDir>;
+for (const dialect of dialects) describe(`support reporting tables (hand-written mirror) (${dialect.name})`, () => {
   let store: Store;
+  let close: () => Promise<void>;
   beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
+    ({ store, close } = await reportStore(dialect));
     await buildScenario(store);
     await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
   });
   afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
+    await close();
   });
 
   it('rpt_tickets: durations, counts, reopens, one-touch, SLA, completeness', async () => {

@@ -1,0 +1,125 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { dialectOf, type DialectName } from '../store/dialect.js';
+
+/**
+ * The few SQL fragments where SQLite and PostgreSQL differ, so each refresh statement is written
+ * once. SQLite stores timestamps as the fixed 24-char UTC text and days as 'yyyy-mm-dd' text;
+ * PostgreSQL has timestamptz and date columns. Every day boundary is taken in UTC explicitly, never
+ * through the session time zone, so both give the same days.
+ */
+export interface SqlDialect {
+  name: DialectName;
+  /** Boolean literals: 0/1 in SQLite (its booleans are integers), TRUE/FALSE in PostgreSQL. */
+  T: string;
+  F: string;
+  /** Column type of a UTC day key in temp tables. */
+  dayType: string;
+  /** A 8-byte float cast target (REAL is 4 bytes in PostgreSQL). */
+  real: string;
+  /** A temp table's qualified name. */
+  temp(name: string): string;
+  /** The refresh clock as a typed literal. */
+  now(iso: string): string;
+  /** Whole milliseconds from a to b (timestamps). */
+  msBetween(a: string, b: string): string;
+  /** UTC day of a timestamp: text in SQLite, date in PostgreSQL. */
+  day(ts: string): string;
+  /** The first instant of a day key, comparable with timestamp columns. */
+  dayStart(day: string): string;
+  nextDay(day: string): string;
+  /** UTC month of a timestamp (group key) and that key as the month's first day. */
+  month(ts: string): string;
+  monthDate(month: string): string;
+  /** 24 hours before a timestamp. */
+  dayBefore(ts: string): string;
+  greatest(a: string, b: string): string;
+  /** A boolean expression as 0/1. */
+  int(cond: string): string;
+  /** Rows where cond holds (NULL counts as not holding). */
+  countIf(cond: string): string;
+  /** True when any row's boolean is true. */
+  boolOr(expr: string): string;
+  /** Integer part of a non-negative number (PostgreSQL's CAST to integer rounds). */
+  trunc(x: string): string;
+  /** `INSERT ... ` that skips rows violating a key; close with `ignoreTail`. */
+  insertIgnore(table: string): string;
+  ignoreTail: string;
+  /** The sync watermark (JSON string in sync_state.value_json) as a timestamp. */
+  watermark: string;
+  /** Inserts the ids into a one-column temp table. */
+  insertIds(table: string, ids: readonly string[]): RawBuilder<unknown>;
+}
+
+/** Whole ms via julianday: ~40 µs precision at today's dates, so rounding gives the exact millisecond. */
+const sqliteMs = (a: string, b: string) => `CAST(round((julianday(${b}) - julianday(${a})) * 86400000.0) AS INTEGER)`;
+/** extract(epoch) is exact numeric (microseconds) in PostgreSQL 14+; the difference times 1000 is whole. */
+const pgMs = (a: string, b: string) => `CAST(round((extract(epoch FROM ${b}) - extract(epoch FROM ${a})) * 1000) AS bigint)`;
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+function checked(iso: string): string {
+  if (!ISO.test(iso)) throw new RangeError(`reporting clock must be a 24-char UTC timestamp, got ${iso}`);
+  return `'${iso}'`;
+}
+
+const SQLITE: SqlDialect = {
+  name: 'sqlite',
+  T: '1',
+  F: '0',
+  dayType: 'TEXT',
+  real: 'REAL',
+  temp: (name) => `temp.${name}`,
+  now: checked,
+  msBetween: sqliteMs,
+  // Stored timestamps are the fixed 24-char form, so substr is their UTC day at a fraction of date()'s cost.
+  day: (ts) => `substr(${ts}, 1, 10)`,
+  dayStart: (day) => day,
+  nextDay: (day) => `date(${day}, '+1 day')`,
+  month: (ts) => `substr(${ts}, 1, 7)`,
+  monthDate: (month) => `${month} || '-01'`,
+  dayBefore: (ts) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${ts}, '-1 day')`,
+  greatest: (a, b) => `max(${a}, ${b})`,
+  int: (cond) => `(${cond})`,
+  countIf: (cond) => `sum(${cond})`,
+  boolOr: (expr) => `max(${expr})`,
+  trunc: (x) => `CAST(${x} AS INTEGER)`,
+  insertIgnore: (table) => `INSERT OR IGNORE INTO ${table}`,
+  ignoreTail: '',
+  watermark: `strftime('%Y-%m-%dT%H:%M:%fZ', json_extract(value_json, '$'))`,
+  // One JSON parameter instead of a bound list: no driver limit on the number of ids.
+  insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
+};
+
+const POSTGRES: SqlDialect = {
+  name: 'postgres',
+  T: 'TRUE',
+  F: 'FALSE',
+  dayType: 'date',
+  real: 'double precision',
+  temp: (name) => `pg_temp.${name}`,
+  now: (iso) => `CAST(${checked(iso)} AS timestamptz)`,
+  msBetween: pgMs,
+  day: (ts) => `CAST((${ts}) AT TIME ZONE 'UTC' AS date)`,
+  dayStart: (day) => `(CAST(${day} AS timestamp) AT TIME ZONE 'UTC')`,
+  nextDay: (day) => `(${day} + 1)`,
+  month: (ts) => `CAST(date_trunc('month', (${ts}) AT TIME ZONE 'UTC') AS date)`,
+  monthDate: (month) => month,
+  // 24 hours, not '1 day': interval days follow the session time zone's DST rules.
+  dayBefore: (ts) => `(${ts} - interval '24 hours')`,
+  greatest: (a, b) => `greatest(${a}, ${b})`,
+  int: (cond) => `CAST((${cond}) AS integer)`,
+  countIf: (cond) => `count(*) FILTER (WHERE ${cond})`,
+  boolOr: (expr) => `bool_or(${expr})`,
+  trunc: (x) => `CAST(trunc(${x}) AS bigint)`,
+  insertIgnore: (table) => `INSERT INTO ${table}`,
+  ignoreTail: ' ON CONFLICT DO NOTHING',
+  watermark: `CAST(CAST(value_json AS jsonb) #>> '{}' AS timestamptz)`,
+  // One text[] parameter: no limit on the number of ids.
+  insertIds: (table, ids) => sql`INSERT INTO ${sql.raw(table)} (id) SELECT unnest(CAST(${[...ids]} AS text[])) ON CONFLICT DO NOTHING`,
+};
+
+export function sqlDialect(db: Kysely<any>): SqlDialect {
+  return dialectOf(db) === 'postgres' ? POSTGRES : SQLITE;
+}
+
+export const minutesBetween = (d: SqlDialect, a: string, b: string): string => `(CAST(${d.msBetween(a, b)} AS ${d.real}) / 60000)`;
+export const daysBetween = (d: SqlDialect, a: string, b: string): string => `(CAST(${d.msBetween(a, b)} AS ${d.real}) / 86400000)`;
