@@ -14,7 +14,7 @@ export interface SqlDialect {
   F: string;
   /** Column type of a UTC day key in temp tables. */
   dayType: string;
-  /** A 8-byte float cast target (REAL is 4 bytes in PostgreSQL). */
+  /** An 8-byte float cast target (REAL is 4 bytes in PostgreSQL). */
   real: string;
   /** A temp table's qualified name. */
   temp(name: string): string;
