@@ -1,6 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseAmount, type Store } from '../../src/store/index.js';
-import { SYNCED, deal, freshStore, tempDir } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { parseAmount } from '../../src/store/index.js';
+import { deal, SYNCED, useFreshStore } from './fixtures.js';
 
 describe('parseAmount', () => {
   it('computes exact cents by string arithmetic', () => {
@@ -18,16 +18,7 @@ describe('parseAmount', () => {
 });
 
 describe('upsertDeal', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let store: Store;
-  beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
-  });
-  afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
-  });
+  const { store, dir } = useFreshStore();
 
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
     expect(await store.knownStageIds()).toEqual(new Set());

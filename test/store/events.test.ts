@@ -1,20 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
-import { SYNCED, freshStore, statusEvent, tempDir, ticket } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { statusEvent, SYNCED, ticket, useFreshStore } from './fixtures.js';
 
 const RECEIVED = '2024-05-01T13:00:00.000Z';
 
 describe('insertEvents and status history', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let store: Store;
-  beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
-  });
-  afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
-  });
+  const { store, dir } = useFreshStore();
 
   const history = () =>
     store.db.selectFrom('ticket_history').select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])

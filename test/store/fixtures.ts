@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { afterEach, beforeEach } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deal, TicketWithMessages, WorkspaceEvent } from '../../src/api/types.js';
@@ -7,6 +8,35 @@ import { openStore, type Store } from '../../src/store/index.js';
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-store-'));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A migrated store in a fresh temp dir for every test of the calling describe block, closed and
+ * removed after each. `store` forwards to the current test's store.
+ */
+export function useFreshStore(): { store: Store; dir: () => string } {
+  let tmp: ReturnType<typeof tempDir> | null = null;
+  let current: Store | null = null;
+  beforeEach(async () => {
+    tmp = tempDir();
+    current = await freshStore(tmp.dir);
+  });
+  afterEach(async () => {
+    await current?.close();
+    tmp?.cleanup();
+  });
+  const live = (): Store => {
+    if (!current) throw new Error('the store opens in beforeEach; use it inside a test');
+    return current;
+  };
+  const store = new Proxy({} as Store, {
+    get(_target, prop) {
+      const target = live();
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { store, dir: () => tmp!.dir };
 }
 
 export async function freshStore(dir: string, name = 'mirror.sqlite'): Promise<Store> {

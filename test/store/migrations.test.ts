@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { migrations } from '../../migrations/index.js';
-import { openStore, StoreError, type Store } from '../../src/store/index.js';
-import { freshStore, tempDir } from './fixtures.js';
+import { openStore, StoreError } from '../../src/store/index.js';
+import { useFreshStore } from './fixtures.js';
 
 // SPEC section 5: the public contract, column by column.
 const CONTRACT: Record<string, string[]> = {
@@ -34,16 +34,7 @@ const CONTRACT: Record<string, string[]> = {
 };
 
 describe('migrations', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let store: Store;
-  beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
-  });
-  afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
-  });
+  const { store, dir } = useFreshStore();
 
   it('creates every contract table and column, timestamps declared DATETIME', async () => {
     for (const [table, columns] of Object.entries(CONTRACT)) {
@@ -62,13 +53,13 @@ describe('migrations', () => {
   it('is idempotent and applies nothing the second time', async () => {
     expect(await store.migrate()).toEqual({ applied: [] });
     await store.close();
-    const again = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite') });
+    const again = await openStore({ database: join(dir(), 'nested', 'mirror.sqlite') });
     expect(await again.migrate()).toEqual({ applied: [] });
-    store = again;
+    await again.close();
   });
 
   it('reports the migration names on a fresh file and uses WAL', async () => {
-    const other = await openStore({ database: join(tmp.dir, 'other.sqlite') });
+    const other = await openStore({ database: join(dir(), 'other.sqlite') });
     expect(Object.keys(migrations)[0]).toBe('0001_mirror_tables');
     expect(await other.migrate()).toEqual({ applied: Object.keys(migrations) });
     const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(other.db);
@@ -79,17 +70,17 @@ describe('migrations', () => {
   });
 
   it('read-only stores read, refuse pending migrations, and need an existing file', async () => {
-    const ro = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite'), readonly: true });
+    const ro = await openStore({ database: join(dir(), 'nested', 'mirror.sqlite'), readonly: true });
     expect(await ro.migrate()).toEqual({ applied: [] });
     expect((await ro.counts()).tickets).toBe(0);
     await ro.close();
-    await expect(openStore({ database: join(tmp.dir, 'missing.sqlite'), readonly: true })).rejects.toMatchObject({ code: 'OPEN_FAILED' });
+    await expect(openStore({ database: join(dir(), 'missing.sqlite'), readonly: true })).rejects.toMatchObject({ code: 'OPEN_FAILED' });
     // Also once the writer has closed (its WAL files checkpointed away).
     await store.close();
-    const late = await openStore({ database: join(tmp.dir, 'nested', 'mirror.sqlite'), readonly: true });
+    const late = await openStore({ database: join(dir(), 'nested', 'mirror.sqlite'), readonly: true });
     expect((await late.counts()).deals).toBe(0);
     await expect(late.transaction((tx) => tx.setState('k', 1))).rejects.toThrow(/readonly/i);
-    store = late;
+    await late.close();
   });
 
   it('fails with OPEN_FAILED, without the password, when PostgreSQL is unreachable', async () => {

@@ -1,18 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
-import { freshStore, tempDir } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { useFreshStore } from './fixtures.js';
 
 describe('dirty set, state, quarantine, runs', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let store: Store;
-  beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
-  });
-  afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
-  });
+  const { store, dir } = useFreshStore();
 
   it('markDirty keeps the newest occurred_at and resets stale_reads only when it grows', async () => {
     await store.transaction((tx) => tx.markDirty([

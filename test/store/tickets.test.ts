@@ -1,18 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../src/store/index.js';
-import { SYNCED, freshStore, tempDir, ticket } from './fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { SYNCED, ticket, useFreshStore } from './fixtures.js';
 
 describe('upsertTicket', () => {
-  let tmp: ReturnType<typeof tempDir>;
-  let store: Store;
-  beforeEach(async () => {
-    tmp = tempDir();
-    store = await freshStore(tmp.dir);
-  });
-  afterEach(async () => {
-    await store.close();
-    tmp.cleanup();
-  });
+  const { store, dir } = useFreshStore();
 
   it('writes the ticket, its children and references, with 24-char timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
