@@ -18,7 +18,7 @@ import { openStore } from '../src/store/index.js';
 const SIZE = { tickets: 50_000, messagesPerTicket: 5, deals: 10_000, agents: 40, contacts: 20_000 };
 const START = Date.parse('2023-06-01T00:00:00.000Z');
 const SPAN = 365 * 86_400_000;
-const NOW = new Date(START + SPAN + 86_400_000);
+export const NOW = new Date(START + SPAN + 86_400_000);
 const H = 3_600_000;
 
 function rng(seed: number): () => number {
@@ -142,7 +142,7 @@ function fillPeople(db: Database.Database): void {
   for (let c = 0; c < SIZE.contacts; c++) contact.run(`c${c}`, 'First', `Last${c}`, `c${c}@example.com`);
 }
 
-const FILTERED: Record<string, string> = {
+export const FILTERED: Record<string, string> = {
   rpt_tickets: "SELECT * FROM rpt_tickets WHERE created_at >= '2024-05-01' AND status = 'open'",
   rpt_ticket_status_intervals: "SELECT status, sum(minutes) FROM rpt_ticket_status_intervals WHERE valid_from >= '2024-04-01' GROUP BY status",
   rpt_support_daily: "SELECT * FROM rpt_support_daily WHERE day >= '2024-04-01'",
@@ -154,34 +154,46 @@ const FILTERED: Record<string, string> = {
   rpt_sync_health: 'SELECT lag_seconds FROM rpt_sync_health',
 };
 
+/** Builds the benchmark mirror in a new SQLite file (migrated, filled, analysed). Also used by reporting-pg.ts. */
+export async function buildMirror(database: string): Promise<{ counts: Record<string, number>; buildMs: number }> {
+  const setup = await openStore({ database });
+  await setup.migrate();
+  await setup.close();
+  const raw = new Database(database);
+  raw.pragma('journal_mode = WAL');
+  // Rows are written child-first (a ticket's final state is known only after its messages).
+  raw.pragma('foreign_keys = OFF');
+  const rand = rng(42);
+  const t0 = performance.now();
+  raw.transaction(() => {
+    fillPeople(raw);
+    fillTickets(raw, rand);
+    fillDeals(raw, rand);
+  })();
+  raw.exec('ANALYZE');
+  const counts = Object.fromEntries(['tickets', 'ticket_messages', 'ticket_history', 'deals', 'deal_history', 'events']
+    .map((t) => [t, (raw.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+  raw.close();
+  const buildMs = performance.now() - t0;
+  return { counts, buildMs };
+}
+
+/** The ids the incremental step changes: 100 tickets and 20 deals spread over the mirror. */
+export function changedIds(): { tickets: Set<string>; deals: Set<string> } {
+  return {
+    tickets: new Set(Array.from({ length: 100 }, (_, i) => `t${i * 499}`)),
+    deals: new Set(Array.from({ length: 20 }, (_, i) => `d${i * 499}`)),
+  };
+}
+
 export async function benchReporting(): Promise<object> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-report-'));
   const database = join(dir, 'mirror.sqlite');
   try {
-    const setup = await openStore({ database });
-    await setup.migrate();
-    await setup.close();
-    const raw = new Database(database);
-    raw.pragma('journal_mode = WAL');
-    // Rows are written child-first (a ticket's final state is known only after its messages).
-    raw.pragma('foreign_keys = OFF');
-    const rand = rng(42);
-    const t0 = performance.now();
-    raw.transaction(() => {
-      fillPeople(raw);
-      fillTickets(raw, rand);
-      fillDeals(raw, rand);
-    })();
-    raw.exec('ANALYZE');
-    const counts = Object.fromEntries(['tickets', 'ticket_messages', 'ticket_history', 'deals', 'deal_history', 'events']
-      .map((t) => [t, (raw.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
-    raw.close();
-    const buildMs = performance.now() - t0;
-
+    const { counts, buildMs } = await buildMirror(database);
     const store = await openStore({ database });
     const full = await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
-    const changedTickets = new Set(Array.from({ length: 100 }, (_, i) => `t${i * 499}`));
-    const changedDeals = new Set(Array.from({ length: 20 }, (_, i) => `d${i * 499}`));
+    const { tickets: changedTickets, deals: changedDeals } = changedIds();
     await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
     await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
     const incremental = await refreshReporting(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });

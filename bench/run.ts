@@ -1,7 +1,10 @@
 /**
  * `npm run bench`: wsmirror against a raw fetch loop making the same requests, in one run, on
  * the bundled simulator (in its own process). Reports wall time, the ratio, request counts seen
- * by the simulator, and each process's peak RSS. Then the reporting benchmark.
+ * by the simulator, and each process's peak RSS. Then the reporting benchmark on SQLite, and, when
+ * WSMIRROR_BENCH_POSTGRES_URL is set (e.g. postgres://postgres@127.0.0.1:5432/test; the role needs
+ * CREATEDB), the same on PostgreSQL in a database created for the run and dropped after it
+ * (bench/reporting-pg.ts).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -99,6 +102,12 @@ async function main(): Promise<void> {
   if (reporting && process.env.BENCH_SKIP_REPORTING !== '1') {
     console.log('\nReporting views (50,000 tickets, 250,000 messages, 10,000 deals):');
     reporting.printBenchReporting((await reporting.benchReporting()) as Record<string, unknown>);
+  }
+  const postgresUrl = process.env.WSMIRROR_BENCH_POSTGRES_URL;
+  if (postgresUrl && process.env.BENCH_SKIP_REPORTING !== '1') {
+    const { benchReportingPostgres, printBenchReportingPostgres } = await import('./reporting-pg.js');
+    console.log('\nReporting views on PostgreSQL (same mirror, copied from SQLite):');
+    printBenchReportingPostgres((await benchReportingPostgres(postgresUrl)) as Record<string, unknown>);
   }
 }
 
