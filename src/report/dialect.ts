@@ -48,6 +48,10 @@ export interface SqlDialect {
   watermark: string;
   /** Inserts the ids into a one-column temp table. */
   insertIds(table: string, ids: readonly string[]): RawBuilder<unknown>;
+  /** Statements run first in the refresh transaction (settings scoped to it). */
+  refreshSetup: readonly string[];
+  /** Gathers planner statistics on a just-filled temp table, or null when the dialect needs none. */
+  analyzeTemp(table: string): string | null;
 }
 
 /** Whole ms via julianday: ~40 µs precision at today's dates, so rounding gives the exact millisecond. */
@@ -87,6 +91,8 @@ const SQLITE: SqlDialect = {
   watermark: `strftime('%Y-%m-%dT%H:%M:%fZ', json_extract(value_json, '$'))`,
   // One JSON parameter instead of a bound list: no driver limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
+  refreshSetup: [],
+  analyzeTemp: () => null,
 };
 
 const POSTGRES: SqlDialect = {
@@ -115,6 +121,12 @@ const POSTGRES: SqlDialect = {
   watermark: `CAST(CAST(value_json AS jsonb) #>> '{}' AS timestamptz)`,
   // One text[] parameter: no limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT INTO ${sql.raw(table)} (id) SELECT unnest(CAST(${[...ids]} AS text[])) ON CONFLICT DO NOTHING`,
+  // The refresh statements are large plans over small row counts (temp scope tables): JIT
+  // compilation (default on above cost 100,000) took ~1 s per statement for a 100-ticket cycle.
+  refreshSetup: ['SET LOCAL jit = off'],
+  // Autovacuum never analyses temp tables; without statistics the planner assumes ~1,360 ids in a
+  // scope table and scans rpt_ticket_status_intervals whole instead of probing its primary key.
+  analyzeTemp: (table) => `ANALYZE ${table}`,
 };
 
 export function sqlDialect(db: Kysely<any>): SqlDialect {

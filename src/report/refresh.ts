@@ -44,6 +44,8 @@ async function fillScope(db: Kysely<any>, name: string, source: string, ids: Rea
   } else if (ids.size > 0) {
     await d.insertIds(d.temp(name), [...ids]).execute(db);
   }
+  const analyze = d.analyzeTemp(d.temp(name));
+  if (analyze) await sql.raw(analyze).execute(db);
 }
 
 /**
@@ -71,6 +73,7 @@ export async function refreshReporting(store: Store, changes: ReportingChanges, 
   let messagesLeft = false;
 
   await store.db.transaction().execute(async (trx) => {
+    for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
     if (!isEmpty(changes.tickets) || incremental) {
       // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
       await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
