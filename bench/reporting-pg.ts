@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { refreshReporting, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
-import { buildMirror, changedIds, FILTERED, NOW } from './reporting.js';
+import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW } from './reporting.js';
 
 /**
  * The reporting benchmark on PostgreSQL: the SQLite mirror of reporting.ts (50,000 tickets,
@@ -170,17 +170,7 @@ export async function benchReportingPostgres(url: string): Promise<object> {
     } finally {
       await reader.end();
     }
-    const aggregates = async () => {
-      const out: string[] = [];
-      for (const t of ['rpt_support_daily', 'rpt_agent_daily']) {
-        const r = await sql.raw<Record<string, unknown>>(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).execute(store.db);
-        out.push(JSON.stringify(r.rows));
-      }
-      return out.join('\n');
-    };
-    const afterIncremental = await aggregates();
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
-    const aggregatesMatchFull = afterIncremental === (await aggregates());
+    const aggregatesMatchFull = await incrementalEqualsFull(store);
     await store.close();
     return {
       mirror: counts,
