@@ -80,16 +80,8 @@ export function createTicket(world: World, actor: string, input: unknown): Ticke
   }
   const intent = has(body, 'intent') ? body.intent : 'on_behalf';
   if (intent !== 'on_behalf' && intent !== 'outreach') issues.add('intent', 'must be on_behalf or outreach');
-  let priority = DEFAULT_PRIORITY;
-  if (has(body, 'priority')) {
-    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
-    if (p) priority = p.value;
-    else issues.add('priority', 'must be one of low, normal, high, urgent');
-  }
-  const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
-  if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');
-  const teamId = text(body, 'teamId', issues, { nullable: true });
-  if (teamId != null && !world.teams.has(teamId)) issues.add('teamId', 'no team has this id');
+  const { priority: given, assigneeId, teamId } = routing(world, body, issues);
+  const priority = given ?? DEFAULT_PRIORITY;
   const tags = stringList(body, 'tags', issues);
   const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : {};
   issues.throwIfAny();
@@ -162,16 +154,7 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   const subject = text(body, 'subject', issues);
   if (subject != null && subject.trim() === '') issues.add('subject', 'must not be empty');
   const status = has(body, 'status') ? settableStatus(body.status, 'status', issues) : undefined;
-  let priority: string | undefined;
-  if (has(body, 'priority')) {
-    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
-    if (p) priority = p.value;
-    else issues.add('priority', 'must be one of low, normal, high, urgent');
-  }
-  const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
-  if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');
-  const teamId = text(body, 'teamId', issues, { nullable: true });
-  if (teamId != null && !world.teams.has(teamId)) issues.add('teamId', 'no team has this id');
+  const { priority, assigneeId, teamId } = routing(world, body, issues);
   const tags = stringList(body, 'tags', issues);
   const addTags = stringList(body, 'addTags', issues);
   const removeTags = stringList(body, 'removeTags', issues);
@@ -267,4 +250,19 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
   }
   commitTicketWrite(world, t, ms);
   return { message, ticket: t };
+}
+
+/** Priority, assignee and team of a create or update body: each checked the same way in both. */
+function routing(world: World, body: Record<string, unknown>, issues: Issues) {
+  let priority: string | undefined;
+  if (has(body, 'priority')) {
+    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
+    if (p) priority = p.value;
+    else issues.add('priority', 'must be one of low, normal, high, urgent');
+  }
+  const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
+  if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');
+  const teamId = text(body, 'teamId', issues, { nullable: true });
+  if (teamId != null && !world.teams.has(teamId)) issues.add('teamId', 'no team has this id');
+  return { priority, assigneeId, teamId };
 }
