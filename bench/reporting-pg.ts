@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { refreshReporting, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
-import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW } from './reporting.js';
+import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews } from './reporting.js';
 
 /**
  * The reporting benchmark on PostgreSQL: the SQLite mirror of reporting.ts (50,000 tickets,
@@ -198,15 +198,8 @@ export function printBenchReportingPostgres(result: Record<string, any>): void {
   console.log('mirror', JSON.stringify(result.mirror));
   console.log(`SQLite build ${result.buildMs} ms; copy to PostgreSQL ${result.copyMs} ms; ANALYZE ${result.analyzeMs} ms`);
   console.log(`full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
-  console.log(`incremental refresh (100 tickets, 20 deals) ${result.incrementalRefreshMs} ms ${JSON.stringify(result.incrementalSteps)}`);
-  console.log(`sync-health-only refresh ${result.healthOnlyRefreshMs} ms`);
-  console.log(`incremental daily aggregates equal a full rebuild's: ${result.aggregatesMatchFull}`);
   // Same columns as the SQLite table; "step" here is receiving every row as wire text (see above).
-  const cols = ['rows', 'select * (step) ms', 'select * (JS objects) ms', 'filtered ms'];
-  console.log(`${'PostgreSQL table'.padEnd(30)}${cols.map((c) => c.padStart(26)).join('')}`);
-  for (const [t, v] of Object.entries(result.views as Record<string, any>)) {
-    console.log(`${t.padEnd(30)}${[v.rows, v.stepMs, v.objectsMs, v.filteredMs].map((x) => String(x).padStart(26)).join('')}`);
-  }
+  printRefreshAndViews(result, 'PostgreSQL table');
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -259,11 +259,16 @@ export async function benchReporting(): Promise<object> {
 export function printBenchReporting(result: Record<string, any>): void {
   console.log('mirror', JSON.stringify(result.mirror));
   console.log(`build ${result.buildMs} ms; full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
+  printRefreshAndViews(result, 'table');
+}
+
+/** The lines both dialects' reports share: incremental refresh figures and the per-table timings. */
+export function printRefreshAndViews(result: Record<string, any>, tableLabel: string): void {
   console.log(`incremental refresh (100 tickets, 20 deals) ${result.incrementalRefreshMs} ms ${JSON.stringify(result.incrementalSteps)}`);
   console.log(`sync-health-only refresh ${result.healthOnlyRefreshMs} ms`);
   console.log(`incremental daily aggregates equal a full rebuild's: ${result.aggregatesMatchFull}`);
   const cols = ['rows', 'select * (step) ms', 'select * (JS objects) ms', 'filtered ms'];
-  console.log(`${'table'.padEnd(30)}${cols.map((c) => c.padStart(26)).join('')}`);
+  console.log(`${tableLabel.padEnd(30)}${cols.map((c) => c.padStart(26)).join('')}`);
   for (const [t, v] of Object.entries(result.views as Record<string, any>)) {
     console.log(`${t.padEnd(30)}${[v.rows, v.stepMs, v.objectsMs, v.filteredMs].map((x) => String(x).padStart(26)).join('')}`);
   }
