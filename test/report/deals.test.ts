@@ -1,25 +1,15 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readHeadlines, refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
-import type { Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { days, minutes, rows, snapshot } from './oracle.js';
-import { buildScenario, NOW } from './scenario.js';
-import { reportStore } from './stores.js';
+import { NOW } from './scenario.js';
+import { useScenarioStore } from './stores.js';
 
 const ts = (s: string) => `2024-${s}:00.000Z`;
 
 for (const dialect of dialects) describe(`sales reporting tables (hand-written mirror) (${dialect.name})`, () => {
-  let store: Store;
-  let close: () => Promise<void>;
-  beforeEach(async () => {
-    ({ store, close } = await reportStore(dialect));
-    await buildScenario(store);
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
-  });
-  afterEach(async () => {
-    await close();
-  });
+  const store = useScenarioStore(dialect);
 
   it('rpt_deals: won/lost times from history, fallbacks, ages, primary contact', async () => {
     const r = Object.fromEntries((await rows(store, 'SELECT * FROM rpt_deals')).map((x) => [x.deal_id, x]));

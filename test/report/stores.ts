@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { Dialect } from '../helpers/dialects.js';
+import { afterEach, beforeEach } from 'vitest';
 import { rows } from './oracle.js';
+import { buildScenario, NOW } from './scenario.js';
 
 /** A fresh, migrated mirror of the dialect; close() also drops the database. */
 export async function reportStore(dialect: Dialect): Promise<{ store: Store; close(): Promise<void> }> {
@@ -17,6 +19,30 @@ export async function reportStore(dialect: Dialect): Promise<{ store: Store; clo
       await target.drop();
     },
   };
+}
+
+/**
+ * For each test of the calling describe block: a fresh mirror of the dialect holding the
+ * hand-written scenario, refreshed in full at NOW; dropped after the test. The returned store
+ * forwards to the current test's.
+ */
+export function useScenarioStore(dialect: Dialect): Store {
+  let current: { store: Store; close(): Promise<void> } | null = null;
+  beforeEach(async () => {
+    current = await reportStore(dialect);
+    await buildScenario(current.store);
+    await refreshReporting(current.store, { tickets: 'all', deals: 'all' }, { now: NOW });
+  });
+  afterEach(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as Store, {
+    get(_target, prop) {
+      if (!current) throw new Error('the scenario store opens in beforeEach; use it inside a test');
+      const value: unknown = Reflect.get(current.store, prop, current.store);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current.store) : value;
+    },
+  });
 }
 
 /**

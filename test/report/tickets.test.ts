@@ -1,24 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { refreshReporting } from '../../src/report/index.js';
-import type { Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { minutes, percentileCont, rows } from './oracle.js';
-import { buildScenario, NOW } from './scenario.js';
-import { reportStore } from './stores.js';
+import { NOW } from './scenario.js';
+import { useScenarioStore } from './stores.js';
 
 const d = (day: number, hm: string) => `2024-03-0${day}T${hm}:00.000Z`;
 
 for (const dialect of dialects) describe(`support reporting tables (hand-written mirror) (${dialect.name})`, () => {
-  let store: Store;
-  let close: () => Promise<void>;
-  beforeEach(async () => {
-    ({ store, close } = await reportStore(dialect));
-    await buildScenario(store);
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
-  });
-  afterEach(async () => {
-    await close();
-  });
+  const store = useScenarioStore(dialect);
 
   it('rpt_tickets: durations, counts, reopens, one-touch, SLA, completeness', async () => {
     const r = Object.fromEntries((await rows(store, 'SELECT * FROM rpt_tickets')).map((x) => [x.ticket_id, x]));
