@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { forwardTo } from '../helpers/forward.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 
 /**
@@ -39,20 +40,8 @@ export function useSimulator(options: SimulatorOptions): Simulator {
     started = await startSimulator({ control: true, apiKeys: { 'test-key': '' }, ...options });
   });
   afterAll(async () => started?.close());
-  const current = () => {
+  return forwardTo(() => {
     if (!started) throw new Error('the simulator starts in beforeAll; use it inside a test');
     return started;
-  };
-  return {
-    get url() {
-      return current().url;
-    },
-    get port() {
-      return current().port;
-    },
-    get control() {
-      return current().control;
-    },
-    close: () => current().close(),
-  };
+  });
 }

@@ -4,6 +4,7 @@ import { refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { Dialect } from '../helpers/dialects.js';
 import { afterEach, beforeEach } from 'vitest';
+import { forwardTo } from '../helpers/forward.js';
 import { rows } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
 
@@ -36,12 +37,9 @@ export function useScenarioStore(dialect: Dialect): Store {
   afterEach(async () => {
     await current?.close();
   });
-  return new Proxy({} as Store, {
-    get(_target, prop) {
-      if (!current) throw new Error('the scenario store opens in beforeEach; use it inside a test');
-      const value: unknown = Reflect.get(current.store, prop, current.store);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(current.store) : value;
-    },
+  return forwardTo(() => {
+    if (!current) throw new Error('the scenario store opens in beforeEach; use it inside a test');
+    return current.store;
   });
 }
 

@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { afterEach, beforeEach } from 'vitest';
+import { forwardTo } from '../helpers/forward.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deal, TicketWithMessages, WorkspaceEvent } from '../../src/api/types.js';
@@ -25,16 +26,9 @@ export function useFreshStore(): { store: Store; dir: () => string } {
     await current?.close();
     tmp?.cleanup();
   });
-  const live = (): Store => {
+  const store = forwardTo((): Store => {
     if (!current) throw new Error('the store opens in beforeEach; use it inside a test');
     return current;
-  };
-  const store = new Proxy({} as Store, {
-    get(_target, prop) {
-      const target = live();
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
   });
   return { store, dir: () => tmp!.dir };
 }
