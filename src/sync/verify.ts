@@ -66,24 +66,23 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
   }
 
   let repaired = 0;
-  // Quarantined records are retried by a repair even when their copy looks current (SPEC 4.5).
-  const quarantined = await store.db
-    .selectFrom('quarantine')
-    .select(['entity_type', 'entity_id'])
-    .where('entity_type', 'in', ['ticket', 'deal'])
-    .execute();
-  if (options.repair && drift.length + quarantined.length > 0) {
-    const keys = new Set<string>();
-    const marks = [
-      ...drift.filter((d): d is Drift & { entityType: 'ticket' | 'deal' } => d.entityType !== 'pipeline'),
-      ...quarantined.map((q) => ({ entityType: q.entity_type as 'ticket' | 'deal', entityId: q.entity_id })),
-    ]
-      .filter((d) => !keys.has(`${d.entityType}:${d.entityId}`) && keys.add(`${d.entityType}:${d.entityId}`))
-      .map((d) => ({ entityType: d.entityType, entityId: d.entityId, occurredAt: new Date(0).toISOString() }));
+  if (options.repair) {
+    // Quarantined records are retried by a repair even when their copy looks current (SPEC 4.5).
+    const quarantined = await store.db
+      .selectFrom('quarantine')
+      .select(['entity_type', 'entity_id'])
+      .where('entity_type', 'in', ['ticket', 'deal'])
+      .execute();
+    // One mark per record: PostgreSQL refuses an upsert that touches the same row twice.
+    const marks = new Map<string, { entityType: 'ticket' | 'deal'; entityId: string; occurredAt: string }>();
+    const add = (entityType: 'ticket' | 'deal', entityId: string) =>
+      marks.set(`${entityType}:${entityId}`, { entityType, entityId, occurredAt: new Date(0).toISOString() });
+    for (const d of drift) if (d.entityType !== 'pipeline') add(d.entityType, d.entityId);
+    for (const q of quarantined) add(q.entity_type as 'ticket' | 'deal', q.entity_id);
+    if (marks.size === 0) return { checked, drift, repaired };
     await store.transaction(async (tx) => {
-      await tx.markDirty(marks);
-      // A quarantined record is retried by a repair even when its event has long passed.
-      for (const m of marks) await tx.clearQuarantine(m.entityType, m.entityId);
+      await tx.markDirty([...marks.values()]);
+      for (const m of marks.values()) await tx.clearQuarantine(m.entityType, m.entityId);
     });
     const before = stats.recordsFetched;
     await drainDirty(ctx, stats);
