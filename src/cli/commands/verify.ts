@@ -1,9 +1,7 @@
 import { emptyStats, recordRun, runVerify } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
-import type { GlobalFlags } from '../resources.js';
-import { openWriter } from '../session.js';
-import { Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, openMirror, syncContext } from '../resources.js';
+import { openClient, syncContext, type GlobalFlags } from '../resources.js';
+import { openReader, openWriter } from '../session.js';
 
 /**
  * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found
@@ -20,12 +18,9 @@ export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean
     }
     return;
   }
-  const res = loadResources(flags, secrets);
-  const life = new Lifecycle();
+  const { res, life, store } = await openReader(flags, secrets);
   try {
-    const client = openClient(res, life);
-    const store = await openMirror(res, life);
-    const ctx = syncContext(res, store, client, life);
+    const ctx = syncContext(res, store, openClient(res, life), life);
     const result = await runVerify(ctx, emptyStats(), { repair: false });
     print(result, opts.json);
     if (result.drift.length > 0) {
