@@ -1,3 +1,14 @@
+import { EXIT } from '../util/errors.js';
+
+/**
+ * A second SIGTERM/SIGINT while a writer stops gracefully: exit now. Every page and record that
+ * committed is in the database, and the persisted cursors let the next start resume.
+ */
+export function exitAtOnce(signal: string): never {
+  process.stderr.write(`wsmirror: stopped at once on a second ${signal}; committed work is kept and the next start resumes.\n`);
+  process.exit(EXIT.unexpected);
+}
+
 /**
  * One run loop, one pair of controllers: `stop` is the graceful stop (first SIGTERM/SIGINT: no new
  * work, the page in flight commits), `abort` cancels requests in flight (second signal or the

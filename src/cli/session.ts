@@ -2,7 +2,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Store } from '../store/index.js';
 import type { SyncContext, SyncHooks } from '../sync/index.js';
 import { EXIT, ExitError } from '../util/errors.js';
-import { Lifecycle } from './lifecycle.js';
+import { exitAtOnce, Lifecycle } from './lifecycle.js';
 import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
 
 export interface WriterSession {
@@ -36,10 +36,7 @@ export async function openWriter(flags: GlobalFlags, options: WriterOptions): Pr
     life.handleSignals({
       graceMs: 10_000,
       onFirst: (signal) => res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
-      onForce: (signal) => {
-        process.stderr.write(`wsmirror: stopped at once on a second ${signal}; committed work is kept and the next start resumes.\n`);
-        process.exit(EXIT.unexpected);
-      },
+      onForce: exitAtOnce,
     });
     const client = openClient(res, life);
     const probe = await client.eventsPage({ limit: 1 });

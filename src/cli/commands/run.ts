@@ -2,8 +2,8 @@ import { Cron } from 'croner';
 import { AuthRejectedError } from '../../api/index.js';
 import { DaemonMetrics, startHealthServer, type HealthState } from '../../daemon/index.js';
 import { recordRun, runBackfill, runVerify, STATE, type BackfillState } from '../../sync/index.js';
-import { EXIT, WsmirrorError } from '../../util/errors.js';
-import { Lifecycle } from '../lifecycle.js';
+import { WsmirrorError } from '../../util/errors.js';
+import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, openMirror, syncContext, type GlobalFlags } from '../resources.js';
 import { syncOnce } from './sync.js';
 
@@ -26,10 +26,7 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
         health.role = 'stopping';
         logger.info({ signal }, 'stopping: no new cycles; the page in flight commits first (send the signal again to stop at once)');
       },
-      onForce: (signal) => {
-        process.stderr.write(`wsmirror: stopped at once on a second ${signal}; committed work is kept and the next start resumes.\n`);
-        process.exit(EXIT.unexpected);
-      },
+      onForce: exitAtOnce,
     });
     if (config.http.port !== 0) {
       const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health: () => health, logger });
