@@ -99,7 +99,10 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await new Promise((r) => setTimeout(r, 150));
       expect(waiting).toBe(1);
       // Kill the holder's session from the server side, as a crashed host would.
-      await sql`select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted and pid <> pg_backend_pid()`.execute(other.db);
+      // Only this test's database: other suites running beside it hold advisory locks of their own
+      // (Kysely's migrator, their writers), and killing those made unrelated tests fail at random.
+      await sql`select pg_terminate_backend(l.pid) from pg_locks l join pg_database d on d.oid = l.database
+        where l.locktype = 'advisory' and l.granted and l.pid <> pg_backend_pid() and d.datname = current_database()`.execute(other.db);
       const second = await pending;
       await new Promise((r) => setTimeout(r, 50));
       expect(lock.lost.aborted).toBe(true);
