@@ -36,6 +36,7 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     },
     requests: () => log.all(),
     clearRequests: () => log.clear(),
+    onRequest: (listener) => log.onArrival(listener),
     now: () => new Date(world.clock.nowMs()),
     advanceClock(ms: number): void {
       world.clock.advance(ms);

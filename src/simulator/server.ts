@@ -81,6 +81,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       durationMs: 0,
       authorized: actor !== undefined,
     };
+    log.arrived(entry);
     const finish = (status: number, body: string | Buffer, headers?: Record<string, string>): void => {
       entry.status = status;
       entry.durationMs = performance.now() - started;

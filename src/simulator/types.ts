@@ -103,6 +103,11 @@ export interface SimulatorControl {
   failNext(rule: FailNextRule): void;
   requests(): RequestLogEntry[];
   clearRequests(): void;
+  /**
+   * In-process only: `listener` runs as each API request arrives, before its latency and answer.
+   * Returns the unsubscribe function.
+   */
+  onRequest(listener: (e: Readonly<RequestLogEntry>) => void): () => void;
   now(): Date;
   advanceClock(ms: number): void;
   hideTicket(id: string, reason: HideReason): void;

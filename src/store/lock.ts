@@ -83,6 +83,7 @@ export async function acquireSqliteLock(databasePath: string, opts: AcquireLockO
 
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
     const done = () => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', done);

@@ -77,7 +77,8 @@ describe('retries', () => {
     await client.getDeal('d_1');
     const gap = gaps(fx)[0]!;
     expect(gap).toBeGreaterThanOrEqual(290);
-    expect(gap).toBeLessThan(2000);
+    // Capped: an hour's wait would time the test out; any load-induced delay stays far below this.
+    expect(gap).toBeLessThan(30_000);
   });
 
   it('gives up on 429 with RATE_LIMITED after maxAttempts', async () => {
@@ -122,7 +123,8 @@ describe('retries', () => {
     while (fx.log.length === 0) await new Promise((r) => setTimeout(r, 5));
     ac.abort(new Error('shutting down'));
     await expect(p).rejects.toThrow('shutting down');
-    expect(performance.now() - started).toBeLessThan(2000);
+    // Not the 30 s Retry-After: the abort ended the wait (the margin only absorbs a loaded machine).
+    expect(performance.now() - started).toBeLessThan(20_000);
   });
 });
 
@@ -224,16 +226,20 @@ describe('paging', () => {
 
 describe('pacing', () => {
   it('keeps request starts under maxRequestsPerSecond, retries included', async () => {
+    // Each attempt's start on the client's own clock: its report time less its (rounded) duration.
+    const starts: number[] = [];
     const { fx, client } = await setup((_req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal() })), {
-      maxRequestsPerSecond: 10, retry: { minDelayMs: 0, maxDelayMs: 0 },
+      maxRequestsPerSecond: 10, retry: { minDelayMs: 0, maxDelayMs: 0 }, onRequest: (e) => starts.push(performance.now() - e.durationMs),
     });
     await Promise.all(Array.from({ length: 14 }, (_, i) => client.getDeal(`d_${i}`)));
     expect(fx.log).toHaveLength(15);
+    expect(starts).toHaveLength(15);
+    // No one-second window holds more than 10 starts (1 ms slack for the rounded durations).
+    // Measured where the limiter acts, not where the server sees arrivals: a loaded machine may
+    // deliver two paced requests close together, which says nothing about the pacing.
+    for (const start of starts) expect(starts.filter((t) => t >= start + 1 && t < start + 999).length).toBeLessThanOrEqual(9);
+    // 15 starts need ~1.4 s (unpaced they would all land within a few ms); delays only lengthen it.
     const at = fx.log.map((r) => r.at);
-    // No one-second window seen by the server holds more than 10 starts (100 ms slack: new
-    // connections delay the first arrivals more than later ones on warm sockets), and 15 starts
-    // need ~1.4 s (unpaced they would all land within a few ms).
-    for (const start of at) expect(at.filter((t) => t >= start && t < start + 900).length).toBeLessThanOrEqual(10);
     expect(at[14]! - at[0]!).toBeGreaterThanOrEqual(1300);
   });
 

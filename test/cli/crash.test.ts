@@ -11,7 +11,7 @@ import { cliConfig, useSimulator } from './env.js';
 
 const SEEDS = 10;
 
-/** A tiny seeded PRNG so each kill moment is reproducible from its seed. */
+/** A tiny seeded PRNG so each kill point is reproducible from its seed. */
 function mulberry32(seed: number): () => number {
   let a = seed;
   return () => {
@@ -20,6 +20,11 @@ function mulberry32(seed: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** A kill point in 2..atLeast: never the probe, never past the requests the run must make. */
+function killPoint(seed: number, atLeast: number): number {
+  return 2 + Math.floor(mulberry32(seed)() * (atLeast - 1));
 }
 
 async function diffFile(path: string, sim: Simulator): Promise<string[]> {
@@ -31,50 +36,56 @@ async function diffFile(path: string, sim: Simulator): Promise<string[]> {
   }
 }
 
-/** Kill with SIGKILL at a random moment, run again to completion; the mirror must be exact. */
-async function killAndFinish(args: string[], env: Record<string, string>, killAfterMs: number): Promise<boolean> {
+/**
+ * SIGKILLs the CLI as its k-th API request reaches the simulator, then runs it again to completion.
+ * The kill happens before that request is answered, so the run is mid-way by construction: its
+ * earlier pages and records have committed, the rest has not. The child must die of the kill;
+ * a run that finished first means `k` was past its last request, and the test says so.
+ */
+async function killAtRequest(sim: Simulator, args: string[], env: Record<string, string>, k: number): Promise<void> {
+  let seen = 0;
   const child = spawnCli(args, env);
-  await new Promise((r) => setTimeout(r, killAfterMs));
-  const midRun = child.exitCode === null;
-  child.kill('SIGKILL');
-  await child.result;
+  const unsubscribe = sim.control.onRequest(() => {
+    if (++seen === k) child.kill('SIGKILL');
+  });
+  const killed = await child.result.finally(unsubscribe);
+  expect(killed.signal, `the run ended before its request #${k} (exit ${killed.code}): ${killed.stderr}`).toBe('SIGKILL');
   const again = await runCli(args, env);
   expect(again.code, again.stderr).toBe(0);
-  return midRun;
 }
 
-describe('crash safety (SIGKILL at random moments)', () => {
-  // Latency stretches a run over enough time for the kills to land at different stages.
-  const sim = useSimulator({ seed: 11, tickets: 150, deals: 40, faults: { latencyMs: 3 } });
+describe('crash safety (SIGKILL at seeded points of progress)', () => {
+  const sim = useSimulator({ seed: 11, tickets: 150, deals: 40 });
 
-  it(`backfill, killed at ${SEEDS} random moments, resumes to an exact mirror`, async () => {
-    let hits = 0;
+  it(`backfill, killed at ${SEEDS} seeded requests, resumes to an exact mirror`, async () => {
     for (let seed = 1; seed <= SEEDS; seed++) {
       const { dir, cleanup } = tempDir();
       const env = cliConfig(dir, { url: sim.url, extra: { pageSize: 20, concurrency: 4 } });
-      const killAt = 300 + Math.floor(mulberry32(seed)() * 1100);
-      if (await killAndFinish(['backfill'], env, killAt)) hits++;
+      // A backfill reads every listed ticket once, so it makes at least that many requests.
+      const k = killPoint(seed, sim.control.truth().tickets.length);
+      await killAtRequest(sim, ['backfill'], env, k);
       // Sync picks up whatever the simulator's clock-driven automation did meanwhile.
       expect((await runCli(['sync'], env)).code).toBe(0);
-      expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at ${killAt} ms`).toEqual([]);
+      expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at request #${k}`).toEqual([]);
       cleanup();
     }
-    // The kills must land while the work runs, or the test proves nothing.
-    expect(hits).toBeGreaterThanOrEqual(SEEDS - 2);
   }, 300_000);
 
-  it(`sync, killed at ${SEEDS} random moments, resumes to an exact mirror with no duplicate`, async () => {
-    let hits = 0;
+  it(`sync, killed at ${SEEDS} seeded requests, resumes to an exact mirror with no duplicate`, async () => {
+    const PAGE = 10;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const { dir, cleanup } = tempDir();
-      const env = cliConfig(dir, { url: sim.url, extra: { pageSize: 10, concurrency: 4 } });
+      const env = cliConfig(dir, { url: sim.url, extra: { pageSize: PAGE, concurrency: 4 } });
       expect((await runCli(['backfill'], env)).code).toBe(0);
+      const before = new Set(sim.control.truth().events.map((e: any) => e.id as string));
       sim.control.act(120);
-      const killAt = 250 + Math.floor(mulberry32(1000 + seed)() * 1200);
-      if (await killAndFinish(['sync'], env, killAt)) hits++;
-      expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at ${killAt} ms`).toEqual([]);
+      // The sync must page through every new event and read every ticket or deal they name once.
+      const fresh = sim.control.truth().events.filter((e: any) => !before.has(e.id)) as any[];
+      const records = new Set(fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`));
+      const k = killPoint(1000 + seed, Math.ceil(fresh.length / PAGE) + records.size);
+      await killAtRequest(sim, ['sync'], env, k);
+      expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at request #${k}`).toEqual([]);
       cleanup();
     }
-    expect(hits).toBeGreaterThanOrEqual(SEEDS - 2);
   }, 300_000);
 });

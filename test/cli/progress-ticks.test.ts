@@ -32,7 +32,7 @@ describe('backfill progress and daemon ticks', () => {
     sim.control.setFaults({ latencyMs: 600 });
     const daemon = spawnCli(['run'], { ...env, WSMIRROR_LOG_LEVEL: 'debug' });
     try {
-      await waitForOutput(daemon, /tick skipped/, 15_000);
+      await waitForOutput(daemon, /tick skipped/, 60_000);
     } finally {
       daemon.kill('SIGTERM');
       const r = await daemon.result;

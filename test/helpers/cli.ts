@@ -36,7 +36,7 @@ export async function runCli(args: string[], env: Record<string, string | undefi
 }
 
 /** Resolves when `pattern` appears on the child's stderr or stdout. */
-export function waitForOutput(child: ChildProcessWithoutNullStreams, pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+export function waitForOutput(child: ChildProcessWithoutNullStreams, pattern: RegExp, timeoutMs = 60_000): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = '';
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; saw:\n${seen}`)), timeoutMs);

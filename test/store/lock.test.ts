@@ -67,9 +67,17 @@ describe('writer lock', () => {
     expect((err as Error).message).toMatch(/Another wsmirror process is writing/);
 
     let waiting = 0;
-    const pending = store.acquireWriterLock({ wait: true, pollMs: 50, onWaiting: () => waiting++ });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(waiting).toBe(1);
+    let reportWaiting!: () => void;
+    const waitingReported = new Promise<void>((resolve) => (reportWaiting = resolve));
+    const pending = store.acquireWriterLock({
+      wait: true,
+      pollMs: 50,
+      onWaiting: () => {
+        waiting++;
+        reportWaiting();
+      },
+    });
+    await waitingReported;
     holder.proc.kill('SIGKILL');
     await once(holder.proc, 'exit');
     const lock = await pending;
@@ -83,8 +91,7 @@ describe('writer lock', () => {
     children.push(holder.proc);
     expect(await holder.firstLine).toBe('locked');
     const ac = new AbortController();
-    const pending = store.acquireWriterLock({ wait: true, pollMs: 1000, signal: ac.signal });
-    setTimeout(() => ac.abort(), 50);
+    const pending = store.acquireWriterLock({ wait: true, pollMs: 1000, signal: ac.signal, onWaiting: () => ac.abort() });
     await expect(pending).rejects.toMatchObject({ code: 'LOCK_ABORTED' });
   });
 

@@ -94,17 +94,18 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     try {
       const lock = await store.acquireWriterLock({ wait: false });
       await expect(other.acquireWriterLock({ wait: false })).rejects.toMatchObject({ code: 'LOCK_HELD' });
-      let waiting = 0;
-      const pending = other.acquireWriterLock({ wait: true, pollMs: 50, onWaiting: () => waiting++ });
-      await new Promise((r) => setTimeout(r, 150));
-      expect(waiting).toBe(1);
+      let reportWaiting!: () => void;
+      const waitingReported = new Promise<void>((resolve) => (reportWaiting = resolve));
+      const pending = other.acquireWriterLock({ wait: true, pollMs: 50, onWaiting: reportWaiting });
+      await waitingReported;
       // Kill the holder's session from the server side, as a crashed host would.
       // Only this test's database: other suites running beside it hold advisory locks of their own
       // (Kysely's migrator, their writers), and killing those made unrelated tests fail at random.
       await sql`select pg_terminate_backend(l.pid) from pg_locks l join pg_database d on d.oid = l.database
         where l.locktype = 'advisory' and l.granted and l.pid <> pg_backend_pid() and d.datname = current_database()`.execute(other.db);
       const second = await pending;
-      await new Promise((r) => setTimeout(r, 50));
+      // The old holder learns of its dead session from its connection's error, on its own time.
+      if (!lock.lost.aborted) await new Promise((resolve) => lock.lost.addEventListener('abort', resolve, { once: true }));
       expect(lock.lost.aborted).toBe(true);
       expect(second.lost.aborted).toBe(false);
       await lock.release();
