@@ -36,11 +36,15 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
 /**
  * Spaced scheduling rather than a bursty token bucket: request starts are at least
  * 1000/maxPerSecond ms apart, so no one-second window ever holds more than the ceiling,
- * however the calls are spread across callers.
+ * however the calls are spread across callers. Waiters queue in FIFO order and one pump hands
+ * out the starts, each measured from the previous actual start: slots reserved ahead of time
+ * would, after an event-loop stall, all fall due at once and bunch together at the upstream.
  */
 export class RateLimiter {
   private readonly intervalMs: number;
-  private nextSlot = Number.NEGATIVE_INFINITY;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly waiters: Array<{ resolve: () => void }> = [];
+  private pumping = false;
 
   constructor(maxPerSecond: number, private readonly clock: Clock = realClock) {
     if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) {
@@ -49,15 +53,49 @@ export class RateLimiter {
     this.intervalMs = 1000 / maxPerSecond;
   }
 
-  /** Waits for this caller's slot. A slot given up by an abort is not reused (harmless gap). */
+  /** Waits for this caller's turn; an aborted waiter leaves the queue at once. */
   async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    const now = this.clock.now();
-    const at = Math.max(now, this.nextSlot);
-    this.nextSlot = at + this.intervalMs;
-    // Timers may fire a little early against performance.now() (the event loop caches its time),
-    // so sleep again until the slot has really come.
-    for (let t = now; t < at; t = this.clock.now()) await this.clock.sleep(Math.ceil(at - t), signal);
+    if (this.waiters.length === 0 && this.clock.now() >= this.lastStart + this.intervalMs) {
+      this.lastStart = this.clock.now();
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal?.reason);
+      };
+      this.waiters.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.waiters.length > 0) {
+        // Timers may fire a little early against performance.now() (the event loop caches its
+        // time), so the wait is checked again after every sleep.
+        const wait = this.lastStart + this.intervalMs - this.clock.now();
+        if (wait > 0) {
+          await this.clock.sleep(Math.ceil(wait));
+          continue;
+        }
+        this.lastStart = this.clock.now();
+        this.waiters.shift()!.resolve();
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 }
 
