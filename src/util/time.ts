@@ -24,3 +24,34 @@ export function requireIsoTimestamp(value: string | Date): string {
 export function shiftIso(iso: string, ms: number): string {
   return new Date(new Date(iso).getTime() + ms).toISOString();
 }
+
+const DB_FORM = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}\.\d{3})$/;
+
+/**
+ * The mirror's stored timestamp form (docs/schema.md): `YYYY-MM-DD HH:MM:SS.SSS`, UTC, always 23
+ * characters. It is SQLite's own form, so text order is time order and text comparison with
+ * `datetime()` and with the literals BI tools write is correct. Accepts anything toIsoTimestamp
+ * does, plus this form itself (read as UTC, never as local time).
+ */
+export function toDbTimestamp(value: string | Date | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string' && DB_FORM.test(value)) return value;
+  const iso = toIsoTimestamp(value) as string;
+  return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
+}
+
+/** A stored timestamp (either form) as the 24-char ISO text the sync compares with upstream times. */
+export function fromDbTimestamp(value: string | Date | null | undefined): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') {
+    const m = DB_FORM.exec(value);
+    if (m) return `${m[1]}T${m[2]}Z`;
+  }
+  return toIsoTimestamp(value);
+}
+
+/** Milliseconds since the epoch of a stored or upstream timestamp; the zone-less stored form is UTC. */
+export function parseTimestamp(value: string): number {
+  const m = DB_FORM.exec(value);
+  return Date.parse(m ? `${m[1]}T${m[2]}Z` : value);
+}
