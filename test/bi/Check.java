@@ -123,9 +123,28 @@ public class Check {
         }
       }
     }
+    // The two read-only ways docs/bi.md gives DBeaver users must refuse writes.
+    readOnly("open_mode=1", "jdbc:sqlite:" + args[0], props, failures);
+    readOnly("mode=ro", "jdbc:sqlite:file:" + args[0] + "?mode=ro", new Properties(), failures);
     System.out.println("date-default-failures " + dateDefaultFailures);
     for (Map.Entry<String, Integer> e : parsed.entrySet()) System.out.println("parsed " + e.getKey() + " " + e.getValue());
     for (String f : failures) System.out.println("FAIL " + f);
     System.exit(failures.isEmpty() ? 0 : 1);
+  }
+
+  static void readOnly(String how, String url, Properties props, List<String> failures) {
+    try (Connection c = DriverManager.getConnection(url, props); Statement s = c.createStatement()) {
+      try (ResultSet rs = s.executeQuery("SELECT count(*) FROM tickets")) {
+        rs.next();
+      }
+      try {
+        s.executeUpdate("CREATE TABLE wsmirror_probe (a)");
+        failures.add("read-only " + how + ": a write succeeded");
+      } catch (Exception expected) {
+        System.out.println("readonly " + how + " refused write");
+      }
+    } catch (Exception ex) {
+      failures.add("read-only " + how + ": " + ex);
+    }
   }
 }

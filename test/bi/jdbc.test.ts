@@ -55,6 +55,8 @@ describe.skipIf(missing !== null)('the xerial sqlite-jdbc driver reads every tab
     const { code, out } = await runCheck(h.database);
     expect(out.split('\n').filter((l) => l.startsWith('FAIL') || l.includes('Exception')), out).toEqual([]);
     expect(code, out).toBe(0);
+    expect(out).toContain('readonly open_mode=1 refused write');
+    expect(out).toContain('readonly mode=ro refused write');
     const parsed = Object.fromEntries([...out.matchAll(/^parsed (\w+) (\d+)$/gm)].map((m) => [m[1], Number(m[2])]));
     expect(parsed.DATETIME).toBeGreaterThan(1000);
     expect(parsed.DATE).toBeGreaterThan(0);
