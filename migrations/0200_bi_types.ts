@@ -44,11 +44,27 @@ async function historyIndexes(db: Kysely<any>): Promise<void> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await historyIndexes(db);
   if (dialectOf(db) === 'postgres') {
+    // The migrator runs PostgreSQL migrations in one transaction.
+    await historyIndexes(db);
     await sql`ALTER TABLE rpt_sync_health ADD COLUMN IF NOT EXISTS running_since timestamptz`.execute(db);
     return;
   }
+  // Kysely runs SQLite migrations outside a transaction, and a process killed between this
+  // function's end and the migrator's bookkeeping runs it again: so one transaction, and every
+  // step safe to repeat on an already converted mirror.
+  await db.transaction().execute(async (trx) => {
+    await historyIndexes(trx);
+    await convertSqlite(trx);
+  });
+}
+
+async function columnsOf(db: Kysely<any>, table: string): Promise<Set<string>> {
+  const cols = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${table})`.execute(db);
+  return new Set(cols.rows.map((c) => c.name));
+}
+
+async function convertSqlite(db: Kysely<any>): Promise<void> {
   for (const [table, column] of await datetimeColumns(db)) {
     // Only values in the old ISO shape are rewritten; strftime gives NULL for anything it cannot
     // read, and such a value is left as it was rather than lost.
@@ -66,7 +82,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql.raw(`ALTER TABLE "${table}" DROP COLUMN "${column}"`).execute(db);
     await sql.raw(`ALTER TABLE "${table}" RENAME COLUMN "${tmp}" TO "${column}"`).execute(db);
   }
-  await sql`ALTER TABLE rpt_sync_health ADD COLUMN running_since datetime`.execute(db);
+  if (!(await columnsOf(db, 'rpt_sync_health')).has('running_since')) {
+    await sql`ALTER TABLE rpt_sync_health ADD COLUMN running_since datetime`.execute(db);
+  }
 }
 
 export async function down(): Promise<void> {

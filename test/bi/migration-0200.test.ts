@@ -1,6 +1,7 @@
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
+import * as m0200 from '../../migrations/0200_bi_types.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 
@@ -103,6 +104,12 @@ for (const dialect of dialects) describe(`migration 0200 on a mirror written by 
       const typeofAmount = await sql<{ t: string }>`SELECT typeof(amount) AS t FROM deals`.execute(db);
       expect(typeofAmount.rows[0]?.t).toBe('real');
     }
+
+    // Running it again (a process killed after the migration's transaction committed but before
+    // the migrator recorded it) changes nothing.
+    await m0200.up(store.db);
+    expect(await db.selectFrom('deals').select(['amount', 'amount_cents']).executeTakeFirstOrThrow()).toEqual({ amount: 1234.5, amount_cents: 123450 });
+    expect((await db.selectFrom('tickets').select('created_at').executeTakeFirstOrThrow()).created_at).toBe('2024-05-01 09:00:00.000');
 
     // The migrated mirror keeps working: a new write lands in the new form next to the converted rows.
     await store.transaction((tx) => tx.markDeleted('ticket', 't1', '2024-05-02T00:00:00Z'));
