@@ -1,11 +1,16 @@
+/** The stored form (toDbTimestamp): date and time, UTC, no zone. */
+const DB_FORM = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}\.\d{3})$/;
+
 /**
- * Mirror timestamps are UTC text in one fixed 24-character form (`YYYY-MM-DDTHH:MM:SS.sssZ`) so
- * that text order is time order in SQLite. Returns null for null/undefined; throws on junk so a
- * bad upstream value is quarantined rather than stored.
+ * The sync's own time text: UTC in one fixed 24-character ISO form (`YYYY-MM-DDTHH:MM:SS.sssZ`),
+ * what upstream times are compared in; the mirror stores toDbTimestamp's form. Returns null for
+ * null/undefined; throws on junk so a bad upstream value is quarantined rather than stored.
  */
 export function toIsoTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  const date = value instanceof Date ? value : new Date(value);
+  // The stored form has no zone and is UTC; Date would read it as local time.
+  const stored = typeof value === 'string' ? DB_FORM.exec(value) : null;
+  const date = value instanceof Date ? value : new Date(stored ? `${stored[1]}T${stored[2]}Z` : value);
   const ms = date.getTime();
   if (Number.isNaN(ms)) throw new RangeError(`not a valid timestamp: ${JSON.stringify(value)}`);
   const year = date.getUTCFullYear();
@@ -25,7 +30,6 @@ export function shiftIso(iso: string, ms: number): string {
   return new Date(new Date(iso).getTime() + ms).toISOString();
 }
 
-const DB_FORM = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}\.\d{3})$/;
 
 /**
  * The mirror's stored timestamp form (docs/schema.md): `YYYY-MM-DD HH:MM:SS.SSS`, UTC, always 23
