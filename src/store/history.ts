@@ -132,25 +132,31 @@ export async function writeEventHistory(db: Db, changes: readonly EventChange[])
       .returning('id')
       .execute();
     inserted += rows.length;
-    for (const e of mine) await dropExplainedObservations(db, kind, e);
+    await dropExplainedObservations(db, kind, mine);
   }
   return inserted;
 }
 
-async function dropExplainedObservations(db: Db, kind: Kind, e: EventChange): Promise<void> {
+/**
+ * Deletes the observed rows the new events now explain. One query finds the observed rows of the
+ * batch's records (almost always none: a backfill writes none, a live cycle writes events first).
+ */
+async function dropExplainedObservations(db: Db, kind: Kind, events: readonly EventChange[]): Promise<void> {
+  const ids = [...new Set(events.map((e) => e.entityId))];
   const observed = (await (db as Kysely<any>)
     .selectFrom(TABLE[kind])
-    .select(['id', 'from_value', 'to_value', 'changed_at', 'observed_since'])
-    .where(OWNER[kind], '=', e.entityId)
-    .where('field', '=', e.field)
+    .select(['id', OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at', 'observed_since'])
+    .where(OWNER[kind], 'in', ids)
     .where('source', '=', 'observed')
-    .where('changed_at', '>=', e.at)
-    .where((eb) => eb.or([eb('observed_since', 'is', null), eb('observed_since', '<', e.at)]))
-    .execute()) as { id: number; from_value: string | null; to_value: string | null; changed_at: unknown; observed_since: unknown }[];
+    .execute()) as Record<string, unknown>[];
   for (const o of observed) {
+    const at = String(o.changed_at);
     const since = o.observed_since === null ? null : String(o.observed_since);
-    const edges = await eventEdgesBetween(db, kind, e.entityId, e.field, since, String(o.changed_at));
-    if (eventsExplain(edges, o.from_value, o.to_value)) {
+    const touched = events.some((e) =>
+      e.entityId === o[OWNER[kind]] && e.field === o.field && e.at <= at && (since === null || since < e.at));
+    if (!touched) continue;
+    const edges = await eventEdgesBetween(db, kind, String(o[OWNER[kind]]), String(o.field), since, at);
+    if (eventsExplain(edges, o.from_value as string | null, o.to_value as string | null)) {
       await (db as Kysely<any>).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
     }
   }
