@@ -82,6 +82,22 @@ describe(`history from the change log on ${dialect.name}`, () => {
     expect(await h.diff()).toEqual([]);
   });
 
+  it('history_complete is 1 exactly for the records created inside the imported range', async () => {
+    h = await harness({ sim: { seed: 7, tickets: 60, deals: 40 } });
+    const truth = h.sim.control.truth();
+    const created = (truth.events as Ev[]).filter((e) => e.type === 'ticket.created' || e.type === 'deal.created');
+    const since = created[Math.floor(created.length / 2)]!.occurredAt;
+    await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
+    const inside = new Set(created.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).map((e) => e.entityId));
+    const flags = await sql<{ id: string; hc: unknown }>`
+      SELECT ticket_id AS id, history_complete AS hc FROM rpt_tickets UNION ALL SELECT deal_id, history_complete FROM rpt_deals`.execute(h.store.db);
+    expect(flags.rows.length).toBeGreaterThan(50);
+    const complete = flags.rows.filter((r) => Number(r.hc) === 1 || r.hc === true).map((r) => r.id).sort();
+    expect(complete).toEqual(flags.rows.map((r) => r.id).filter((id) => inside.has(id)).sort());
+    expect(complete.length).toBeGreaterThan(0);
+    expect(complete.length).toBeLessThan(flags.rows.length);
+  });
+
   it('from a date copies only the events at or after it', async () => {
     h = await harness();
     const all = h.sim.control.truth().events as Array<{ occurredAt: string }>;
