@@ -35,6 +35,31 @@ describe('date filters on the SQLite mirror', () => {
     return Number(r.rows[0]!.n);
   };
 
+  it('every DATETIME value of every table is the 23-char stored form, every DATE value YYYY-MM-DD', async () => {
+    h.sim.control.act(30);
+    await recordRun(h.ctx, 'sync', () => h.sync());
+    const db = h.store.db;
+    const tables = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(db);
+    let datetimes = 0;
+    let dates = 0;
+    for (const { name } of tables.rows) {
+      const cols = await sql<{ name: string; type: string }>`SELECT name, type FROM pragma_table_info(${name})`.execute(db);
+      for (const c of cols.rows) {
+        const type = c.type.toUpperCase();
+        if (type !== 'DATETIME' && type !== 'DATE') continue;
+        const bad = await sql<{ n: number; total: number }>`
+          SELECT sum(CASE WHEN typeof(${sql.ref(c.name)}) <> 'text' OR ${sql.ref(c.name)} NOT GLOB ${type === 'DATE' ? '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]' : '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]'} THEN 1 ELSE 0 END) AS n,
+                 count(*) AS total
+          FROM ${sql.table(name)} WHERE ${sql.ref(c.name)} IS NOT NULL`.execute(db);
+        expect(Number(bad.rows[0]!.n ?? 0), `${name}.${c.name}`).toBe(0);
+        if (type === 'DATE') dates += Number(bad.rows[0]!.total);
+        else datetimes += Number(bad.rows[0]!.total);
+      }
+    }
+    expect(datetimes).toBeGreaterThan(1000);
+    expect(dates).toBeGreaterThan(10);
+  });
+
   const splitByNow = new Set<string>();
   for (const [table, column] of COLUMNS) {
     it(`${table}.${column}: literal bounds and datetime('now', …) agree with JavaScript`, async () => {
