@@ -48,9 +48,13 @@ for (const dialect of dialects) describe(`same life, two paths, same figures (${
   };
 
   beforeAll(async () => {
-    h = await harness({ sim: { tickets: 0, deals: 0, startTime: new Date('2024-02-26T08:00:00.000Z') }, dialect });
-    await h.backfill();
+    // One seeded ticket, so a team id is known to move a ticket between teams; the live mirror
+    // imports its past too, so both mirrors hold its whole life.
+    h = await harness({ sim: { tickets: 1, deals: 0, startTime: new Date('2024-02-26T08:00:00.000Z') }, dialect });
+    await recordRun(h.ctx, 'backfill', (s) => runBackfill(h.ctx, s, { history: 'all' }));
     const truth0 = h.sim.control.truth();
+    const teams = [...new Set((truth0.tickets as any[]).map((t) => t.team?.id).filter(Boolean))] as string[];
+    expect(teams.length).toBeGreaterThan(0);
     const members = (truth0.members as any[]).map((m) => m.id as string);
     const [p1, p2] = truth0.pipelines as any[];
     const openOf = (p: any) => p.stages.filter((s: any) => !s.isWon && !s.isLost);
@@ -74,7 +78,7 @@ for (const dialect of dialects) describe(`same life, two paths, same figures (${
     // B: priority raised, then several changes between two syncs (reply, reassign, solve).
     ids.B = (await api('POST', '/tickets', { subject: 'B', body: 'slow', email: 'b@example.com' })).ticket.id;
     await step(2 * HOUR);
-    await api('PATCH', `/tickets/${ids.B}`, { priority: 'high' });
+    await api('PATCH', `/tickets/${ids.B}`, { priority: 'high', teamId: teams[0] });
     await step(HOUR);
     await api('POST', `/tickets/${ids.B}/messages`, { body: 'looking' });
     wait(30 * 60_000);
@@ -170,7 +174,7 @@ for (const dialect of dialects) describe(`same life, two paths, same figures (${
     expect(past).toEqual(live);
     expect(live.filter((k) => k.includes('"observed"'))).toEqual([]);
     const fields = new Set((await rows(h.store, q)).map((r: any) => r.field));
-    expect(fields).toEqual(new Set(['status', 'priority', 'assignee_id', 'stage_id', 'amount', 'close_date', 'owner_id']));
+    expect(fields).toEqual(new Set(['status', 'priority', 'assignee_id', 'team_id', 'stage_id', 'amount', 'close_date', 'owner_id']));
   });
 
   for (const [name, mirror] of [['live', () => h.store], ['imported', () => imported]] as const) {
