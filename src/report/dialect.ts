@@ -1,9 +1,11 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { dialectOf, type DialectName } from '../store/dialect.js';
+import { toDbTimestamp } from '../util/time.js';
 
 /**
  * The few SQL fragments where SQLite and PostgreSQL differ, so each refresh statement is written
- * once. SQLite stores timestamps as the fixed 24-char UTC text and days as 'yyyy-mm-dd' text;
+ * once. SQLite stores timestamps as 23-char UTC text `YYYY-MM-DD HH:MM:SS.SSS` (docs/schema.md)
+ * and days as 'yyyy-mm-dd' text;
  * PostgreSQL has timestamptz and date columns. Every day boundary is taken in UTC explicitly, never
  * through the session time zone, so both give the same days.
  */
@@ -64,6 +66,10 @@ function checked(iso: string): string {
   if (!ISO.test(iso)) throw new RangeError(`reporting clock must be a 24-char UTC timestamp, got ${iso}`);
   return `'${iso}'`;
 }
+/** The clock in the stored form, so it compares as text with stored timestamps. */
+const sqliteNow = (iso: string) => `'${toDbTimestamp(checked(iso).slice(1, -1))}'`;
+/** SQLite's strftime pattern of the stored form. */
+const STORED = `'%Y-%m-%d %H:%M:%f'`;
 
 const SQLITE: SqlDialect = {
   name: 'sqlite',
@@ -72,15 +78,15 @@ const SQLITE: SqlDialect = {
   dayType: 'TEXT',
   real: 'REAL',
   temp: (name) => `temp.${name}`,
-  now: checked,
+  now: sqliteNow,
   msBetween: sqliteMs,
-  // Stored timestamps are the fixed 24-char form, so substr is their UTC day at a fraction of date()'s cost.
+  // Stored timestamps are the fixed 23-char form, so substr is their UTC day at a fraction of date()'s cost.
   day: (ts) => `substr(${ts}, 1, 10)`,
   dayStart: (day) => day,
   nextDay: (day) => `date(${day}, '+1 day')`,
   month: (ts) => `substr(${ts}, 1, 7)`,
   monthDate: (month) => `${month} || '-01'`,
-  dayBefore: (ts) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${ts}, '-1 day')`,
+  dayBefore: (ts) => `strftime(${STORED}, ${ts}, '-1 day')`,
   greatest: (a, b) => `max(${a}, ${b})`,
   int: (cond) => `(${cond})`,
   countIf: (cond) => `sum(${cond})`,
@@ -88,7 +94,7 @@ const SQLITE: SqlDialect = {
   trunc: (x) => `CAST(${x} AS INTEGER)`,
   insertIgnore: (table) => `INSERT OR IGNORE INTO ${table}`,
   ignoreTail: '',
-  watermark: `strftime('%Y-%m-%dT%H:%M:%fZ', json_extract(value_json, '$'))`,
+  watermark: `strftime(${STORED}, json_extract(value_json, '$'))`,
   // One JSON parameter instead of a bound list: no driver limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
   refreshSetup: [],

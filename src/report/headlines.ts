@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Store } from '../store/index.js';
+import { fromDbTimestamp } from '../util/time.js';
 import { sqlDialect } from './dialect.js';
 import { percentileCont } from './support.js';
 
@@ -47,8 +48,9 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
   const to = day(now);
   const from = day(new Date(now.getTime() - 6 * 86_400_000));
   const q = async <R>(query: RawBuilder<R>) => (await query.execute(db)).rows;
-  const fromTs = `${from}T00:00:00.000Z`;
-  const untilTs = `${day(new Date(now.getTime() + 86_400_000))}T00:00:00.000Z`;
+  // The stored form (docs/schema.md), so the comparison is right as text in SQLite too.
+  const fromTs = `${from} 00:00:00.000`;
+  const untilTs = `${day(new Date(now.getTime() + 86_400_000))} 00:00:00.000`;
 
   const [meta] = await q(sql<{ refreshed: string | null; backlog: number }>`
     SELECT max(refreshed_at) AS refreshed, coalesce(${sql.raw(d.countIf(`is_resolved = ${d.F}`))}, 0) AS backlog FROM rpt_tickets`);
@@ -81,7 +83,7 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
   const lost = Number(quarter?.lost ?? 0);
   return {
     asOf: now.toISOString(),
-    refreshedAt: meta?.refreshed ?? (health ? String(health.refreshed_at) : null),
+    refreshedAt: fromDbTimestamp(meta?.refreshed ?? (health ? String(health.refreshed_at) : null)),
     backlog: Number(meta?.backlog ?? 0),
     last7Days: {
       from, to,
@@ -103,8 +105,8 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
     },
     sync: health
       ? {
-          watermark: (health.watermark as string | null) ?? null,
-          lastSuccessAt: (health.last_success_at as string | null) ?? null,
+          watermark: fromDbTimestamp(health.watermark as string | null),
+          lastSuccessAt: fromDbTimestamp(health.last_success_at as string | null),
           lagSeconds: health.lag_seconds === null ? null : Number(health.lag_seconds),
           dirty: Number(health.dirty_records ?? 0),
           quarantined: Number(health.quarantined_records ?? 0),

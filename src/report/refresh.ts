@@ -107,3 +107,12 @@ export async function refreshReporting(store: Store, changes: ReportingChanges, 
   }
   return { durationMs: Math.round((performance.now() - started) * 10) / 10, rows, steps };
 }
+
+/**
+ * Rewrites rpt_sync_health alone (one small statement). The sync calls it after a run is recorded
+ * as finished, so the table describes that run, not the one that was still refreshing.
+ */
+export async function refreshSyncHealthOnly(store: Store, options: RefreshOptions = {}): Promise<void> {
+  const now = (options.now ?? new Date()).toISOString();
+  await store.db.transaction().execute((trx) => refreshSyncHealth(trx, now));
+}

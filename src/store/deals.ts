@@ -6,10 +6,12 @@ import { diffFields, writeObservedDealHistory } from './history.js';
 import type { UpsertResult } from './tickets.js';
 import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
 import { insertRows, insertStatement, rowUpsert, run } from './sql.js';
-import { bool, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
+import { bool, centsText, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
+// The amount is compared (and kept in history) as exact decimal text from amount_cents: the
+// stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
 const TRACKED = [
   { column: 'stage_id', field: 'stage_id' },
   { column: 'amount', field: 'amount' },
@@ -54,8 +56,8 @@ const STAGE_STUB = insertStatement('stages', ['id', 'pipeline_id', 'name', 'posi
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
 const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS = 'select "stage_id", "amount", "close_date", "owner_id", "status", "pipeline_id", "company_id", "updated_at" from "deals" where "id" = ?';
-type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'close_date' | 'owner_id' | 'status' | 'pipeline_id' | 'company_id' | 'updated_at'>;
+const PREVIOUS = 'select "stage_id", "amount", "amount_cents", "close_date", "owner_id", "status", "pipeline_id", "company_id", "updated_at" from "deals" where "id" = ?';
+type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'amount_cents' | 'close_date' | 'owner_id' | 'status' | 'pipeline_id' | 'company_id' | 'updated_at'>;
 
 /**
  * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
@@ -94,7 +96,8 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
   await replaceChildren(db, FIELDS, id, fields, existed);
 
   if (!previous) return { history: 0, stale: false, quarantined: false };
-  const changes = diffFields(previous, row, TRACKED);
+  const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
+  const changes = diffFields(exact(previous), exact(row), TRACKED);
   const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
   const history = await writeObservedDealHistory(db, id, changes, observedSince, row.updated_at!);
   return { history, stale: false, quarantined: false };

@@ -9,9 +9,9 @@ export function dialectOf(db: Kysely<any>): DialectName {
 
 /**
  * Column types per dialect. SQLite declared types are chosen for BI tools that read the declared
- * type (DATETIME, DATE) while the stored value stays the 24-char UTC text; in SQLite DATETIME and
- * DATE have NUMERIC affinity, which leaves such text untouched. The amount is TEXT in SQLite because
- * NUMERIC affinity would turn "1234.50" into a float.
+ * type (DATETIME, DATE) while the stored value stays UTC text (docs/schema.md); in SQLite DATETIME and
+ * DATE have NUMERIC affinity, which leaves such text untouched. 0001 declared the amount TEXT and
+ * booleans INTEGER; 0200 re-declares them REAL and BOOLEAN (frozen migrations keep these types).
  */
 export function types(db: Kysely<any>) {
   const pg = dialectOf(db) === 'postgres';

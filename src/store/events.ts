@@ -2,13 +2,14 @@ import type { Kysely } from 'kysely';
 import type { WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
-import { writeStatusEvents, type StatusEventRow } from './history.js';
+import { writeEventHistory } from './history.js';
+import { changesFromEvents } from './event-history.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
 /**
- * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history,
+ * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
  * so a lookback re-read never writes history twice.
  */
 export async function insertEvents(
@@ -30,6 +31,7 @@ export async function insertEvents(
   }));
   const newIds = new Set<string>();
   if (rows.length === 0) return { newIds };
+  const payloads = new Map(events.map((e) => [String(e.id), e.payload as unknown]));
 
   await upsertUsers(db, events.map((e) => e.actor));
   for (const batch of chunks(rows, 100)) {
@@ -42,15 +44,11 @@ export async function insertEvents(
     for (const r of inserted) newIds.add(r.id);
   }
 
-  const status: StatusEventRow[] = [];
-  for (const [i, e] of uniqueBy(events, (e) => String(e.id)).entries()) {
-    const row = rows[i]!;
-    if (!newIds.has(row.id) || e.type !== 'ticket.status_changed' || row.entity_id === null) continue;
-    const p = e.payload;
-    if (p && typeof p.from === 'string' && typeof p.to === 'string') {
-      status.push({ eventId: row.id, ticketId: row.entity_id, from: p.from, to: p.to, at: row.occurred_at });
-    }
-  }
-  for (const batch of chunks(status, 100)) await writeStatusEvents(db, batch);
+  // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
+  const fresh = rows
+    .filter((r) => newIds.has(r.id))
+    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: payloads.get(r.id), at: r.occurred_at }));
+  const changes = await changesFromEvents(db, fresh);
+  for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
   return { newIds };
 }

@@ -24,22 +24,22 @@ export function diffFields<R extends Record<string, unknown>>(
   return changes;
 }
 
-interface StatusEdge {
+interface Edge {
   from: string | null;
   to: string | null;
   at: string;
 }
 
 /**
- * True when the status events recorded in one interval explain an observed from→to change on
- * their own: a single matching event, or a chain of events (open→pending→solved explains an
+ * True when the events recorded for one field in one interval explain an observed from→to change
+ * on their own: a single matching event, or a chain of events (open→pending→solved explains an
  * observed open→solved). Events in the same millisecond may be applied in any order, because the
  * upstream log does not order them.
  */
-export function eventsExplain(edges: readonly StatusEdge[], from: string, to: string): boolean {
+export function eventsExplain(edges: readonly Edge[], from: string | null, to: string | null): boolean {
   if (edges.some((e) => e.from === from && e.to === to)) return true;
   if (edges.length === 0) return false;
-  const groups = new Map<string, StatusEdge[]>();
+  const groups = new Map<string, Edge[]>();
   for (const e of [...edges].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))) {
     const g = groups.get(e.at) ?? [];
     g.push(e);
@@ -57,106 +57,107 @@ export function eventsExplain(edges: readonly StatusEdge[], from: string, to: st
   return current === to;
 }
 
-async function statusEventsBetween(db: Db, ticketId: string, after: string | null, upTo: string): Promise<StatusEdge[]> {
-  let q = db
-    .selectFrom('ticket_history')
+type Kind = 'ticket' | 'deal';
+const TABLE = { ticket: 'ticket_history', deal: 'deal_history' } as const;
+const OWNER = { ticket: 'ticket_id', deal: 'deal_id' } as const;
+
+async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, after: string | null, upTo: string): Promise<Edge[]> {
+  // Table and owner column vary by kind; Kysely cannot type a union of tables, so `any` here only.
+  let q = (db as Kysely<any>)
+    .selectFrom(TABLE[kind])
     .select(['from_value', 'to_value', 'changed_at'])
-    .where('ticket_id', '=', ticketId)
-    .where('field', '=', 'status')
+    .where(OWNER[kind], '=', id)
+    .where('field', '=', field)
     .where('source', '=', 'event')
     .where('changed_at', '<=', upTo);
   if (after !== null) q = q.where('changed_at', '>', after);
-  const rows = await q.execute();
+  const rows = (await q.execute()) as { from_value: string | null; to_value: string | null; changed_at: unknown }[];
   return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: String(r.changed_at) }));
 }
 
 /**
- * Observed ticket changes between two reads. A status change already told by the change log
- * (event rows with changed_at in (observedSince, changedAt]) is skipped: the event time is exact.
+ * Observed changes between two reads (docs/sync.md, "History"). A change the change log already
+ * told (event rows of that field with changed_at in (observedSince, changedAt] that explain it) is
+ * skipped: the event rows carry the exact times.
  */
-export async function writeObservedTicketHistory(
-  db: Db,
-  ticketId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-): Promise<number> {
+async function writeObserved(db: Db, kind: Kind, id: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string): Promise<number> {
   const rows = [];
   for (const c of changes) {
-    if (c.field === 'status' && c.from !== null && c.to !== null) {
-      const edges = await statusEventsBetween(db, ticketId, observedSince, changedAt);
-      if (eventsExplain(edges, c.from, c.to)) continue;
-    }
+    const edges = await eventEdgesBetween(db, kind, id, c.field, observedSince, changedAt);
+    if (eventsExplain(edges, c.from, c.to)) continue;
     rows.push({
-      ticket_id: ticketId, field: c.field, from_value: c.from, to_value: c.to,
+      [OWNER[kind]]: id, field: c.field, from_value: c.from, to_value: c.to,
       changed_at: changedAt, source: 'observed' as const, event_id: null, observed_since: observedSince,
     });
   }
-  if (rows.length > 0) await db.insertInto('ticket_history').values(rows).execute();
+  if (rows.length > 0) await (db as Kysely<any>).insertInto(TABLE[kind]).values(rows).execute();
   return rows.length;
 }
 
-export async function writeObservedDealHistory(
-  db: Db,
-  dealId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-): Promise<number> {
-  if (changes.length === 0) return 0;
-  await db
-    .insertInto('deal_history')
-    .values(changes.map((c) => ({
-      deal_id: dealId, field: c.field, from_value: c.from, to_value: c.to,
-      changed_at: changedAt, source: 'observed' as const, event_id: null, observed_since: observedSince,
-    })))
-    .execute();
-  return changes.length;
-}
+export const writeObservedTicketHistory = (db: Db, ticketId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
+  writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
 
-export interface StatusEventRow {
+export const writeObservedDealHistory = (db: Db, dealId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
+  writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
+
+/** One field change told by one change-log event (history.ts derives these in events-history.ts). */
+export interface EventChange {
+  kind: Kind;
   eventId: string;
-  ticketId: string;
-  from: string;
-  to: string;
+  entityId: string;
+  field: string;
+  from: string | null;
+  to: string | null;
+  /** The event's occurredAt, in the stored form. */
   at: string;
 }
 
 /**
- * Event-sourced status rows. Afterwards, an observed status row whose interval now holds events
- * that explain it is deleted, so a late-visible event replaces the coarser observation.
- * Returns the number of event rows inserted.
+ * Event-sourced history rows. Afterwards, an observed row of the same field whose interval now
+ * holds events that explain it is deleted, so a late-visible event replaces the coarser
+ * observation. Returns the number of event rows inserted.
  */
-export async function writeStatusEvents(db: Db, events: readonly StatusEventRow[]): Promise<number> {
-  if (events.length === 0) return 0;
-  const inserted = await db
-    .insertInto('ticket_history')
-    .values(events.map((e) => ({
-      ticket_id: e.ticketId, field: 'status', from_value: e.from, to_value: e.to,
-      changed_at: e.at, source: 'event' as const, event_id: e.eventId, observed_since: null,
-    })))
-    .onConflict((oc) => oc.column('event_id').doNothing())
-    .returning('id')
-    .execute();
-
-  for (const e of events) {
-    const observed = await db
-      .selectFrom('ticket_history')
-      .select(['id', 'from_value', 'to_value', 'changed_at', 'observed_since'])
-      .where('ticket_id', '=', e.ticketId)
-      .where('field', '=', 'status')
-      .where('source', '=', 'observed')
-      .where('changed_at', '>=', e.at)
-      .where((eb) => eb.or([eb('observed_since', 'is', null), eb('observed_since', '<', e.at)]))
+export async function writeEventHistory(db: Db, changes: readonly EventChange[]): Promise<number> {
+  let inserted = 0;
+  for (const kind of ['ticket', 'deal'] as const) {
+    const mine = changes.filter((c) => c.kind === kind);
+    if (mine.length === 0) continue;
+    const rows = await (db as Kysely<any>)
+      .insertInto(TABLE[kind])
+      .values(mine.map((e) => ({
+        [OWNER[kind]]: e.entityId, field: e.field, from_value: e.from, to_value: e.to,
+        changed_at: e.at, source: 'event' as const, event_id: e.eventId, observed_since: null,
+      })))
+      .onConflict((oc) => oc.columns(['event_id', 'field']).doNothing())
+      .returning('id')
       .execute();
-    for (const o of observed) {
-      if (o.from_value === null || o.to_value === null) continue;
-      const since = o.observed_since === null ? null : String(o.observed_since);
-      const edges = await statusEventsBetween(db, e.ticketId, since, String(o.changed_at));
-      if (eventsExplain(edges, o.from_value, o.to_value)) {
-        await db.deleteFrom('ticket_history').where('id', '=', o.id).execute();
-      }
+    inserted += rows.length;
+    await dropExplainedObservations(db, kind, mine);
+  }
+  return inserted;
+}
+
+/**
+ * Deletes the observed rows the new events now explain. One query finds the observed rows of the
+ * batch's records (almost always none: a backfill writes none, a live cycle writes events first).
+ */
+async function dropExplainedObservations(db: Db, kind: Kind, events: readonly EventChange[]): Promise<void> {
+  const ids = [...new Set(events.map((e) => e.entityId))];
+  const observed = (await (db as Kysely<any>)
+    .selectFrom(TABLE[kind])
+    .select(['id', OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at', 'observed_since'])
+    .where(OWNER[kind], 'in', ids)
+    .where('source', '=', 'observed')
+    .execute()) as Record<string, unknown>[];
+  for (const o of observed) {
+    const at = String(o.changed_at);
+    const since = o.observed_since === null ? null : String(o.observed_since);
+    const touched = events.some((e) =>
+      e.entityId === o[OWNER[kind]] && e.field === o.field && e.at <= at && (since === null || since < e.at));
+    if (!touched) continue;
+    const edges = await eventEdgesBetween(db, kind, String(o[OWNER[kind]]), String(o.field), since, at);
+    if (eventsExplain(edges, o.from_value as string | null, o.to_value as string | null)) {
+      await (db as Kysely<any>).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
     }
   }
-  return inserted.length;
 }

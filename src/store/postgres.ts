@@ -1,17 +1,18 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
-import { toIsoTimestamp } from '../util/time.js';
+import { toDbTimestamp } from '../util/time.js';
 import { StoreError } from './errors.js';
 import { sleep, type WriterLock } from './lock.js';
 import type { MirrorDatabase } from './schema.js';
 import { buildStore, type Store } from './store.js';
 
-const OID = { int8: 20, json: 114, date: 1082, timestamp: 1114, timestamptz: 1184, jsonb: 3802 } as const;
+const OID = { int8: 20, numeric: 1700, json: 114, date: 1082, timestamp: 1114, timestamptz: 1184, jsonb: 3802 } as const;
 
 /**
  * Values come back in the same shapes as from SQLite, so callers and readers never branch on the
- * dialect: timestamps as the 24-char UTC text, dates as 'yyyy-mm-dd', JSON as its text, bigint
- * (counts, ids, amount_cents) as a number. numeric stays a string (exact decimal).
+ * dialect: timestamps as the stored 23-char UTC text (`YYYY-MM-DD HH:MM:SS.SSS`, docs/schema.md), dates as 'yyyy-mm-dd', JSON as its text, bigint
+ * (counts, ids, amount_cents) as a number, numeric (amounts) as a number like SQLite's REAL: the
+ * exact figure is the integer cents column beside every amount.
  */
 const typeParsers: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
@@ -20,13 +21,14 @@ const typeParsers: pg.CustomTypesConfig = {
       case OID.timestamp:
       case OID.timestamptz: {
         const toDate = pg.types.getTypeParser(oid, 'text') as (v: string) => Date;
-        return (v: string) => toIsoTimestamp(toDate(v));
+        return (v: string) => toDbTimestamp(toDate(v));
       }
       case OID.date:
       case OID.json:
       case OID.jsonb:
         return (v: string) => v;
       case OID.int8:
+      case OID.numeric:
         return (v: string) => Number(v);
       default:
         return pg.types.getTypeParser(oid, 'text');
@@ -50,8 +52,10 @@ export async function openPostgres(url: string, readonly: boolean): Promise<Stor
     connectionString: url,
     types: typeParsers,
     application_name: 'wsmirror',
-    // Readers must never write, whatever they run: the server enforces it.
-    ...(readonly ? { options: '-c default_transaction_read_only=on' } : {}),
+    // The store writes zone-less UTC text (the form SQLite stores), which timestamptz reads in the
+    // session time zone: pin it to UTC. Readers must never write, whatever they run: the server
+    // enforces it.
+    options: `-c TimeZone=UTC${readonly ? ' -c default_transaction_read_only=on' : ''}`,
   };
   const pool = new pg.Pool({ ...config, max: 10 });
   pool.on('error', () => {

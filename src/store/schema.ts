@@ -1,7 +1,8 @@
 import type { Generated, SqlBool } from 'kysely';
 
 /**
- * Row types of the mirror (SPEC section 5). Timestamps are the fixed 24-char UTC text; booleans are
+ * Row types of the mirror (docs/schema.md). Timestamps are 23-char UTC text `YYYY-MM-DD HH:MM:SS.SSS`
+ * in both dialects (the PostgreSQL store's type parsers give the same form); booleans are
  * 0/1 in SQLite and true/false in PostgreSQL (SqlBool); JSON columns hold JSON text.
  */
 type Ts = string;
@@ -109,7 +110,8 @@ export interface StagesTable {
 export interface DealsTable {
   id: string;
   name: string | null;
-  amount: string | null;
+  /** Exact decimal text on write; read back as a float (SQLite REAL) or numeric text (PostgreSQL). */
+  amount: string | number | null;
   amount_cents: number | null;
   currency: string | null;
   close_date: string | null;

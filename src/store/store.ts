@@ -6,6 +6,7 @@ import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { chunks } from './values.js';
+import { fromDbTimestamp } from '../util/time.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -109,7 +110,7 @@ export function buildStore(backend: StoreBackend): Store {
         .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
         .select(['id', 'updated_at', 'deleted_at'])
         .execute();
-      return new Map(rows.map((r) => [r.id, { updatedAt: String(r.updated_at), deletedAt: r.deleted_at === null ? null : String(r.deleted_at) }]));
+      return new Map(rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]));
     },
     async mirroredUpdatedAt(refs) {
       const out = new Map<string, string>();
@@ -121,7 +122,7 @@ export function buildStore(backend: StoreBackend): Store {
             .select(['id', 'updated_at'])
             .where('id', 'in', batch)
             .execute();
-          for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, String(r.updated_at));
+          for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, fromDbTimestamp(String(r.updated_at)) as string);
         }
       }
       return out;

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
+import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { chunks, json, unknownId } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -24,7 +25,7 @@ export async function setState(db: Db, key: string, value: unknown): Promise<voi
     await db.deleteFrom('sync_state').where('key', '=', key).execute();
     return;
   }
-  const row = { key, value_json: json(value), updated_at: new Date().toISOString() };
+  const row = { key, value_json: json(value), updated_at: toDbTimestamp(new Date()) };
   await db
     .insertInto('sync_state')
     .values(row)
@@ -49,7 +50,7 @@ export async function markDirty(
     const cur = newest.get(k);
     if (!cur || at > cur.occurred_at) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at });
   }
-  const markedAt = new Date().toISOString();
+  const markedAt = toDbTimestamp(new Date());
   for (const batch of chunks([...newest.values()], 200)) {
     await db
       .insertInto('dirty')
@@ -97,7 +98,8 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
   return rows.map((r) => ({
     entityType: r.entity_type as DirtyEntityType,
     entityId: r.entity_id,
-    occurredAt: String(r.occurred_at),
+    // Callers compare it with upstream times, which are ISO text.
+    occurredAt: fromDbTimestamp(String(r.occurred_at)) as string,
     staleReads: Number(r.stale_reads),
   }));
 }

@@ -21,7 +21,7 @@ export interface RunResult {
   error?: string | null;
 }
 
-/** Writes available inside `Store.transaction`. Every timestamp argument is normalised to the 24-char UTC form. */
+/** Writes available inside `Store.transaction`. Every timestamp argument is normalised to the stored 23-char UTC form (docs/schema.md). */
 export interface StoreTx {
   getState<T>(key: string): Promise<T | undefined>;
   /** Stores `value` as JSON; undefined or null deletes the key. */

@@ -1,16 +1,16 @@
 import { createHash } from 'node:crypto';
-import { toIsoTimestamp } from '../util/time.js';
+import { toDbTimestamp } from '../util/time.js';
 import { StoreError } from './errors.js';
 import type { FieldRow } from './schema.js';
 
-/** Upstream timestamp → the fixed 24-char UTC text; junk becomes INVALID_VALUE (quarantinable). */
+/** Upstream timestamp → the stored 23-char UTC form (docs/schema.md); junk becomes INVALID_VALUE (quarantinable). */
 export function ts(value: unknown, what: string): string | null {
   if (value === null || value === undefined) return null;
   if (typeof value !== 'string' && !(value instanceof Date)) {
     throw new StoreError('INVALID_VALUE', `${what} is not a timestamp: ${JSON.stringify(value)}`);
   }
   try {
-    return toIsoTimestamp(value);
+    return toDbTimestamp(value);
   } catch (cause) {
     throw new StoreError('INVALID_VALUE', `${what} is not a valid timestamp: ${JSON.stringify(value)}`, { cause });
   }
@@ -86,6 +86,14 @@ export function parseAmount(value: unknown): { amount: string | null; cents: num
   // "-0.00" is stored as "0.00"; cents never become -0.
   const sign = negative && /[1-9]/.test(intPart + frac) ? '-' : '';
   return { amount: `${sign}${intPart}.${fracOut}`, cents: negative && cents !== 0n ? -Number(cents) : Number(cents) };
+}
+
+/** Exact decimal text of integer cents ("1200.50"): the value history rows hold for an amount. */
+export function centsText(cents: number | null): string | null {
+  if (cents === null) return null;
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 function numberToPlain(n: number): string {

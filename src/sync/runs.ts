@@ -1,3 +1,4 @@
+import { refreshSyncHealthOnly } from '../report/index.js';
 import type { SyncContext } from './context.js';
 import { emptyStats, requestMeter, type RunStats } from './stats.js';
 
@@ -28,6 +29,11 @@ export async function recordRun<T>(
         error,
       }),
     );
+    // rpt_sync_health was last written while this run was still running; write it again so it
+    // describes the run just finished (an alert on last_run_outcome = 'failed' must be able to fire).
+    await refreshSyncHealthOnly(ctx.store, { now: new Date(ctx.now()) }).catch((err: unknown) => {
+      ctx.logger.warn({ err }, 'refreshing rpt_sync_health after the run failed; it is rewritten at the next run');
+    });
   };
   try {
     const result = await work(stats);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
+import { fromDbTimestamp } from '../../src/util/time.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 type Row = Record<string, any>;
@@ -12,7 +13,8 @@ type Rec = Record<string, any>;
  */
 export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbackSeconds?: number } = {}): Promise<string[]> {
   const diffs: string[] = [];
-  const ts = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string).toISOString());
+  // Stored times are zone-less UTC text (docs/schema.md); never let Date read them as local time.
+  const ts = (v: unknown) => (v === null || v === undefined ? null : fromDbTimestamp(v as string));
   const eq = (what: string, mirror: unknown, upstream: unknown) => {
     if (JSON.stringify(mirror) !== JSON.stringify(upstream)) diffs.push(`${what}: mirror ${JSON.stringify(mirror)} != truth ${JSON.stringify(upstream)}`);
   };

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { toDbTimestamp } from '../../src/util/time.js';
 import { readHeadlines, refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { days, minutes, rows, snapshot } from './oracle.js';
@@ -7,6 +8,7 @@ import { NOW } from './scenario.js';
 import { useScenarioStore } from './stores.js';
 
 const ts = (s: string) => `2024-${s}:00.000Z`;
+const S = (iso: string) => toDbTimestamp(iso) as string;
 
 for (const dialect of dialects) describe(`sales reporting tables (hand-written mirror) (${dialect.name})`, () => {
   const store = useScenarioStore(dialect);
@@ -77,16 +79,19 @@ for (const dialect of dialects) describe(`sales reporting tables (hand-written m
   it('rpt_sync_health and the headline figures', async () => {
     await store.db.insertInto('sync_state').values({ key: 'watermark', value_json: JSON.stringify('2024-03-05T23:59:00.000Z'), updated_at: null }).execute();
     await store.db.insertInto('sync_runs').values([
-      { kind: 'sync', started_at: '2024-03-05T23:58:00.000Z', finished_at: '2024-03-05T23:59:30.000Z', outcome: 'success', events_read: 1, events_new: 1, records_fetched: 1, requests: 1, retries: 0, error: null },
-      { kind: 'sync', started_at: '2024-03-05T23:59:40.000Z', finished_at: '2024-03-05T23:59:50.000Z', outcome: 'failed', events_read: 0, events_new: 0, records_fetched: 0, requests: 1, retries: 0, error: 'x' },
-      { kind: 'backfill', started_at: '2024-03-01T00:00:00.000Z', finished_at: '2024-03-01T00:10:00.000Z', outcome: 'success', events_read: 0, events_new: 0, records_fetched: 9, requests: 9, retries: 0, error: null },
+      { kind: 'sync', started_at: S('2024-03-05T23:58:00.000Z'), finished_at: S('2024-03-05T23:59:30.000Z'), outcome: 'success', events_read: 1, events_new: 1, records_fetched: 1, requests: 1, retries: 0, error: null },
+      { kind: 'sync', started_at: S('2024-03-05T23:59:40.000Z'), finished_at: S('2024-03-05T23:59:50.000Z'), outcome: 'failed', events_read: 0, events_new: 0, records_fetched: 0, requests: 1, retries: 0, error: 'x' },
+      // Killed before it finished (or still running): not the last run's outcome, but running_since.
+      { kind: 'sync', started_at: S('2024-03-05T23:59:55.000Z'), finished_at: null, outcome: 'running', events_read: 0, events_new: 0, records_fetched: 0, requests: 0, retries: 0, error: null },
+      { kind: 'backfill', started_at: S('2024-03-01T00:00:00.000Z'), finished_at: S('2024-03-01T00:10:00.000Z'), outcome: 'success', events_read: 0, events_new: 0, records_fetched: 9, requests: 9, retries: 0, error: null },
     ]).execute();
-    await store.db.insertInto('dirty').values({ entity_type: 'ticket', entity_id: 'T9', occurred_at: NOW.toISOString(), marked_at: null }).execute();
+    await store.db.insertInto('dirty').values({ entity_type: 'ticket', entity_id: 'T9', occurred_at: S(NOW.toISOString()), marked_at: null }).execute();
     const r = await refreshReporting(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
     expect(Object.keys(r.steps)).toEqual(['sync_health']);
     expect(await rows(store, 'SELECT * FROM rpt_sync_health')).toEqual([{
       refreshed_at: NOW.toISOString(), watermark: '2024-03-05T23:59:00.000Z', last_success_at: '2024-03-05T23:59:30.000Z',
-      last_run_outcome: 'failed', lag_seconds: 30, watermark_age_seconds: 60, runs_24h: 2, failed_runs_24h: 1, dirty_records: 1, quarantined_records: 0,
+      last_run_outcome: 'failed', lag_seconds: 30, watermark_age_seconds: 60, runs_24h: 3, failed_runs_24h: 1, dirty_records: 1, quarantined_records: 0,
+      running_since: '2024-03-05T23:59:55.000Z',
     }]);
 
     const h = await readHeadlines(store, new Date('2024-03-06T12:00:00.000Z'));

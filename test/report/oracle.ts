@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Store } from '../../src/store/index.js';
 import { RPT_TABLES } from '../../migrations/0100_reporting.js';
+import { fromDbTimestamp, parseTimestamp } from '../../src/util/time.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -16,22 +17,27 @@ export function percentileCont(values: readonly number[], p: number): number | n
 
 export const MIN = 60_000;
 export const DAY = 86_400_000;
-export const minutes = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / MIN;
-export const days = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / DAY;
+export const minutes = (a: string, b: string) => (parseTimestamp(b) - parseTimestamp(a)) / MIN;
+export const days = (a: string, b: string) => (parseTimestamp(b) - parseTimestamp(a)) / DAY;
 
 /** rpt_ columns declared numeric(20,2) in PostgreSQL, which the store returns as exact decimal text. */
 const MONEY = new Set(Object.values(RPT_TABLES).flatMap((t) => t.columns.filter(([, k]) => k === 'money').map(([c]) => c)));
 
+const STORED_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
+
 /**
- * Rows in SQLite's shapes, so one expectation serves both dialects: a PostgreSQL boolean becomes
- * 1/0 and a money column's decimal text the number SQLite stores (both exact: the nearest double to
- * the decimal in either case). Every other value already comes back alike (see src/store/postgres.ts).
+ * Rows in one shape for both dialects, so one expectation serves both: a PostgreSQL boolean becomes
+ * 1/0, a money column's decimal text the number SQLite stores (both exact: the nearest double to
+ * the decimal in either case), and a stored timestamp (docs/schema.md) the ISO text the
+ * expectations are written in. The stored form itself is checked by test/bi.
  */
 export async function rows(store: Store, query: string): Promise<any[]> {
   const out = (await sql.raw<any>(query).execute(store.db)).rows;
-  if (store.dialect !== 'postgres') return out;
   return out.map((r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
-    typeof v === 'boolean' ? Number(v) : MONEY.has(k) && typeof v === 'string' ? Number(v) : v])));
+    typeof v === 'boolean' ? Number(v)
+    : MONEY.has(k) && typeof v === 'string' ? Number(v)
+    : typeof v === 'string' && STORED_TS.test(v) ? fromDbTimestamp(v)
+    : v])));
 }
 
 /** Every rpt_ row, keyed for comparison (refreshed_at left out: it differs between refreshes by design). */

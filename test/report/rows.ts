@@ -1,9 +1,12 @@
 import type { Store } from '../../src/store/index.js';
+import { toDbTimestamp } from '../../src/util/time.js';
 
 /**
  * Direct row writers for the reporting unit tests: the mirror tables are filled as the store
  * would leave them, without going through the API mapping, so each figure's inputs are explicit.
+ * Times are given as ISO text and stored in the mirror's form (docs/schema.md).
  */
+const T = (v: string | null | undefined): string | null => toDbTimestamp(v ?? null);
 
 let historyEvent = 0;
 
@@ -36,30 +39,30 @@ export async function insertTicket(store: Store, t: TicketSpec): Promise<void> {
     id: t.id, number: Number(t.id.replace(/\D/g, '')) || 0, key: `#${t.id}`, subject: `Subject ${t.id}`, status: t.status,
     priority: 'normal', summary: null, contact_id: t.contactId ?? 'c1', assignee_id: t.assigneeId ?? null,
     team_id: 'team1', team_name: 'Tier 1', team_json: null, tags_json: JSON.stringify(t.tags ?? []), fields_json: '{}', cc_json: '[]',
-    message_count: t.messages?.length ?? 0, first_reply_due_at: t.firstReplyDueAt ?? null, resolve_due_at: t.resolveDueAt ?? null,
-    first_reply_breached_at: t.firstReplyBreachedAt ?? null, resolve_breached_at: t.resolveBreachedAt ?? null,
-    first_agent_reply_at: t.firstAgentReplyAt ?? null, resolved_at: t.resolvedAt ?? null,
-    status_changed_at: t.statusMoves?.at(-1)?.[2] ?? t.createdAt, created_at: t.createdAt, updated_at: t.updatedAt ?? t.createdAt,
-    deleted_at: t.deletedAt ?? null, synced_at: t.createdAt, raw_json: '{}',
+    message_count: t.messages?.length ?? 0, first_reply_due_at: T(t.firstReplyDueAt), resolve_due_at: T(t.resolveDueAt),
+    first_reply_breached_at: T(t.firstReplyBreachedAt), resolve_breached_at: T(t.resolveBreachedAt),
+    first_agent_reply_at: T(t.firstAgentReplyAt), resolved_at: T(t.resolvedAt),
+    status_changed_at: T(t.statusMoves?.at(-1)?.[2] ?? t.createdAt), created_at: T(t.createdAt), updated_at: T(t.updatedAt ?? t.createdAt),
+    deleted_at: T(t.deletedAt), synced_at: T(t.createdAt), raw_json: '{}',
   }).execute();
   for (const tag of t.tags ?? []) await db.insertInto('ticket_tags').values({ ticket_id: t.id, tag }).execute();
   for (const m of t.messages ?? []) {
     await db.insertInto('ticket_messages').values({
       id: m.id, ticket_id: t.id, body: 'x', author_type: m.authorType, author_id: m.authorId, is_internal: m.internal ? 1 : 0,
-      attachments_json: '[]', created_at: m.at, raw_json: '{}',
+      attachments_json: '[]', created_at: T(m.at), raw_json: '{}',
     }).execute();
   }
   if (t.created) await insertEvent(store, 'ticket.created', 'ticket', t.id, t.createdAt);
   for (const [from, to, at, source] of t.statusMoves ?? []) {
     const src = source ?? 'event';
     await db.insertInto('ticket_history').values({
-      ticket_id: t.id, field: 'status', from_value: from, to_value: to, changed_at: at, source: src,
+      ticket_id: t.id, field: 'status', from_value: from, to_value: to, changed_at: T(at)!, source: src,
       event_id: src === 'event' ? `he${++historyEvent}` : null, observed_since: null,
     }).execute();
   }
   for (const [from, to, at] of t.assigneeMoves ?? []) {
     await db.insertInto('ticket_history').values({
-      ticket_id: t.id, field: 'assignee_id', from_value: from, to_value: to, changed_at: at, source: 'observed', event_id: null, observed_since: null,
+      ticket_id: t.id, field: 'assignee_id', from_value: from, to_value: to, changed_at: T(at)!, source: 'observed', event_id: null, observed_since: null,
     }).execute();
   }
 }
@@ -68,7 +71,7 @@ let eventSeq = 0;
 export async function insertEvent(store: Store, type: string, entityType: string, entityId: string, at: string): Promise<void> {
   await store.db.insertInto('events').values({
     id: `ev${++eventSeq}`, type, entity_type: entityType, entity_id: entityId, payload_json: '{}', actor_id: null,
-    occurred_at: at, received_at: at, raw_json: '{}',
+    occurred_at: T(at), received_at: T(at), raw_json: '{}',
   }).execute();
 }
 
@@ -92,8 +95,8 @@ export async function insertDeal(store: Store, d: DealSpec): Promise<void> {
   await store.db.insertInto('deals').values({
     id: d.id, name: `Deal ${d.id}`, amount, amount_cents: d.amountCents, currency: d.currency, close_date: '2024-03-31',
     status: d.status, pipeline_id: 'p1', stage_id: d.stageId, owner_id: d.ownerId, company_id: 'co1', fields_json: '{}',
-    created_at: d.createdAt, updated_at: d.updatedAt ?? d.stageMoves?.at(-1)?.[2] ?? d.createdAt, deleted_at: d.deletedAt ?? null,
-    synced_at: d.createdAt, raw_json: '{}',
+    created_at: T(d.createdAt), updated_at: T(d.updatedAt ?? d.stageMoves?.at(-1)?.[2] ?? d.createdAt), deleted_at: T(d.deletedAt),
+    synced_at: T(d.createdAt), raw_json: '{}',
   }).execute();
   for (const [i, c] of (d.contacts ?? []).entries()) {
     await store.db.insertInto('deal_contacts').values({ deal_id: d.id, contact_id: c.id, is_primary: c.primary ? 1 : 0, position: i }).execute();
@@ -101,7 +104,7 @@ export async function insertDeal(store: Store, d: DealSpec): Promise<void> {
   if (d.created) await insertEvent(store, 'deal.created', 'deal', d.id, d.createdAt);
   for (const [from, to, at] of d.stageMoves ?? []) {
     await store.db.insertInto('deal_history').values({
-      deal_id: d.id, field: 'stage_id', from_value: from, to_value: to, changed_at: at, source: 'observed', event_id: null, observed_since: null,
+      deal_id: d.id, field: 'stage_id', from_value: from, to_value: to, changed_at: T(at)!, source: 'observed', event_id: null, observed_since: null,
     }).execute();
   }
 }

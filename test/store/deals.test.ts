@@ -26,8 +26,8 @@ describe('upsertDeal', () => {
     expect(r).toEqual({ history: 0, stale: false, quarantined: false });
     const row = await store.db.selectFrom('deals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({
-      amount: '1234.50', amount_cents: 123450, currency: 'EUR', close_date: '2024-06-30', status: 'open',
-      pipeline_id: 'p1', stage_id: 's1', owner_id: 'u9', company_id: 'co1', created_at: '2024-05-01T09:00:00.000Z',
+      amount: 1234.5, amount_cents: 123450, currency: 'EUR', close_date: '2024-06-30', status: 'open',
+      pipeline_id: 'p1', stage_id: 's1', owner_id: 'u9', company_id: 'co1', created_at: '2024-05-01 09:00:00.000',
     });
     expect(await store.db.selectFrom('deal_contacts').selectAll().orderBy('position').execute()).toEqual([
       { deal_id: 'd1', contact_id: 'c1', is_primary: 0, position: 0 },
@@ -52,9 +52,9 @@ describe('upsertDeal', () => {
     });
     const rows = await store.db.selectFrom('deals').select(['id', 'amount', 'amount_cents']).orderBy('id').execute();
     expect(rows).toEqual([
-      { id: 'a', amount: '0.10', amount_cents: 10 },
-      { id: 'b', amount: '19.99', amount_cents: 1999 },
-      { id: 'c', amount: '1234567.89', amount_cents: 123456789 },
+      { id: 'a', amount: 0.1, amount_cents: 10 },
+      { id: 'b', amount: 19.99, amount_cents: 1999 },
+      { id: 'c', amount: 1234567.89, amount_cents: 123456789 },
       { id: 'd', amount: null, amount_cents: null },
     ]);
   });
@@ -63,7 +63,7 @@ describe('upsertDeal', () => {
     await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 0, stale: false, quarantined: true });
-    expect(await store.db.selectFrom('deals').select('amount').execute()).toEqual([{ amount: '1234.50' }]);
+    expect(await store.db.selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
     expect(await store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([{ entity_type: 'deal', entity_id: 'd1' }]);
     await store.transaction((tx) => tx.upsertDeal(deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
     expect((await store.counts()).quarantine).toBe(0);
@@ -87,7 +87,7 @@ describe('upsertDeal', () => {
       ['stage_id', 's1', 's9'],
       ['status', 'open', 'won'],
     ]);
-    expect(h.every((x) => x.source === 'observed' && x.observed_since === '2024-05-01T09:00:00.000Z')).toBe(true);
+    expect(h.every((x) => x.source === 'observed' && x.observed_since === '2024-05-01 09:00:00.000')).toBe(true);
     expect(await store.db.selectFrom('deal_contacts').select('contact_id').execute()).toEqual([{ contact_id: 'c3' }]);
     const stale = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     expect(stale).toEqual({ history: 0, stale: true, quarantined: false });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statusEvent, SYNCED, ticket, useFreshStore } from './fixtures.js';
+import { statusEvent, stored, SYNCED, ticket, useFreshStore } from './fixtures.js';
 
 const RECEIVED = '2024-05-01T13:00:00.000Z';
 
@@ -21,8 +21,8 @@ describe('insertEvents and status history', () => {
     expect(second.newIds).toEqual(new Set());
     const rows = await store.db.selectFrom('events').selectAll().orderBy('id').execute();
     expect(rows.map((r) => [r.id, r.occurred_at, r.actor_id, r.received_at])).toEqual([
-      ['e1', '2024-05-01T10:00:00.000Z', 'u1', RECEIVED],
-      ['e2', '2024-05-01T10:00:01.000Z', null, RECEIVED],
+      ['e1', '2024-05-01 10:00:00.000', 'u1', stored(RECEIVED)],
+      ['e2', '2024-05-01 10:00:01.000', null, stored(RECEIVED)],
     ]);
     expect(JSON.parse(rows[1]!.raw_json!)).toMatchObject({ extra: 'kept' });
     expect(await store.db.selectFrom('users').select('id').execute()).toEqual([{ id: 'u1' }]);
@@ -40,7 +40,7 @@ describe('insertEvents and status history', () => {
     await store.transaction((tx) => tx.insertEvents([statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00.000Z')], RECEIVED));
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     expect(await history()).toEqual([
-      { field: 'status', from_value: 'open', to_value: 'pending', changed_at: '2024-05-01T10:00:00.000Z', source: 'event', event_id: 'e1' },
+      { field: 'status', from_value: 'open', to_value: 'pending', changed_at: '2024-05-01 10:00:00.000', source: 'event', event_id: 'e1' },
     ]);
   });
 
@@ -50,7 +50,7 @@ describe('insertEvents and status history', () => {
     expect((await history()).map((h) => h.source)).toEqual(['observed']);
     await store.transaction((tx) => tx.insertEvents([statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00.000Z')], RECEIVED));
     expect(await history()).toEqual([
-      { field: 'status', from_value: 'open', to_value: 'pending', changed_at: '2024-05-01T10:00:00.000Z', source: 'event', event_id: 'e1' },
+      { field: 'status', from_value: 'open', to_value: 'pending', changed_at: '2024-05-01 10:00:00.000', source: 'event', event_id: 'e1' },
     ]);
   });
 

@@ -105,3 +105,6 @@ export function statusEvent(id: string, ticketId: string, from: string, to: stri
 }
 
 export const SYNCED = '2024-05-02T00:00:00.000Z';
+
+/** An ISO time in the mirror's stored form (docs/schema.md). */
+export const stored = (iso: string) => `${new Date(iso).toISOString().slice(0, 10)} ${new Date(iso).toISOString().slice(11, 23)}`;

@@ -47,7 +47,11 @@ describe('migrations', () => {
     }
     const deals = await sql<{ name: string; type: string }>`select name, type from pragma_table_info('deals')`.execute(store.db);
     const types = Object.fromEntries(deals.rows.map((r) => [r.name, r.type.toUpperCase()]));
-    expect(types).toMatchObject({ amount: 'TEXT', amount_cents: 'INTEGER', close_date: 'DATE' });
+    expect(types).toMatchObject({ amount: 'REAL', amount_cents: 'INTEGER', close_date: 'DATE' });
+    for (const [table, column] of [['ticket_messages', 'is_internal'], ['stages', 'is_won'], ['stages', 'is_lost'], ['deal_contacts', 'is_primary']]) {
+      const cols = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(store.db);
+      expect(cols.rows.find((r) => r.name === column)?.type.toUpperCase(), `${table}.${column}`).toBe('BOOLEAN');
+    }
   });
 
   it('is idempotent and applies nothing the second time', async () => {

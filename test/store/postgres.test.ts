@@ -45,18 +45,18 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await tx.upsertDeal(deal({ amount: '19.99' }), SYNCED);
     });
     const t = await store.db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
-    expect(t.updated_at).toBe('2024-05-01T09:00:00.000Z');
+    expect(t.updated_at).toBe('2024-05-01 09:00:00.000');
     expect(JSON.parse(t.fields_json!)).toEqual({ plan: 'pro', seats: 12, vip: true, meta: { a: 1 } });
     const m = await store.db.selectFrom('ticket_messages').select(['id', 'is_internal']).orderBy('id').execute();
     expect(m).toEqual([{ id: 'm1', is_internal: false }, { id: 'm2', is_internal: true }]);
     const d = await store.db.selectFrom('deals').select(['amount', 'amount_cents', 'close_date']).executeTakeFirstOrThrow();
-    expect(d).toEqual({ amount: '19.99', amount_cents: 1999, close_date: '2024-06-30' });
+    expect(d).toEqual({ amount: 19.99, amount_cents: 1999, close_date: '2024-06-30' });
 
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 1, stale: false, quarantined: false });
     expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, stale: true, quarantined: false });
     const h = await store.db.selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
-    expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01T09:00:00.000Z' }]);
+    expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01 09:00:00.000' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });
     expect(await store.mirroredVersions('ticket')).toEqual(new Map([['t1', { updatedAt: '2024-05-01T09:00:00.000Z', deletedAt: null }]]));
   });

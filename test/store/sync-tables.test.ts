@@ -56,10 +56,10 @@ describe('dirty set, state, quarantine, runs', () => {
     const rows = await store.db.selectFrom('quarantine').selectAll().orderBy('entity_type').execute();
     expect(rows[0]).toEqual({
       entity_type: 'deal', entity_id: 'd1', reason: 'b', raw_json: '{"id":"d1","v":2}',
-      first_seen_at: '2024-05-01T00:00:00.000Z', last_seen_at: '2024-05-02T00:00:00.000Z',
+      first_seen_at: '2024-05-01 00:00:00.000', last_seen_at: '2024-05-02 00:00:00.000',
     });
     expect(rows[1]?.entity_id).toMatch(/^unknown:[0-9a-f]{40}$/);
-    expect(rows[1]?.last_seen_at).toBe('2024-05-03T00:00:00.000Z');
+    expect(rows[1]?.last_seen_at).toBe('2024-05-03 00:00:00.000');
     expect(rows.filter((r) => r.entity_type === 'pipeline').map((r) => r.entity_id.slice(0, 8))).toEqual(['unknown:', 'unknown:']);
     expect((await store.counts()).quarantine).toBe(4);
     await store.transaction((tx) => tx.clearQuarantine('deal', 'd1'));
@@ -74,7 +74,7 @@ describe('dirty set, state, quarantine, runs', () => {
       finishedAt: '2024-05-01T00:00:05Z', outcome: 'success', eventsRead: 10, eventsNew: 4, recordsFetched: 3, requests: 5, retries: 1,
     }));
     row = await store.db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    expect(row).toMatchObject({ finished_at: '2024-05-01T00:00:05.000Z', outcome: 'success', events_new: 4, retries: 1, error: null });
+    expect(row).toMatchObject({ finished_at: '2024-05-01 00:00:05.000', outcome: 'success', events_new: 4, retries: 1, error: null });
   });
 
   it('rolls back a failed transaction', async () => {

@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { SYNCED, ticket, useFreshStore } from './fixtures.js';
+import { SYNCED, stored, ticket, useFreshStore } from './fixtures.js';
 
 describe('upsertTicket', () => {
   const { store, dir } = useFreshStore();
 
-  it('writes the ticket, its children and references, with 24-char timestamps', async () => {
+  it('writes the ticket, its children and references, with 23-char stored timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
     expect(r).toEqual({ history: 0, stale: false, quarantined: false });
     const row = await store.db.selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       number: 1, key: '#1', status: 'open', contact_id: 'c1', assignee_id: 'u1', team_id: 'team1', team_name: 'Tier 1',
-      first_reply_due_at: '2024-05-01T10:00:00.000Z', message_count: 2, deleted_at: null, synced_at: SYNCED,
+      first_reply_due_at: '2024-05-01 10:00:00.000', message_count: 2, deleted_at: null, synced_at: stored(SYNCED),
     });
     for (const v of [row.first_reply_due_at, row.created_at, row.updated_at, row.status_changed_at, row.synced_at]) {
-      expect(v).toHaveLength(24);
+      expect(v).toHaveLength(23);
     }
     expect(JSON.parse(row.raw_json!)).toMatchObject({ id: 't1', messages: [{ id: 'm1' }, { id: 'm2' }] });
     const fields = await store.db.selectFrom('ticket_fields').select(['key', 'value_text', 'value_json']).orderBy('key').execute();
@@ -50,10 +50,10 @@ describe('upsertTicket', () => {
     expect(msgs).toEqual([{ id: 'm2', body: 'edited' }]);
     const history = await store.db.selectFrom('ticket_history').selectAll().orderBy('field').execute();
     expect(history.map((h) => [h.field, h.from_value, h.to_value, h.source, h.changed_at, h.observed_since])).toEqual([
-      ['assignee_id', 'u1', null, 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
-      ['priority', 'normal', 'high', 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
-      ['status', 'open', 'pending', 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
-      ['team_id', 'team1', null, 'observed', '2024-05-01T12:00:00.000Z', '2024-05-01T09:00:00.000Z'],
+      ['assignee_id', 'u1', null, 'observed', '2024-05-01 12:00:00.000', '2024-05-01 09:00:00.000'],
+      ['priority', 'normal', 'high', 'observed', '2024-05-01 12:00:00.000', '2024-05-01 09:00:00.000'],
+      ['status', 'open', 'pending', 'observed', '2024-05-01 12:00:00.000', '2024-05-01 09:00:00.000'],
+      ['team_id', 'team1', null, 'observed', '2024-05-01 12:00:00.000', '2024-05-01 09:00:00.000'],
     ]);
   });
 
@@ -62,7 +62,7 @@ describe('upsertTicket', () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'open', tags: [] }), SYNCED));
     expect(r).toEqual({ history: 0, stale: true, quarantined: false });
     const row = await store.db.selectFrom('tickets').select(['status', 'updated_at']).executeTakeFirstOrThrow();
-    expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01T12:00:00.000Z' });
+    expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01 12:00:00.000' });
     expect(await store.db.selectFrom('ticket_tags').select('tag').execute()).toHaveLength(2);
     expect(await store.db.selectFrom('ticket_history').selectAll().execute()).toHaveLength(0);
   });
@@ -74,7 +74,7 @@ describe('upsertTicket', () => {
       await tx.markDeleted('ticket', 't1', '2024-05-04T00:00:00Z');
     });
     let row = await store.db.selectFrom('tickets').select('deleted_at').executeTakeFirstOrThrow();
-    expect(row.deleted_at).toBe('2024-05-03T00:00:00.000Z');
+    expect(row.deleted_at).toBe('2024-05-03 00:00:00.000');
     await store.transaction(async (tx) => {
       await tx.quarantine({ entityType: 'ticket', entityId: 't1', reason: 'bad', raw: {} }, SYNCED);
       await tx.upsertTicket(ticket({ updatedAt: '2024-05-05T00:00:00.000Z' }), SYNCED);
