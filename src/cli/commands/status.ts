@@ -1,5 +1,5 @@
 import { createApiClient } from '../../api/index.js';
-import { STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import { plausibleHead, STATE, type BackfillState, type WindowState } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
@@ -43,8 +43,8 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       });
       try {
         const page = await client.eventsPage({ limit: 1 });
-        const head = page.items[0]?.occurredAt ?? null;
-        upstream = { head, lagSeconds: lagBetween(head, watermark) };
+        const { head, unknown } = plausibleHead(page, new Date().toISOString());
+        upstream = { head, lagSeconds: unknown ? null : lagBetween(head, watermark) };
       } catch (err) {
         upstream = { head: null, lagSeconds: null, error: (err as Error).message };
       } finally {
