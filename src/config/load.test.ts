@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -92,5 +92,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ cwd: dirWith(), env: {} }).config.maxResponseBytes).toBe(33_554_432);
     expect(loadConfig({ cwd: dirWith(), env: {} }).config.stallTimeoutMs).toBe(600_000);
     expect(() => loadConfig({ cwd: dirWith({ maxResponseBytes: 10 }), env: {} })).toThrow(/maxResponseBytes: got 10.*at least 1024/);
+  });
+
+  it('config.example.json documents every key and loads as it is', () => {
+    const example = JSON.parse(readFileSync(new URL('../../config.example.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const cwd = dirWith(example);
+    const { config } = loadConfig({ cwd, env: {} });
+    for (const key of Object.keys(config)) if (key !== 'apiKey') expect(Object.keys(example)).toContain(key);
   });
 });

@@ -1,7 +1,9 @@
-import { CursorRejectedError, InvalidRecordError, NotFoundError, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
+import { CursorRejectedError, NotFoundError, PagingGuard, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { STATE, type SyncContext } from './context.js';
+import { recordFailure } from './drain.js';
+import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
@@ -34,7 +36,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   if (!state || state.phase === 'done') {
     // Step 1: the newest event is read before anything is copied, so whatever changes during the
     // copy is replayed by the first sync through the lookback window.
-    const head = options.head !== undefined ? options.head : ((await client.eventsPage({ limit: 1 })).items[0]?.occurredAt ?? null);
+    // Only a plausible head may become the watermark (docs/sync.md, "Hostile upstream").
+    const head = options.head !== undefined ? options.head : plausibleHead(await client.eventsPage({ limit: 1 }), ctx.now()).head;
     state = {
       phase: 'deals',
       handover: toIsoTimestamp(head),
@@ -143,16 +146,20 @@ async function copyList<T>(
 ): Promise<boolean> {
   let cursor = start;
   let restarted = false;
+  let guard = new PagingGuard('a backfill list');
+  if (cursor !== null) guard.start(cursor);
   for (;;) {
     if (ctx.stopSignal.aborted) return false;
     let page: Page<T>;
     try {
       page = await fetchPage(cursor ?? undefined);
+      guard.check(page.items.map((item) => String((item as { id?: unknown }).id)), page.nextCursor);
     } catch (err) {
       if (err instanceof CursorRejectedError && cursor !== null && !restarted) {
         ctx.logger.warn({ status: err.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
         restarted = true;
         cursor = null;
+        guard = new PagingGuard('a backfill list');
         continue;
       }
       throw err;
@@ -177,11 +184,10 @@ async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: 
       stats.recordsFetched++;
     } catch (err) {
       if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
-      if (err instanceof InvalidRecordError) {
-        out.invalid.push({ entityId: ticket.id, reason: err.reason, raw: err.raw });
-        return;
-      }
-      throw err;
+      // A failure of this ticket's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
+      const own = recordFailure(err);
+      if (own === null) throw err;
+      out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
     }
   });
   return out;

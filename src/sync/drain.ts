@@ -91,7 +91,7 @@ async function rehydrate(
  * included), a body that is not JSON, not the record asked for, invalid, or too large. Anything
  * else (the workspace down, the key rejected, a stall) is the cycle's, and null here.
  */
-function recordFailure(err: unknown): { reason: string; raw: unknown } | null {
+export function recordFailure(err: unknown): { reason: string; raw: unknown } | null {
   if (err instanceof InvalidRecordError) return { reason: err.reason, raw: err.raw };
   if (err instanceof UpstreamRejectedError) return { reason: `the workspace answered ${err.status ?? '?'} for this record`, raw: errorRaw(err) };
   if (err instanceof InvalidResponseError) return { reason: clipText(err.message, 500), raw: errorRaw(err) };

@@ -91,6 +91,29 @@ describe('hostile upstream under run, and configuration exits', () => {
     }, 120_000);
   }
 
+  for (const dialect of dialects) {
+    it(`backfill (${dialect.name}): a newest event in 9999 is no hand-over watermark, and a 403 on one ticket quarantines only it`, async () => {
+      const { dir, cleanup } = tempDir();
+      const target = await dialect.newDatabase();
+      const tickets = sim.control.truth().tickets as Array<{ id: string }>;
+      const newest = Math.max(...(sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
+      hostile.faults.injectEvent = { id: 'ev_far', type: 'ticket.updated', entityType: 'ticket', entityId: tickets[0]!.id, payload: {}, actor: null, occurredAt: '9999-12-31T23:59:59Z' };
+      hostile.faults.recordStatus = { id: tickets[1]!.id, status: 403 };
+      try {
+        const env = cliConfig(dir, { url: hostile.url, database: target.database });
+        const r = await runCli(['backfill'], env);
+        expect(r.code, r.stderr).toBe(0);
+        const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { watermark: string; quarantined: Array<{ entityId: string; reason: string }> };
+        expect(Date.parse(status.watermark)).toBeLessThanOrEqual(newest);
+        expect(status.quarantined.find((q) => q.entityId === tickets[1]!.id)?.reason).toMatch(/403/);
+      } finally {
+        reset();
+        await target.drop();
+        cleanup();
+      }
+    }, 60_000);
+  }
+
   it.each([
     ['404', { status: 404 }, /answered 404/],
     ['a redirect', { status: 302, location: 'https://example.com/login' }, /answered 302/],

@@ -91,7 +91,7 @@ for (const dialect of dialects) {
     }
 
     async function mirroredSubject(id: string): Promise<string | undefined> {
-      return withMirror(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject);
+      return withMirror(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined);
     }
 
     /** Hostile value gone: ordinary changes arrive and the mirror equals the truth. */
