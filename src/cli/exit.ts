@@ -16,6 +16,7 @@ const EXIT_BY_CODE: Record<string, number> = {
   PORT_IN_USE: EXIT.usage,
   CLIENT_CLOSED: EXIT.unexpected,
   AUTH_REJECTED: EXIT.authRejected,
+  AUTH_REJECTED_ON_RECORD: EXIT.authRejected,
   UPSTREAM_UNAVAILABLE: EXIT.upstreamUnavailable,
   RATE_LIMITED: EXIT.upstreamUnavailable,
   // The upstream answered, but unusably: the cycle fails and the next one retries (docs/sync.md).

@@ -1,9 +1,10 @@
 import {
-  ApiError, clipText, InvalidRecordError, InvalidResponseError, NotFoundError, ResponseTooLargeError, UpstreamRejectedError,
+  ApiError, AuthRejectedError, clipText, InvalidRecordError, InvalidResponseError, NotFoundError, ResponseTooLargeError, UpstreamRejectedError,
   type Deal, type TicketWithMessages,
 } from '../api/index.js';
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
+import { WsmirrorError } from '../util/errors.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { refreshPipelines } from './pipelines.js';
 import type { RunStats } from './stats.js';
@@ -68,6 +69,11 @@ async function rehydrate(
         await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
       });
       return 'deleted';
+    }
+    // Whether the workspace rejects the key is the change log's call: a 401 here fails this
+    // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
+    if (err instanceof AuthRejectedError) {
+      throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
     }
     const own = recordFailure(err);
     if (own === null) throw err;
