@@ -24,6 +24,12 @@ const EXIT_BY_CODE: Record<string, number> = {
   RESPONSE_TOO_LARGE: EXIT.upstreamUnavailable,
   PAGING_RUNAWAY: EXIT.upstreamUnavailable,
   CYCLE_STALLED: EXIT.upstreamUnavailable,
+  // A list call refused (4xx), a cursor rejected again after three restarts, a 404 or an invalid
+  // body where a record must exist: the upstream is unusable for now, not wsmirror's input.
+  UPSTREAM_REJECTED: EXIT.upstreamUnavailable,
+  CURSOR_REJECTED: EXIT.upstreamUnavailable,
+  NOT_FOUND: EXIT.upstreamUnavailable,
+  INVALID_RECORD: EXIT.upstreamUnavailable,
   DRIFT: EXIT.drift,
 };
 
