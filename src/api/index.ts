@@ -1,5 +1,6 @@
 // The API client's public surface: the sync engine, the CLI and the tests import from here only.
-export { createApiClient, MAX_PAGES_WITHOUT_NEW_ITEMS, PagingGuard } from './client.js';
+export { createApiClient } from './client.js';
+export { MAX_PAGES_WITHOUT_NEW_ITEMS, PagingGuard } from './paging.js';
 export type { ApiClient, CallOptions, DealsQuery, EventsQuery, TicketsQuery } from './client.js';
 export type { ApiClientOptions, ClientStats, RequestEvent } from './options.js';
 export type {

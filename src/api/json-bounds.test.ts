@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readBounded } from './body.js';
+import { BodyBudget, readBounded } from './body.js';
 import { clipDepth, clipText, quote, tooDeepAt } from './json-bounds.js';
 
 /** Nesting built iteratively: `{"a":{"a":...}}` `depth` levels deep. */
@@ -62,5 +62,23 @@ describe('readBounded', () => {
   it('reads a body within the limit whole', async () => {
     const r = await readBounded(chunks(3, 10), 100, 30, true);
     expect(r).toEqual({ text: 'a'.repeat(30), bytes: 30, tooLarge: false });
+  });
+});
+
+describe('BodyBudget', () => {
+  it('holds a younger reader while the budget is spent; the oldest always goes on', async () => {
+    const budget = new BodyBudget(100);
+    const first = budget.join();
+    const second = budget.join();
+    await first.take(80);
+    await first.take(80); // the oldest exceeds the budget rather than wait
+    let secondGot = false;
+    const pending = second.take(50).then(() => (secondGot = true));
+    await new Promise((r) => setImmediate(r));
+    expect(secondGot).toBe(false);
+    first.leave();
+    await pending;
+    expect(secondGot).toBe(true);
+    second.leave();
   });
 });

@@ -9,7 +9,7 @@ import {
   ApiError, AuthRejectedError, CursorRejectedError, InvalidResponseError, NotFoundError, RateLimitedError,
   ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
 } from './errors.js';
-import { readBounded, type BodyStream } from './body.js';
+import { BodyBudget, readBounded, type BodyStream } from './body.js';
 import type { Clock, RateLimiter, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
@@ -58,8 +58,11 @@ export interface JsonResponse {
 export class Transport {
   readonly stats: ClientStats = newStats();
   private readonly headers: Record<string, string>;
+  /** All 2xx bodies in flight together buffer at most maxResponseBytes (plus the oldest one's). */
+  private readonly budget: BodyBudget;
 
   constructor(private readonly d: TransportDeps) {
+    this.budget = new BodyBudget(d.opts.maxResponseBytes);
     this.headers = {
       authorization: `Bearer ${d.opts.apiKey}`,
       'user-agent': d.opts.userAgent,
@@ -140,7 +143,7 @@ export class Transport {
         // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
         const ok = status >= 200 && status < 300;
         const limit = ok ? this.d.opts.maxResponseBytes : ERROR_BODY_LIMIT;
-        const body = await readBounded(res.body as BodyStream, limit, headerLength(res.headers['content-length']), ok);
+        const body = await readBounded(res.body as BodyStream, limit, headerLength(res.headers['content-length']), ok, ok ? this.budget : undefined);
         event.bytes = body.bytes;
         this.stats.bytesIn += body.bytes;
         if (body.tooLarge) {

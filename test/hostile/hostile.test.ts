@@ -210,19 +210,28 @@ for (const dialect of dialects) {
 
     it('a 450 MB record body is refused unread (record quarantined) and a 450 MB event page fails the cycle, RSS < 300 MB', async () => {
       const x = ticketIds()[2]!;
-      hostile.faults.hugeRecordBody = { id: x, bytes: 450 * MiB };
+      hostile.faults.hugeRecordBody = { ids: [x], bytes: 450 * MiB, announce: true };
       await edit('tickets', x);
       const r1 = await sync();
       expect(r1.code, r1.stderr).toBe(0);
       expect(r1.peakRssMiB).toBeLessThan(300);
       expect((await quarantined('ticket')).find((q) => q.entity_id === x)?.reason).toMatch(/maxResponseBytes/);
+      // Eight at once (concurrency 8), unannounced: each must be read up to the limit and dropped.
+      const eight = ticketIds().slice(0, 8);
+      hostile.faults.hugeRecordBody = { ids: eight, bytes: 450 * MiB, announce: false };
+      for (const id of eight) await edit('tickets', id);
+      const r8 = await sync();
+      expect(r8.code, r8.stderr).toBe(0);
+      console.log(`peak RSS: one announced 450 MB body ${r1.peakRssMiB.toFixed(0)} MiB; eight unannounced at once ${r8.peakRssMiB.toFixed(0)} MiB`);
+      expect(r8.peakRssMiB).toBeLessThan(300);
+      expect((await quarantined('ticket')).filter((q) => eight.includes(q.entity_id) && /maxResponseBytes/.test(q.reason))).toHaveLength(8);
       delete hostile.faults.hugeRecordBody;
       hostile.faults.hugeEventsBody = 450 * MiB;
       const r2 = await sync();
       expect(r2.code).toBe(4);
       expect(r2.stderr).toMatch(/maxResponseBytes/);
       expect(r2.peakRssMiB).toBeLessThan(300);
-      await settles([['tickets', x]]);
+      await settles(eight.map((id) => ['tickets', id] as ['tickets', string]));
     }, 120_000);
 
     it('a custom field nested 20,000 levels deep is quarantined with a reason, never stored as "[object Object]"', async () => {

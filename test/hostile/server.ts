@@ -24,8 +24,8 @@ export interface Faults {
   deepField?: { id: string; depth: number };
   /** Single-record reads of this id get updatedAt replaced by a string of `chars` characters. */
   hugeInvalidValue?: { id: string; chars: number };
-  /** Single-record reads of this id answer 200 with a body of `bytes` bytes (streamed). */
-  hugeRecordBody?: { id: string; bytes: number };
+  /** Single-record reads of these ids answer 200 with a body of `bytes` bytes (streamed; Content-Length when `announce`). */
+  hugeRecordBody?: { ids: string[]; bytes: number; announce: boolean };
   /** Event listings answer 200 with a body of this many bytes (streamed, no Content-Length). */
   hugeEventsBody?: number;
   /** Event listings answer 503 with a JSON body of this many bytes (streamed). */
@@ -104,7 +104,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
       res.writeHead(200, { 'content-type': 'text/html' });
       return void res.end('<html><body>Bad gateway, please log in</body></html>');
     }
-    if (f.hugeRecordBody?.id === id) return stream(res, 200, repeatedBytes(f.hugeRecordBody.bytes), f.hugeRecordBody.bytes);
+    if (f.hugeRecordBody?.ids.includes(id)) {
+      const { bytes, announce } = f.hugeRecordBody;
+      return stream(res, 200, repeatedBytes(bytes), announce ? bytes : undefined);
+    }
     const fetchId = f.wrongId?.id === id ? f.wrongId.other : id;
     const body = (await forward(req, simUrl, path.replace(encodeURIComponent(id), encodeURIComponent(fetchId)))) as Record<string, Record<string, unknown>>;
     const key = record![1] === 'tickets' ? 'ticket' : 'deal';
