@@ -5,7 +5,8 @@ import { STATE, type SyncContext } from './context.js';
 import { recordFailure } from './drain.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
-import { quarantineInvalid } from './quarantine.js';
+import { splitImplausible } from './cycle.js';
+import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
@@ -103,9 +104,12 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
       const now = ctx.now();
       const committed = await store.transaction(async (tx) => {
-        const events = page.items.map((e) => ({ ...e, occurredAt: toIsoTimestamp(e.occurredAt) as string }));
+        // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
+        // their records were just copied, so they need no re-read.
+        const { events, rejected } = splitImplausible(page, now);
         const { newIds } = await tx.insertEvents(events, now);
         await quarantineInvalid(tx, page.invalid, now);
+        await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
         const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
         await tx.setState(STATE.backfill, next);
         return next;

@@ -138,7 +138,7 @@ function pageIds(page: Page<WorkspaceEvent>): string[] {
  * Events beyond the upstream's clock (plus the tolerance) never reach the events table nor the
  * watermark: one such event would otherwise make every later one look already read.
  */
-function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
+export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
   const limit = plausibleLimit(page, now);
   const events: WorkspaceEvent[] = [];
   const rejected: RejectedEvent[] = [];

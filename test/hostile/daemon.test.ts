@@ -92,7 +92,7 @@ describe('hostile upstream under run, and configuration exits', () => {
   }
 
   for (const dialect of dialects) {
-    it(`backfill (${dialect.name}): a newest event in 9999 is no hand-over watermark, and a 403 on one ticket quarantines only it`, async () => {
+    it(`backfill (${dialect.name}): a newest event in 9999 is no hand-over watermark nor history, and a 403 on one ticket quarantines only it`, async () => {
       const { dir, cleanup } = tempDir();
       const target = await dialect.newDatabase();
       const tickets = sim.control.truth().tickets as Array<{ id: string }>;
@@ -101,11 +101,16 @@ describe('hostile upstream under run, and configuration exits', () => {
       hostile.faults.recordStatus = { id: tickets[1]!.id, status: 403 };
       try {
         const env = cliConfig(dir, { url: hostile.url, database: target.database });
-        const r = await runCli(['backfill'], env);
+        const r = await runCli(['backfill', '--history'], env);
         expect(r.code, r.stderr).toBe(0);
-        const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as { watermark: string; quarantined: Array<{ entityId: string; reason: string }> };
+        const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
+          watermark: string; counts: Record<string, number>; quarantined: Array<{ entityType: string; entityId: string; reason: string }>;
+        };
         expect(Date.parse(status.watermark)).toBeLessThanOrEqual(newest);
         expect(status.quarantined.find((q) => q.entityId === tickets[1]!.id)?.reason).toMatch(/403/);
+        // The history copy keeps it out of the events table (and so out of ticket_history).
+        expect(status.quarantined.find((q) => q.entityType === 'event')?.entityId).toBe('ev_far');
+        expect(status.counts.events).toBe((sim.control.truth().events as unknown[]).length);
       } finally {
         reset();
         await target.drop();
