@@ -116,8 +116,11 @@ for (const dialect of dialects) {
       expect(r2.code, r2.stderr).toBe(0);
       expect(await mirroredSubject(y!)).toBe(subject);
       expect(await withMirror((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
-      const status = JSON.parse((await measure(['status', '--json'], env, dir)).stdout) as { upstream: { lagSeconds: number | null }; quarantined: Array<{ entityType: string }> };
+      const status = JSON.parse((await measure(['status', '--json'], env, dir)).stdout) as {
+        upstream: { lagSeconds: number | null }; quarantined: Array<{ entityType: string }>; quarantinedByType: Record<string, number>;
+      };
       expect(status.quarantined.some((e) => e.entityType === 'event')).toBe(true);
+      expect(status.quarantinedByType.event).toBeGreaterThanOrEqual(1);
       expect(status.upstream.lagSeconds === null || status.upstream.lagSeconds < 3600).toBe(true);
       await settles();
     }
