@@ -112,10 +112,19 @@ function errorRaw(err: ApiError): unknown {
 /** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
 async function quarantineRecord(ctx: SyncContext, entry: DirtyEntry, reason: string, raw: unknown): Promise<RecordOutcome> {
   const short = clipText(reason);
-  await ctx.store.transaction(async (tx) => {
-    await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: short, raw }, ctx.now());
-    await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-  });
+  const put = (value: unknown) =>
+    ctx.store.transaction(async (tx) => {
+      await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: short, raw: value }, ctx.now());
+      await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
+    });
+  try {
+    await put(raw);
+  } catch (err) {
+    // The raw copy itself holds what the database refused: keep the reason, not the copy.
+    const sqlState = (err as { code?: unknown }).code;
+    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
+    await put({ unstorable: `the database refused the raw record too (${sqlState})` });
+  }
   ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason: clipText(short, 500) }, 'record quarantined');
   return 'quarantined';
 }

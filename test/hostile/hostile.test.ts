@@ -148,6 +148,17 @@ for (const dialect of dialects) {
       await settles([['tickets', x]]);
     }, 60_000);
 
+    it('a lone UTF-16 surrogate in a value (PostgreSQL jsonb refuses it) is stored or quarantined, never a stuck cycle', async () => {
+      const x = ticketIds()[0]!;
+      hostile.faults.extraFields = { id: x, fields: { broken: 'a\ud800b' } };
+      await edit('tickets', x);
+      const r = await sync();
+      expect(r.code, r.stderr).toBe(0);
+      const dirty = await withMirror(async (s) => (await s.db.selectFrom('dirty').select('entity_id').execute()).length);
+      expect(dirty).toBe(0);
+      await settles([['tickets', x]]);
+    }, 60_000);
+
     it('a 403 on one ticket quarantines that ticket; run and sync never exit 3 for it', async () => {
       const [x, y] = ticketIds();
       hostile.faults.recordStatus = { id: x!, status: 403 };
