@@ -12,7 +12,7 @@ import { resolveOptions, type ApiClientOptions, type ClientStats } from './optio
 import { PagingGuard } from './paging.js';
 import { makeRedactor } from './redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
-import { Transport, toQueryString } from './transport.js';
+import { shownPath, Transport, toQueryString } from './transport.js';
 import type { Deal, InvalidItem, Page, Pipeline, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
 import { validateItems, validateRecord } from './validate.js';
 
@@ -104,7 +104,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
       throw query.cursor === undefined ? notTheApi(err) : err;
     });
-    const where = { method: 'GET', path: opts.basePath + path + toQueryString(query) };
+    const where = { method: 'GET', path: shownPath(opts.basePath + path + toQueryString(query)) };
     const envelope = json as Record<string, unknown> | null;
     const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
     if (!Array.isArray(items)) throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
@@ -141,7 +141,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
       }
       throw err;
     });
-    const details: ApiErrorDetails = { status: 200, method: 'GET', path: opts.basePath + path };
+    const details: ApiErrorDetails = { status: 200, method: 'GET', path: shownPath(opts.basePath + path) };
     const raw = json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined;
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new InvalidResponseError(`expected {"${key}": {...}} but "${key}" is not an object`, details);

@@ -11,7 +11,7 @@ export {
   ApiError, AuthRejectedError, CursorRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError,
   NotWorkspaceApiError, PagingError, RateLimitedError, ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError,
 } from './errors.js';
-export { clipText, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
+export { clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
 export type { ApiErrorDetails } from './errors.js';
 export {
   amountSchema, companySchema, contactRefSchema, dealContactSchema, dealSchema, eventSchema, messageSchema,

@@ -4,6 +4,8 @@
  * PostgreSQL's jsonb at its stack limit, and V8's JSON.stringify at its call stack.
  */
 export const MAX_JSON_DEPTH = 256;
+/** Longer ids are not ids: they would become megabyte URLs, keys and log lines. */
+export const MAX_ID_CHARS = 1024;
 /** Quarantine reasons and logged values are cut to this many characters. */
 export const MAX_REASON_CHARS = 2048;
 /** A value quoted inside a reason is cut to this many characters. */

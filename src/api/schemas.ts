@@ -5,7 +5,7 @@
  * can do without may be missing and defaults to null / [] / {}.
  */
 import { z } from 'zod';
-import { quote } from './json-bounds.js';
+import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import type {
   Company, ContactRef, Deal, DealContact, Message, Pipeline, Sla, Stage, Ticket, TicketWithMessages, UserRef,
   WorkspaceEvent,
@@ -21,6 +21,7 @@ const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
 export const id = z
   .string({ error: 'must be a string id' })
   .min(1, { error: 'must be a non-empty id' })
+  .max(MAX_ID_CHARS, { error: `must be at most ${MAX_ID_CHARS} characters` })
   .refine((v) => !v.includes('\u0000'), { error: 'must not contain U+0000' });
 
 /** Representable in both stores: a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream"). */

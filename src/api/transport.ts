@@ -10,6 +10,7 @@ import {
   ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
 } from './errors.js';
 import { BodyBudget, readBounded, type BodyStream } from './body.js';
+import { clipText } from './json-bounds.js';
 import type { Clock, RateLimiter, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
@@ -102,7 +103,7 @@ export class Transport {
             const delayMs = retryDelay(error.rule, retriesDone, error.retryAfterMs, this.d.opts, this.d.random);
             this.stats.retries++;
             this.d.logger?.warn(
-              { method: 'GET', path: target, attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
+              { method: 'GET', path: shownPath(target), attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
               'upstream request failed; retrying',
             );
             await this.d.clock.sleep(delayMs, signal);
@@ -118,7 +119,7 @@ export class Transport {
 
   private async attempt(target: string, hasCursor: boolean, attempt: number, signal?: AbortSignal): Promise<JsonResponse> {
     const release = await this.d.semaphore.acquire(signal);
-    const event: RequestEvent = { method: 'GET', path: target, status: null, attempt, durationMs: 0, bytes: 0 };
+    const event: RequestEvent = { method: 'GET', path: shownPath(target), status: null, attempt, durationMs: 0, bytes: 0 };
     let started: number | undefined;
     try {
       await this.d.limiter.acquire(signal);
@@ -148,7 +149,7 @@ export class Transport {
         this.stats.bytesIn += body.bytes;
         if (body.tooLarge) {
           throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, {
-            status, method: 'GET', path: target, attempts: attempt,
+            status, method: 'GET', path: shownPath(target), attempts: attempt,
           });
         }
         text = body.text;
@@ -162,7 +163,7 @@ export class Transport {
       }
       this.stats.byStatus[String(status)] = (this.stats.byStatus[String(status)] ?? 0) + 1;
       if (status >= 200 && status < 300) return { json: this.parseJson(text, target, status, attempt, contentType), serverDate };
-      const details: ApiErrorDetails = { status, method: 'GET', path: target, body: this.errorBody(text), attempts: attempt };
+      const details: ApiErrorDetails = { status, method: 'GET', path: shownPath(target), body: this.errorBody(text), attempts: attempt };
       const rule = ruleForStatus(status);
       if (rule) this.countFailure(rule);
       if (rule?.retry) throw new RetryableFailure(String(status), rule, details, parseRetryAfter(retryAfter));
@@ -194,7 +195,7 @@ export class Transport {
   }
 
   private transportFailure(key: string | undefined, err: unknown, target: string, attempt: number): Error {
-    const details: ApiErrorDetails = { status: null, method: 'GET', path: target, attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
+    const details: ApiErrorDetails = { status: null, method: 'GET', path: shownPath(target), attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
     const rule = key === undefined ? undefined : RETRY_TABLE[key];
     if (key !== undefined && rule?.retry) return new RetryableFailure(key, rule, details, undefined);
     const what = key === 'ENOTFOUND' ? 'the host name of baseUrl does not resolve (ENOTFOUND)' : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
@@ -207,7 +208,7 @@ export class Transport {
     } catch (cause) {
       const html = /html/i.test(contentType) || /^\s*</.test(text.slice(0, 64));
       throw new InvalidResponseError(html ? `the body of a ${status} response is HTML, not JSON` : `the body of a ${status} response is not JSON`, {
-        status, method: 'GET', path: target, attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
+        status, method: 'GET', path: shownPath(target), attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
       });
     }
   }
@@ -246,6 +247,11 @@ function exhausted(f: RetryableFailure, attempts: number): ApiError {
 function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** A path as errors and logs show it: an upstream-made id or cursor may be megabytes long. */
+export function shownPath(target: string): string {
+  return clipText(target, 512);
 }
 
 function parseDateHeader(value: string | string[] | undefined): string | null {

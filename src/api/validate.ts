@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { clipDepth, clipText, MAX_JSON_DEPTH, quote, tooDeepAt } from './json-bounds.js';
+import { clipDepth, clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, tooDeepAt } from './json-bounds.js';
 import type { InvalidItem } from './types.js';
 
 type EntityType = InvalidItem['entityType'];
@@ -33,7 +33,7 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
 export function readableId(raw: unknown): string | null {
   if (raw === null || typeof raw !== 'object') return null;
   const value = (raw as { id?: unknown }).id;
-  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_CHARS) return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return null;
 }

@@ -1,4 +1,4 @@
-import type { InvalidItem } from '../api/index.js';
+import { MAX_ID_CHARS, type InvalidItem } from '../api/index.js';
 import type { Store, StoreTx } from '../store/index.js';
 import type { DirtyMark } from './marks.js';
 
@@ -36,7 +36,7 @@ export async function quarantineEvents(
     const raw = r.raw as { entityType?: unknown; entityId?: unknown } | null;
     const type = raw?.entityType;
     const id = raw?.entityId;
-    if ((type === 'ticket' || type === 'deal') && typeof id === 'string' && id.length > 0 && !id.includes('\u0000')) {
+    if ((type === 'ticket' || type === 'deal') && typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_CHARS && !id.includes('\u0000')) {
       marks.push({ entityType: type, entityId: id, occurredAt: ANY_READ });
     }
   }

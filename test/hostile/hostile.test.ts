@@ -137,6 +137,10 @@ for (const dialect of dialects) {
       await eventRow({ id: 'ev_\u0000nul', occurredAt: new Date(Date.now() - 1000).toISOString() }, /U\+0000/);
     }, 60_000);
 
+    it('a 2 MB entity id in an event is quarantined and costs no megabyte URL, key or log line', async () => {
+      await eventRow({ id: 'ev_long', entityId: 'x'.repeat(2 * MiB), occurredAt: new Date(Date.now() - 1000).toISOString() }, /at most 1024 characters/);
+    }, 60_000);
+
     it('U+0000 inside a JSON key and value of a record is cleaned, the sync goes on', async () => {
       const x = ticketIds()[0]!;
       hostile.faults.extraFields = { id: x, fields: { 'k\u0000ey': { 'in\u0000ner': 'v\u0000al' } } };
