@@ -2,12 +2,17 @@ import { setMaxListeners } from 'node:events';
 import { Agent } from 'undici';
 import { WsmirrorError } from '../util/errors.js';
 import type { z } from 'zod';
-import { InvalidRecordError, InvalidResponseError, type ApiErrorDetails } from './errors.js';
+import {
+  ApiError, AuthRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError, NotWorkspaceApiError,
+  UpstreamRejectedError, type ApiErrorDetails,
+} from './errors.js';
+import { quote } from './json-bounds.js';
 import { RateLimiter, realClock, Semaphore, type Clock } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats } from './options.js';
+import { PagingGuard } from './paging.js';
 import { makeRedactor } from './redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
-import { Transport, toQueryString } from './transport.js';
+import { shownPath, Transport, toQueryString } from './transport.js';
 import type { Deal, InvalidItem, Page, Pipeline, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
 import { validateItems, validateRecord } from './validate.js';
 
@@ -96,8 +101,10 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     path: string, key: string, entityType: EntityType, schema: S, q: Record<string, unknown>, signal?: AbortSignal,
   ): Promise<Page<z.output<S>>> {
     const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
-    const json = await transport.getJson(path, query, signal);
-    const where = { method: 'GET', path: opts.basePath + path + toQueryString(query) };
+    const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
+      throw query.cursor === undefined ? notTheApi(err) : err;
+    });
+    const where = { method: 'GET', path: shownPath(opts.basePath + path + toQueryString(query)) };
     const envelope = json as Record<string, unknown> | null;
     const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
     if (!Array.isArray(items)) throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
@@ -106,23 +113,20 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
       throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
     }
     // An empty cursor cannot be sent back meaningfully; treat it as the last page rather than loop.
-    return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next };
+    return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next, serverDate };
   }
 
   async function* iterate<T>(
     first: Record<string, unknown>, fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>, path: string,
   ): AsyncIterable<Page<T>> {
     let cursor = (first.cursor as string | null | undefined) ?? null;
-    const seen = new Set<string>();
+    const guard = new PagingGuard(opts.basePath + path);
+    if (cursor !== null) guard.start(cursor);
     for (;;) {
       const p = await fetchPage({ ...first, cursor });
+      guard.check(pageIds(p), p.nextCursor);
       yield p;
       if (p.nextCursor === null) return;
-      // A server that hands back a cursor it already gave would loop forever.
-      if (seen.has(p.nextCursor)) {
-        throw new InvalidResponseError('the same nextCursor came back twice (the pages would repeat forever)', { status: 200, path: opts.basePath + path });
-      }
-      seen.add(p.nextCursor);
       cursor = p.nextCursor;
     }
   }
@@ -130,15 +134,25 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
   async function single<S extends z.ZodType>(
     path: string, key: string, entityType: EntityType, requestedId: string, schema: S, signal?: AbortSignal,
   ): Promise<z.output<S>> {
-    const json = await transport.getJson(path, {}, signal);
-    const details: ApiErrorDetails = { status: 200, method: 'GET', path: opts.basePath + path };
+    const { json } = await transport.getJson(path, {}, signal).catch((err: unknown) => {
+      // A 403 on one record is that record's problem; the workspace's key is judged by the change log.
+      if (err instanceof AuthRejectedError && err.status === 403) {
+        throw new UpstreamRejectedError({ status: 403, method: err.method, path: err.path, body: err.body, attempts: err.attempts });
+      }
+      throw err;
+    });
+    const details: ApiErrorDetails = { status: 200, method: 'GET', path: shownPath(opts.basePath + path) };
     const raw = json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined;
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
       throw new InvalidResponseError(`expected {"${key}": {...}} but "${key}" is not an object`, details);
     }
     const r = validateRecord(entityType, schema, raw);
-    if (r.ok) return r.value;
-    throw new InvalidRecordError({ ...r.invalid, id: r.invalid.id ?? requestedId }, details);
+    if (!r.ok) throw new InvalidRecordError({ ...r.invalid, id: requestedId }, details);
+    const got = (r.value as { id: string }).id;
+    if (got !== requestedId) {
+      throw new InvalidRecordError({ entityType, id: requestedId, reason: `the body is for id ${quote(got)}, not the id asked for`, raw }, details);
+    }
+    return r.value;
   }
 
   const entityPath = (collection: string, id: string) => {
@@ -156,7 +170,9 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     getTicket: async (id, o) => single(entityPath('tickets', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
     getDeal: async (id, o) => single(entityPath('deals', id), 'deal', 'deal', id, dealSchema, o?.signal),
     async listPipelines(o) {
-      const json = await transport.getJson('/api/v1/pipelines', {}, o?.signal);
+      const { json } = await transport.getJson('/api/v1/pipelines', {}, o?.signal).catch((err: unknown) => {
+        throw notTheApi(err);
+      });
       const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
       if (!Array.isArray(raws)) {
         throw new InvalidResponseError('expected {"pipelines": [...]} but "pipelines" is not an array', {
@@ -173,4 +189,25 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     },
   };
   return client;
+}
+
+/**
+ * On a list call without a cursor, these answers mean baseUrl is wrong rather than the workspace
+ * being down: every list exists, the API never redirects and always answers JSON.
+ */
+function notTheApi(err: unknown): unknown {
+  if (!(err instanceof ApiError)) return err;
+  const details: ApiErrorDetails = { status: err.status, method: err.method, path: err.path, attempts: err.attempts };
+  if (err instanceof NotFoundError) return new NotWorkspaceApiError('answered 404 Not Found', details);
+  if (err instanceof UpstreamRejectedError && err.status !== null && err.status >= 300 && err.status < 400) {
+    return new NotWorkspaceApiError(`answered ${err.status} (a redirect, which the API never sends)`, details);
+  }
+  if (err instanceof InvalidResponseError && /is HTML/.test(err.message)) return new NotWorkspaceApiError('answered an HTML page', details);
+  return err;
+}
+
+function pageIds(p: Page<unknown>): string[] {
+  const ids = p.items.map((item) => String((item as { id?: unknown }).id));
+  for (const bad of p.invalid) ids.push(`invalid:${bad.id ?? bad.reason}`);
+  return ids;
 }

@@ -150,3 +150,42 @@ export class InvalidRecordError extends ApiError {
     return { ...super.toJSON(), entityType: this.entityType, entityId: this.entityId, reason: this.reason };
   }
 }
+
+/** A 2xx whose body is longer than maxResponseBytes: refused unread (docs/sync.md, "Hostile upstream"). */
+export class ResponseTooLargeError extends ApiError {
+  readonly limit: number;
+
+  constructor(limit: number, details: ApiErrorDetails) {
+    super(
+      'RESPONSE_TOO_LARGE',
+      `The workspace sent a response larger than maxResponseBytes (${limit} bytes) to ${details.method ?? 'GET'} ${details.path ?? ''}; it was refused unread. Raise maxResponseBytes if such responses are expected.`,
+      details,
+    );
+    this.limit = limit;
+  }
+}
+
+/**
+ * The first list call answered 404, a redirect or HTML: baseUrl points at something that is not
+ * the workspace API (a web page, a login proxy, a wrong path). A configuration problem, exit 2.
+ */
+export class NotWorkspaceApiError extends ApiError {
+  constructor(what: string, details: ApiErrorDetails) {
+    super(
+      'NOT_WORKSPACE_API',
+      `baseUrl does not point at the workspace API: ${details.method ?? 'GET'} ${details.path ?? ''} ${what}. Check baseUrl (WSMIRROR_BASE_URL): it must be the workspace address that serves /api/v1/events.`,
+      details,
+    );
+  }
+}
+
+/** A listing whose cursors repeat or whose pages never end (docs/sync.md, "Hostile upstream"). */
+export class PagingError extends ApiError {
+  constructor(what: string, details: ApiErrorDetails) {
+    super(
+      'PAGING_RUNAWAY',
+      `The workspace's paging of ${details.path ?? 'a list'} does not end: ${what}. The window was reset and the next cycle starts it afresh; if this repeats, the upstream's cursors are broken.`,
+      details,
+    );
+  }
+}

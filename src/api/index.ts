@@ -1,5 +1,6 @@
 // The API client's public surface: the sync engine, the CLI and the tests import from here only.
 export { createApiClient } from './client.js';
+export { MAX_PAGES_WITHOUT_NEW_ITEMS, PagingGuard } from './paging.js';
 export type { ApiClient, CallOptions, DealsQuery, EventsQuery, TicketsQuery } from './client.js';
 export type { ApiClientOptions, ClientStats, RequestEvent } from './options.js';
 export type {
@@ -8,8 +9,9 @@ export type {
 } from './types.js';
 export {
   ApiError, AuthRejectedError, CursorRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError,
-  RateLimitedError, UpstreamRejectedError, UpstreamUnavailableError,
+  NotWorkspaceApiError, PagingError, RateLimitedError, ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError,
 } from './errors.js';
+export { clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
 export type { ApiErrorDetails } from './errors.js';
 export {
   amountSchema, companySchema, contactRefSchema, dealContactSchema, dealSchema, eventSchema, messageSchema,

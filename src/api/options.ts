@@ -22,6 +22,11 @@ export interface ApiClientOptions {
   concurrency?: number;
   /** `limit` of list calls when the query gives none. Default 100 (allowed 1..100). */
   pageSize?: number;
+  /**
+   * A 2xx body longer than this is refused without being buffered whole (ResponseTooLargeError).
+   * Default 33554432 (32 MiB).
+   */
+  maxResponseBytes?: number;
   /** Aborts everything in flight and every wait. Default: none. */
   signal?: AbortSignal;
   /** pino-compatible. Default: no logging. */
@@ -67,6 +72,7 @@ export interface ResolvedOptions {
   maxRequestsPerSecond: number;
   concurrency: number;
   pageSize: number;
+  maxResponseBytes: number;
 }
 
 function invalid(name: string, value: unknown, allowed: string): never {
@@ -111,5 +117,6 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
     maxRequestsPerSecond: rps,
     concurrency: intIn('concurrency', o.concurrency, 8, 1, 256),
     pageSize: intIn('pageSize', o.pageSize, 100, 1, 100),
+    maxResponseBytes: intIn('maxResponseBytes', o.maxResponseBytes, 33_554_432, 1024, 2 ** 31 - 1),
   };
 }

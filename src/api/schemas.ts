@@ -5,6 +5,7 @@
  * can do without may be missing and defaults to null / [] / {}.
  */
 import { z } from 'zod';
+import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import type {
   Company, ContactRef, Deal, DealContact, Message, Pipeline, Sla, Stage, Ticket, TicketWithMessages, UserRef,
   WorkspaceEvent,
@@ -15,11 +16,29 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
 
-export const id = z.string({ error: 'must be a string id' }).min(1, { error: 'must be a non-empty id' });
+// PostgreSQL text cannot hold U+0000, and an id is a key: it cannot be cleaned without becoming
+// another id, so a record or event whose id holds one is quarantined.
+export const id = z
+  .string({ error: 'must be a string id' })
+  .min(1, { error: 'must be a non-empty id' })
+  .max(MAX_ID_CHARS, { error: `must be at most ${MAX_ID_CHARS} characters` })
+  .refine((v) => !v.includes('\u0000'), { error: 'must not contain U+0000' });
+
+/** Representable in both stores: a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream"). */
+function representable(v: string): boolean {
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms)) return false;
+  const year = new Date(ms).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}
 
 export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine(
-  (v) => ISO_8601.test(v) && !Number.isNaN(Date.parse(v)),
-  { error: (iss) => `not a valid ISO 8601 timestamp (got ${JSON.stringify(iss.input)})` },
+  (v) => ISO_8601.test(v) && representable(v),
+  {
+    error: (iss) => typeof iss.input === 'string' && ISO_8601.test(iss.input) && !Number.isNaN(Date.parse(iss.input))
+      ? `out of range: not between years 1 and 9999 in UTC (got ${quote(iss.input)})`
+      : `not a valid ISO 8601 timestamp (got ${quote(iss.input)})`,
+  },
 );
 
 const nullableTimestamp = timestamp.nullable().default(null);
@@ -117,7 +136,7 @@ export const amountSchema = z
       return z.NEVER;
     }
     if (!DECIMAL.test(text)) {
-      ctx.addIssue({ code: 'custom', message: `must be a decimal with at most two decimals (got ${JSON.stringify(v)})` });
+      ctx.addIssue({ code: 'custom', message: `must be a decimal with at most two decimals (got ${quote(v)})` });
       return z.NEVER;
     }
     const [whole, frac = ''] = text.split('.');
@@ -127,7 +146,7 @@ export const amountSchema = z
 const closeDate = z
   .string()
   .refine((v) => DATE_ONLY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), {
-    error: (iss) => `must be a yyyy-mm-dd date (got ${JSON.stringify(iss.input)})`,
+    error: (iss) => `must be a yyyy-mm-dd date (got ${quote(iss.input)})`,
   })
   .nullable()
   .default(null);

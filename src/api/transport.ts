@@ -7,15 +7,17 @@ import pRetry, { AbortError as PRetryAbort } from 'p-retry';
 import type { Agent } from 'undici';
 import {
   ApiError, AuthRejectedError, CursorRejectedError, InvalidResponseError, NotFoundError, RateLimitedError,
-  UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
+  ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
 } from './errors.js';
+import { BodyBudget, readBounded, type BodyStream } from './body.js';
+import { clipText } from './json-bounds.js';
 import type { Clock, RateLimiter, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
 import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
 
-/** Upstream error bodies are kept for diagnosis, not archived: a few KB is plenty. */
-const ERROR_BODY_LIMIT = 4096;
+/** Upstream error bodies are kept for diagnosis, not archived: a few KB is plenty (docs/sync.md). */
+export const ERROR_BODY_LIMIT = 4096;
 const CURSOR_STATUSES = new Set([400, 404, 410, 422]);
 
 export interface TransportDeps {
@@ -48,11 +50,20 @@ export function newStats(): ClientStats {
   return { requests: 0, retries: 0, bytesIn: 0, byStatus: {}, rateLimited: 0, networkErrors: 0, timeouts: 0 };
 }
 
+/** A parsed 2xx body with the upstream's own clock (the `Date` header; null when absent or junk). */
+export interface JsonResponse {
+  json: unknown;
+  serverDate: string | null;
+}
+
 export class Transport {
   readonly stats: ClientStats = newStats();
   private readonly headers: Record<string, string>;
+  /** All 2xx bodies in flight together buffer at most maxResponseBytes (plus the oldest one's). */
+  private readonly budget: BodyBudget;
 
   constructor(private readonly d: TransportDeps) {
+    this.budget = new BodyBudget(d.opts.maxResponseBytes);
     this.headers = {
       authorization: `Bearer ${d.opts.apiKey}`,
       'user-agent': d.opts.userAgent,
@@ -61,7 +72,7 @@ export class Transport {
   }
 
   /** GETs `path` (under /api/v1) and returns the parsed JSON of a 2xx; throws an ApiError otherwise. */
-  async getJson(path: string, query: Record<string, unknown> = {}, callerSignal?: AbortSignal): Promise<unknown> {
+  async getJson(path: string, query: Record<string, unknown> = {}, callerSignal?: AbortSignal): Promise<JsonResponse> {
     const target = this.d.opts.basePath + path + toQueryString(query);
     const hasCursor = typeof query.cursor === 'string' && query.cursor.length > 0;
     const signals = [this.d.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
@@ -92,7 +103,7 @@ export class Transport {
             const delayMs = retryDelay(error.rule, retriesDone, error.retryAfterMs, this.d.opts, this.d.random);
             this.stats.retries++;
             this.d.logger?.warn(
-              { method: 'GET', path: target, attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
+              { method: 'GET', path: shownPath(target), attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
               'upstream request failed; retrying',
             );
             await this.d.clock.sleep(delayMs, signal);
@@ -106,9 +117,9 @@ export class Transport {
     }
   }
 
-  private async attempt(target: string, hasCursor: boolean, attempt: number, signal?: AbortSignal): Promise<unknown> {
+  private async attempt(target: string, hasCursor: boolean, attempt: number, signal?: AbortSignal): Promise<JsonResponse> {
     const release = await this.d.semaphore.acquire(signal);
-    const event: RequestEvent = { method: 'GET', path: target, status: null, attempt, durationMs: 0, bytes: 0 };
+    const event: RequestEvent = { method: 'GET', path: shownPath(target), status: null, attempt, durationMs: 0, bytes: 0 };
     let started: number | undefined;
     try {
       await this.d.limiter.acquire(signal);
@@ -119,6 +130,8 @@ export class Transport {
       let status: number;
       let text: string;
       let retryAfter: string | string[] | undefined;
+      let serverDate: string | null = null;
+      let contentType = '';
       try {
         const res = await this.d.agent.request({
           origin: this.d.opts.origin, path: target, method: 'GET', headers: this.headers, signal: combined,
@@ -126,11 +139,22 @@ export class Transport {
         status = res.statusCode;
         event.status = status;
         retryAfter = res.headers['retry-after'];
-        const body = await readText(res.body);
+        serverDate = parseDateHeader(res.headers.date);
+        contentType = String(res.headers['content-type'] ?? '');
+        // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
+        const ok = status >= 200 && status < 300;
+        const limit = ok ? this.d.opts.maxResponseBytes : ERROR_BODY_LIMIT;
+        const body = await readBounded(res.body as BodyStream, limit, headerLength(res.headers['content-length']), ok, ok ? this.budget : undefined);
         event.bytes = body.bytes;
         this.stats.bytesIn += body.bytes;
+        if (body.tooLarge) {
+          throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, {
+            status, method: 'GET', path: shownPath(target), attempts: attempt,
+          });
+        }
         text = body.text;
       } catch (err) {
+        if (err instanceof ResponseTooLargeError) throw err;
         if (signal?.aborted) throw signal.reason;
         const key = timeout.aborted ? 'TIMEOUT' : errorKey(err);
         event.errorCode = key ?? codeOf(err);
@@ -138,8 +162,8 @@ export class Transport {
         throw this.transportFailure(key, err, target, attempt);
       }
       this.stats.byStatus[String(status)] = (this.stats.byStatus[String(status)] ?? 0) + 1;
-      if (status >= 200 && status < 300) return this.parseJson(text, target, status, attempt);
-      const details: ApiErrorDetails = { status, method: 'GET', path: target, body: this.errorBody(text), attempts: attempt };
+      if (status >= 200 && status < 300) return { json: this.parseJson(text, target, status, attempt, contentType), serverDate };
+      const details: ApiErrorDetails = { status, method: 'GET', path: shownPath(target), body: this.errorBody(text), attempts: attempt };
       const rule = ruleForStatus(status);
       if (rule) this.countFailure(rule);
       if (rule?.retry) throw new RetryableFailure(String(status), rule, details, parseRetryAfter(retryAfter));
@@ -171,30 +195,35 @@ export class Transport {
   }
 
   private transportFailure(key: string | undefined, err: unknown, target: string, attempt: number): Error {
-    const details: ApiErrorDetails = { status: null, method: 'GET', path: target, attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
+    const details: ApiErrorDetails = { status: null, method: 'GET', path: shownPath(target), attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
     const rule = key === undefined ? undefined : RETRY_TABLE[key];
     if (key !== undefined && rule?.retry) return new RetryableFailure(key, rule, details, undefined);
     const what = key === 'ENOTFOUND' ? 'the host name of baseUrl does not resolve (ENOTFOUND)' : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
     return new UpstreamUnavailableError(what, details);
   }
 
-  private parseJson(text: string, target: string, status: number, attempt: number): unknown {
+  private parseJson(text: string, target: string, status: number, attempt: number, contentType: string): unknown {
     try {
       return JSON.parse(text) as unknown;
     } catch (cause) {
-      throw new InvalidResponseError(`the body of a ${status} response is not JSON`, {
-        status, method: 'GET', path: target, attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
+      const html = /html/i.test(contentType) || /^\s*</.test(text.slice(0, 64));
+      throw new InvalidResponseError(html ? `the body of a ${status} response is HTML, not JSON` : `the body of a ${status} response is not JSON`, {
+        status, method: 'GET', path: shownPath(target), attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
       });
     }
   }
 
   private errorBody(text: string): unknown {
-    const clipped = text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…(truncated)` : text;
-    try {
-      return redactJson(JSON.parse(text), this.d.redact);
-    } catch {
-      return this.d.redact(clipped);
+    // Only a body that fits whole is parsed: anything larger was cut while reading (readBounded).
+    if (text.length <= ERROR_BODY_LIMIT) {
+      try {
+        return redactJson(JSON.parse(text), this.d.redact);
+      } catch {
+        // not JSON: kept as text below
+      }
     }
+    const clipped = text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…(truncated)` : text;
+    return this.d.redact(clipped);
   }
 }
 
@@ -220,15 +249,24 @@ function codeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-async function readText(body: AsyncIterable<Buffer | string>): Promise<{ text: string; bytes: number }> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of body) {
-    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    bytes += buf.length;
-    chunks.push(buf);
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), bytes };
+/** A path as errors and logs show it: an upstream-made id or cursor may be megabytes long. */
+export function shownPath(target: string): string {
+  return clipText(target, 512);
+}
+
+function parseDateHeader(value: string | string[] | undefined): string | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined) return null;
+  const ms = Date.parse(text);
+  if (!Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  return d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999 ? d.toISOString() : null;
+}
+
+function headerLength(value: string | string[] | undefined): number | null {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\d+$/.test(text.trim())) return null;
+  return Number(text.trim());
 }
 
 /** Undefined/null parameters are left out; anything but a primitive is a programming error. */

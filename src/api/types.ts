@@ -142,4 +142,6 @@ export interface Page<T> {
   items: T[];
   invalid: InvalidItem[];
   nextCursor: string | null;
+  /** The upstream's clock when it answered (its `Date` header, ISO); null when it sent none. */
+  serverDate?: string | null;
 }

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { clipDepth, clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, tooDeepAt } from './json-bounds.js';
 import type { InvalidItem } from './types.js';
 
 type EntityType = InvalidItem['entityType'];
@@ -12,11 +13,11 @@ export function formatReason(error: z.ZodError, raw: unknown): string {
     const where = issue.path.length === 0 ? '(record)' : issue.path.map(String).join('.');
     // zod does not report the input by default; look it up so "missing" reads as such.
     const missing = issue.code === 'invalid_type' && valueAt(raw, issue.path) === undefined;
-    const message = missing ? 'is missing' : issue.message;
-    return `${where}: ${message}`;
+    const message = missing ? 'is missing' : clipText(issue.message, 300);
+    return `${clipText(where, 200)}: ${message}`;
   });
   const more = error.issues.length - MAX_ISSUES;
-  return more > 0 ? `${parts.join('; ')}; and ${more} more` : parts.join('; ');
+  return clipText(more > 0 ? `${parts.join('; ')}; and ${more} more` : parts.join('; '));
 }
 
 function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
@@ -32,7 +33,7 @@ function valueAt(raw: unknown, path: readonly PropertyKey[]): unknown {
 export function readableId(raw: unknown): string | null {
   if (raw === null || typeof raw !== 'object') return null;
   const value = (raw as { id?: unknown }).id;
-  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value === 'string' && value.length > 0 && value.length <= MAX_ID_CHARS) return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return null;
 }
@@ -40,6 +41,11 @@ export function readableId(raw: unknown): string | null {
 export type Validated<T> = { ok: true; value: T } | { ok: false; invalid: InvalidItem };
 
 export function validateRecord<S extends z.ZodType>(entityType: EntityType, schema: S, raw: unknown): Validated<z.output<S>> {
+  const deep = tooDeepAt(raw);
+  if (deep !== null) {
+    const reason = `${clipText(deep, 200)}: nested deeper than ${MAX_JSON_DEPTH} levels (the mirror cannot store it faithfully)`;
+    return { ok: false, invalid: { entityType, id: readableId(raw), reason, raw: clipDepth(raw) } };
+  }
   const result = schema.safeParse(raw);
   if (result.success) return { ok: true, value: result.data };
   return { ok: false, invalid: { entityType, id: readableId(raw), reason: formatReason(result.error, raw), raw } };

@@ -11,10 +11,25 @@ const EXIT_BY_CODE: Record<string, number> = {
   DIALECT_UNSUPPORTED: EXIT.usage,
   OPEN_FAILED: EXIT.usage,
   MIGRATION_PENDING: EXIT.usage,
+  // baseUrl answers 404, a redirect or HTML: it points at something other than the workspace API.
+  NOT_WORKSPACE_API: EXIT.usage,
+  PORT_IN_USE: EXIT.usage,
   CLIENT_CLOSED: EXIT.unexpected,
   AUTH_REJECTED: EXIT.authRejected,
+  AUTH_REJECTED_ON_RECORD: EXIT.authRejected,
   UPSTREAM_UNAVAILABLE: EXIT.upstreamUnavailable,
   RATE_LIMITED: EXIT.upstreamUnavailable,
+  // The upstream answered, but unusably: the cycle fails and the next one retries (docs/sync.md).
+  INVALID_RESPONSE: EXIT.upstreamUnavailable,
+  RESPONSE_TOO_LARGE: EXIT.upstreamUnavailable,
+  PAGING_RUNAWAY: EXIT.upstreamUnavailable,
+  CYCLE_STALLED: EXIT.upstreamUnavailable,
+  // A list call refused (4xx), a cursor rejected again after three restarts, a 404 or an invalid
+  // body where a record must exist: the upstream is unusable for now, not wsmirror's input.
+  UPSTREAM_REJECTED: EXIT.upstreamUnavailable,
+  CURSOR_REJECTED: EXIT.upstreamUnavailable,
+  NOT_FOUND: EXIT.upstreamUnavailable,
+  INVALID_RECORD: EXIT.upstreamUnavailable,
   DRIFT: EXIT.drift,
 };
 
@@ -34,7 +49,8 @@ export function toExitError(err: unknown): ExitError {
 
 /** One plain sentence (or a short list for config problems) on stderr, never the API key. */
 export function reportExit(err: ExitError, secrets: readonly string[]): void {
-  let text = err.message;
+  // Messages may quote upstream text; the sentence stays a sentence, not a dump.
+  let text = err.message.length > 4096 ? `${err.message.slice(0, 4096)}…(cut)` : err.message;
   for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]');
   process.stderr.write(`wsmirror: ${text}\n`);
   if (process.env.WSMIRROR_DEBUG_ERRORS === '1' && err.cause) {

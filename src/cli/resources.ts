@@ -45,6 +45,7 @@ export function openClient(res: Resources, life: Lifecycle): ApiClient {
     maxRequestsPerSecond: res.config.maxRequestsPerSecond,
     concurrency: res.config.concurrency,
     pageSize: res.config.pageSize,
+    maxResponseBytes: res.config.maxResponseBytes,
     signal: life.abort.signal,
     logger: res.logger,
   });

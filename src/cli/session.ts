@@ -1,6 +1,6 @@
 import type { ApiClient } from '../api/index.js';
 import type { Store } from '../store/index.js';
-import type { SyncContext, SyncHooks } from '../sync/index.js';
+import { plausibleHead, type SyncContext, type SyncHooks } from '../sync/index.js';
 import { EXIT, ExitError } from '../util/errors.js';
 import { exitAtOnce, Lifecycle } from './lifecycle.js';
 import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
@@ -53,7 +53,8 @@ export async function openWriter(flags: GlobalFlags, options: WriterOptions): Pr
       client,
       store,
       ctx: syncContext(res, store, client, life, options.hooks),
-      head: probe.items[0]?.occurredAt ?? null,
+      // An event beyond the upstream's clock is no head: it would show a lag of 0 (docs/sync.md).
+      head: plausibleHead(probe, new Date().toISOString()).head,
     };
   } catch (err) {
     await life.close().catch(() => undefined);

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -69,5 +69,35 @@ describe('loadConfig', () => {
     const cwd = dirWith();
     writeFileSync(join(cwd, 'bad.json'), '{ nope');
     expect(() => loadConfig({ cwd, env: {}, flags: { config: 'bad.json' } })).toThrow(/not valid JSON.*config.example.json/);
+  });
+
+  it('rejects unknown keys inside http and retry like top-level ones, with a "did you mean"', () => {
+    const cwd = dirWith({ http: { prot: 9000 }, retry: { maxAttempt: 3 }, maxResponseByte: 1, pagesize: 5 });
+    let error: unknown;
+    try {
+      loadConfig({ cwd, env: {} });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ExitError);
+    const message = (error as ExitError).message;
+    expect((error as ExitError).exitCode).toBe(2);
+    expect(message).toContain('"http.prot" (did you mean "http.port"?)');
+    expect(message).toContain('"retry.maxAttempt" (did you mean "retry.maxAttempts"?)');
+    expect(message).toContain('"maxResponseByte" (did you mean "maxResponseBytes"?)');
+    expect(message).toContain('"pagesize" (did you mean "pageSize"?)');
+  });
+
+  it('maxResponseBytes and stallTimeoutMs default to 32 MiB and 10 minutes and are range-checked', () => {
+    expect(loadConfig({ cwd: dirWith(), env: {} }).config.maxResponseBytes).toBe(33_554_432);
+    expect(loadConfig({ cwd: dirWith(), env: {} }).config.stallTimeoutMs).toBe(600_000);
+    expect(() => loadConfig({ cwd: dirWith({ maxResponseBytes: 10 }), env: {} })).toThrow(/maxResponseBytes: got 10.*at least 1024/);
+  });
+
+  it('config.example.json documents every key and loads as it is', () => {
+    const example = JSON.parse(readFileSync(new URL('../../config.example.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    const cwd = dirWith(example);
+    const { config } = loadConfig({ cwd, env: {} });
+    for (const key of Object.keys(config)) if (key !== 'apiKey') expect(Object.keys(example)).toContain(key);
   });
 });

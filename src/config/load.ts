@@ -121,13 +121,62 @@ function describeIssue(
   const key = issue.path.join('.') || '(top level)';
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length ? `${key}.` : '';
-    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${where}${k}"`).join(', ')}: remove ${issue.keys.length > 1 ? 'them' : 'it'} (see config.example.json for the keys)`;
+    const known = knownKeys(issue.path);
+    const named = issue.keys.map((k) => {
+      const near = closest(k, known);
+      return `"${where}${k}"${near ? ` (did you mean "${where}${near}"?)` : ''}`;
+    });
+    return `unknown key${issue.keys.length > 1 ? 's' : ''} ${named.join(', ')}: remove or rename ${issue.keys.length > 1 ? 'them' : 'it'} (see config.example.json for the keys)`;
   }
   const given = valueAt(merged, issue.path as PropertyKey[]);
   const shown = key === 'apiKey' ? '(hidden)' : JSON.stringify(given);
   const top = String(issue.path[0] ?? '');
   const origin = top in sources.flags ? ' (from a flag)' : top in sources.env ? ' (from the environment)' : sources.file ? ` (from ${sources.file})` : '';
   return `${key}: got ${shown}${origin}; ${allowedText(issue)}`;
+}
+
+/** The keys the schema allows at `path` (the top level, `http` or `retry`). */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  let schema: z.ZodType = configSchema;
+  for (const p of path) {
+    let inner: unknown = schema;
+    // Unwrap .default()/.optional() to reach the object.
+    while (inner && typeof inner === 'object' && 'unwrap' in inner && typeof (inner as { unwrap: unknown }).unwrap === 'function' && !('shape' in inner)) {
+      inner = (inner as { unwrap(): unknown }).unwrap();
+    }
+    const shape = (inner as { shape?: Record<string, z.ZodType> }).shape;
+    if (!shape || !(String(p) in shape)) return [];
+    schema = shape[String(p)]!;
+  }
+  let inner: unknown = schema;
+  while (inner && typeof inner === 'object' && 'unwrap' in inner && !('shape' in inner)) inner = (inner as { unwrap(): unknown }).unwrap();
+  return Object.keys((inner as { shape?: object }).shape ?? {});
+}
+
+/** The known key closest to `given` by edit distance (case-insensitive), if it is close enough. */
+function closest(given: string, known: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(given.toLowerCase(), k.toLowerCase());
+    if (d < bestDistance) {
+      best = k;
+      bestDistance = d;
+    }
+  }
+  return best !== null && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? best : null;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[b.length]!;
 }
 
 function allowedText(issue: z.core.$ZodIssue): string {

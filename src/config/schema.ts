@@ -52,7 +52,22 @@ export const configSchema = z
         maxAttempts: z.number().int().min(1).max(50).default(6).describe('attempts per request, the first included'),
         maxDelayMs: z.number().int().min(0).max(3_600_000).default(60_000).describe('longest wait between attempts'),
       })
+      .strict()
       .default({ maxAttempts: 6, maxDelayMs: 60_000 }),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(2_147_483_647)
+      .default(33_554_432)
+      .describe('a larger response body is refused unread (that record is quarantined, or the cycle fails); default 32 MiB'),
+    stallTimeoutMs: z
+      .number()
+      .int()
+      .min(1000)
+      .max(86_400_000)
+      .default(600_000)
+      .describe('a cycle that commits no page and no record for this long fails (see docs/sync.md)'),
     reconcileSchedule: cronPattern('the nightly reconcile')
       .default('0 0 3 * * *')
       .describe('when `run` performs a `verify --repair`'),
@@ -61,6 +76,7 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1').describe('health and metrics server address'),
         port: z.number().int().min(0).max(65_535).default(9464).describe('health and metrics port of `run` (0 disables)'),
       })
+      .strict()
       .default({ host: '127.0.0.1', port: 9464 }),
     logLevel: z
       .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../log/index.js';
+import { WsmirrorError } from '../util/errors.js';
 import type { DaemonMetrics } from './metrics.js';
 
 export interface HealthState {
@@ -45,7 +46,7 @@ export async function startHealthServer(options: {
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found; try /healthz or /metrics' }));
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));
     server.listen(options.port, options.host, () => resolve());
   });
   const address = server.address();
@@ -61,4 +62,16 @@ export async function startHealthServer(options: {
         server.closeAllConnections();
       }),
   };
+}
+
+/** A port in use or not allowed is a configuration problem (exit 2) naming the key to change. */
+function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+    const what = err.code === 'EADDRINUSE' ? 'is already in use' : 'may not be opened by this user';
+    return new WsmirrorError('PORT_IN_USE', `http.port ${port} on ${host} ${what}; choose another http.port (or WSMIRROR_HTTP_PORT), or 0 to disable the health server.`, { cause: err });
+  }
+  if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') {
+    return new WsmirrorError('PORT_IN_USE', `http.host ${host} is not an address of this machine; fix http.host (or WSMIRROR_HTTP_HOST).`, { cause: err });
+  }
+  return err;
 }

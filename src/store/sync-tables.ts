@@ -1,7 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
-import { chunks, json, unknownId } from './values.js';
+import { chunks, json, noNul, unknownId } from './values.js';
+
+/** A reason is for a person to read: a few KiB at most, whatever the upstream sent. */
+const MAX_REASON = 2048;
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -117,9 +120,10 @@ export interface QuarantineItem {
 
 export async function quarantine(db: Db, item: QuarantineItem, at: string): Promise<void> {
   const row = {
-    entity_type: item.entityType,
-    entity_id: item.entityId && item.entityId !== 'unknown' ? item.entityId : unknownId(item.raw),
-    reason: item.reason,
+    entity_type: noNul(item.entityType),
+    // PostgreSQL text cannot hold U+0000, and a quarantined id is exactly where one turns up.
+    entity_id: item.entityId && item.entityId !== 'unknown' ? noNul(item.entityId) : unknownId(item.raw),
+    reason: noNul(item.reason.length > MAX_REASON ? `${item.reason.slice(0, MAX_REASON)}…(cut)` : item.reason),
     raw_json: json(item.raw) ?? 'null',
     first_seen_at: at,
     last_seen_at: at,

@@ -44,7 +44,8 @@ export function json(value: unknown): string | null {
   try {
     const fast = JSON.stringify(value);
     if (fast === undefined) return null;
-    if (!fast.includes('\\u0000')) return fast;
+    // Keys as well as values: an escape preceded by an even run of backslashes is a real U+0000.
+    return fast.includes('\\u0000') ? fast.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : fast;
   } catch {
     // A bigint or a cycle: the replacer path below decides.
   }

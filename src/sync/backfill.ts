@@ -1,9 +1,12 @@
-import { CursorRejectedError, InvalidRecordError, NotFoundError, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
+import { CursorRejectedError, NotFoundError, PagingGuard, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { STATE, type SyncContext } from './context.js';
+import { recordFailure } from './drain.js';
+import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
-import { quarantineInvalid } from './quarantine.js';
+import { splitImplausible } from './cycle.js';
+import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
@@ -34,7 +37,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   if (!state || state.phase === 'done') {
     // Step 1: the newest event is read before anything is copied, so whatever changes during the
     // copy is replayed by the first sync through the lookback window.
-    const head = options.head !== undefined ? options.head : ((await client.eventsPage({ limit: 1 })).items[0]?.occurredAt ?? null);
+    // Only a plausible head may become the watermark (docs/sync.md, "Hostile upstream").
+    const head = options.head !== undefined ? options.head : plausibleHead(await client.eventsPage({ limit: 1 }), ctx.now()).head;
     state = {
       phase: 'deals',
       handover: toIsoTimestamp(head),
@@ -100,9 +104,12 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
       const now = ctx.now();
       const committed = await store.transaction(async (tx) => {
-        const events = page.items.map((e) => ({ ...e, occurredAt: toIsoTimestamp(e.occurredAt) as string }));
+        // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
+        // their records were just copied, so they need no re-read.
+        const { events, rejected } = splitImplausible(page, now);
         const { newIds } = await tx.insertEvents(events, now);
         await quarantineInvalid(tx, page.invalid, now);
+        await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
         const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
         await tx.setState(STATE.backfill, next);
         return next;
@@ -143,16 +150,20 @@ async function copyList<T>(
 ): Promise<boolean> {
   let cursor = start;
   let restarted = false;
+  let guard = new PagingGuard('a backfill list');
+  if (cursor !== null) guard.start(cursor);
   for (;;) {
     if (ctx.stopSignal.aborted) return false;
     let page: Page<T>;
     try {
       page = await fetchPage(cursor ?? undefined);
+      guard.check(page.items.map((item) => String((item as { id?: unknown }).id)), page.nextCursor);
     } catch (err) {
       if (err instanceof CursorRejectedError && cursor !== null && !restarted) {
         ctx.logger.warn({ status: err.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
         restarted = true;
         cursor = null;
+        guard = new PagingGuard('a backfill list');
         continue;
       }
       throw err;
@@ -177,11 +188,10 @@ async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: 
       stats.recordsFetched++;
     } catch (err) {
       if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
-      if (err instanceof InvalidRecordError) {
-        out.invalid.push({ entityId: ticket.id, reason: err.reason, raw: err.raw });
-        return;
-      }
-      throw err;
+      // A failure of this ticket's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
+      const own = recordFailure(err);
+      if (own === null) throw err;
+      out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
     }
   });
   return out;

@@ -8,7 +8,7 @@ export interface SyncContext {
   readonly store: Store;
   readonly client: ApiClient;
   readonly logger: Logger;
-  readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'>;
+  readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'> & Partial<Pick<Config, 'stallTimeoutMs'>>;
   /**
    * Graceful stop (first SIGTERM): checked between pages, so the page in flight commits and the
    * next start resumes at the persisted cursor. Hard aborts go through the client's own signal.
@@ -17,6 +17,10 @@ export interface SyncContext {
   /** Wall clock for received_at / synced_at only; the watermark never comes from it. */
   readonly now: () => string;
   readonly hooks?: SyncHooks;
+  /** Set by a cycle for its own steps: aborts their requests when the cycle stalls. */
+  readonly cycleSignal?: AbortSignal;
+  /** Set by a cycle for its own steps: called after every committed page or record. */
+  readonly progress?: () => void;
 }
 
 /** Observers for metrics and progress; all optional. */

@@ -1,14 +1,16 @@
-import { CursorRejectedError, type WorkspaceEvent } from '../api/index.js';
+import { CursorRejectedError, PagingError, PagingGuard, type Page, type WorkspaceEvent } from '../api/index.js';
 import { WsmirrorError } from '../util/errors.js';
 import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import { laterOf, STATE, type SyncContext, type WindowState } from './context.js';
 import { drainDirty } from './drain.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
-import { quarantineInvalid } from './quarantine.js';
+import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
+import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { BackfillState } from './backfill.js';
 import type { RunStats } from './stats.js';
+import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -28,60 +30,78 @@ export interface CycleResult {
  * re-read every dirty record. The watermark only moves when the window's last page commits.
  */
 export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<CycleResult> {
-  const { store, client, logger } = ctx;
-  const backfill = await store.getState<BackfillState>(STATE.backfill);
+  const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
   if (!backfill || backfill.phase !== 'done') {
     throw new WsmirrorError(
       'NOT_BACKFILLED',
       'The mirror has not been backfilled yet: run `wsmirror backfill` first (or `wsmirror run`, which backfills an empty mirror).',
     );
   }
+  const watchdog = new ProgressWatchdog(ctx.config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS);
+  const cycleCtx: SyncContext = { ...ctx, cycleSignal: watchdog.signal, progress: () => watchdog.progress() };
+  try {
+    return await cycle(cycleCtx, stats, watchdog);
+  } finally {
+    watchdog.stop();
+  }
+}
+
+async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog): Promise<CycleResult> {
+  const { store, client, logger } = ctx;
   await refreshPipelines(ctx);
+  watchdog.check();
 
   const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
   let window: WindowState = (await store.getState<WindowState>(STATE.window)) ?? newWindow(watermark, ctx.config.lookbackSeconds);
   let head: string | null = null;
   let restarts = 0;
   let stopped = false;
+  let guard = newGuard(window);
 
   for (;;) {
     if (ctx.stopSignal.aborted) {
       stopped = true;
       break;
     }
-    let page;
+    let page: Page<WorkspaceEvent>;
     try {
-      page = await client.eventsPage({ since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize });
+      page = await client.eventsPage({ since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
+      guard.check(pageIds(page), page.nextCursor);
     } catch (err) {
       if (err instanceof CursorRejectedError && window.cursor !== null && restarts < MAX_CURSOR_RESTARTS) {
         restarts++;
         logger.warn({ since: window.since, status: err.status }, 'the workspace rejected the saved cursor; restarting the window from its start');
         window = { ...window, cursor: null };
+        guard = newGuard(window);
         continue;
       }
+      // A runaway listing restarts from the window's start next cycle, not from a cursor that loops.
+      if (err instanceof PagingError) await store.transaction((tx) => tx.setState(STATE.window, null));
       throw err;
     }
-    const events = page.items.map(normaliseEvent);
+    const { events, rejected } = splitImplausible(page, ctx.now());
     if (window.cursor === null && head === null) head = events[0]?.occurredAt ?? null;
-    stats.eventsRead += events.length + page.invalid.length;
-    ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length });
+    stats.eventsRead += page.items.length + page.invalid.length;
+    ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
 
     const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
     const last = page.nextCursor === null;
     const next: WindowState = { since: window.since, cursor: page.nextCursor, maxOccurredAt };
     const now = ctx.now();
     const mirrored = await mirroredUpdatedAt(ctx, events);
+    const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
     // Counters are updated after the commit: a transaction may be run again (PostgreSQL deadlock).
     const newCount = await store.transaction(async (tx) => {
       const { newIds } = await tx.insertEvents(events, now);
-      await quarantineInvalid(tx, page.invalid, now);
+      await quarantineInvalid(tx, page.invalid.filter((i) => i.entityType !== 'event'), now);
+      const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
       const fresh = events.filter((e) => newIds.has(e.id));
       for (const e of fresh) {
         if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
           await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
         }
       }
-      await tx.markDirty(dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)));
+      await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
       if (last) {
         await tx.setState(STATE.watermark, maxOccurredAt);
         await tx.setState(STATE.window, null);
@@ -90,15 +110,60 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
       }
       return newIds.size;
     });
+    watchdog.progress();
     stats.eventsNew += newCount;
+    stats.quarantined += rejected.length;
     window = next;
     if (last) break;
     if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) await drainDirty(ctx, stats);
   }
 
   if (!stopped) await drainDirty(ctx, stats);
+  watchdog.check();
   await refreshReports(ctx, stats, stats.changed);
   return { head, watermark: stopped ? watermark : window.maxOccurredAt, stopped };
+}
+
+function newGuard(window: WindowState): PagingGuard {
+  const guard = new PagingGuard('/api/v1/events');
+  if (window.cursor !== null) guard.start(window.cursor);
+  return guard;
+}
+
+function pageIds(page: Page<WorkspaceEvent>): string[] {
+  return [...page.items.map((e) => e.id), ...page.invalid.map((i) => `invalid:${i.id ?? i.reason}`)];
+}
+
+/**
+ * Events beyond the upstream's clock (plus the tolerance) never reach the events table nor the
+ * watermark: one such event would otherwise make every later one look already read.
+ */
+export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
+  const limit = plausibleLimit(page, now);
+  const events: WorkspaceEvent[] = [];
+  const rejected: RejectedEvent[] = [];
+  for (const raw of page.items) {
+    const e = normaliseEvent(raw);
+    if (isPlausible(e, limit)) {
+      events.push(e);
+      continue;
+    }
+    const clock = page.serverDate ? `the upstream's clock (Date header ${page.serverDate})` : `the local clock (${now}; the upstream sent no Date header)`;
+    const ahead = Math.round((Date.parse(e.occurredAt) - (limit - FUTURE_TOLERANCE_MS)) / 1000);
+    rejected.push({
+      id: e.id,
+      reason: `occurredAt ${e.occurredAt} is ${ahead} s ahead of ${clock}, beyond the ${FUTURE_TOLERANCE_MS / 1000} s tolerance; it cannot move the watermark`,
+      raw,
+    });
+  }
+  return { events, rejected };
+}
+
+/** Event ids of this page already in quarantine: their records were re-read when first seen. */
+async function alreadyQuarantined(ctx: SyncContext, invalid: Page<WorkspaceEvent>['invalid'], rejected: readonly RejectedEvent[]): Promise<Set<string>> {
+  const ids = [...rejected.flatMap((r) => (r.id === null ? [] : [r.id])), ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!)];
+  if (ids.length === 0) return new Set();
+  return quarantinedEventIds(ctx.store, ids);
 }
 
 function newWindow(watermark: string | null, lookbackSeconds: number): WindowState {

@@ -1,6 +1,10 @@
-import { InvalidRecordError, NotFoundError, type Deal, type TicketWithMessages } from '../api/index.js';
-import type { DirtyEntry } from '../store/index.js';
+import {
+  ApiError, AuthRejectedError, clipText, InvalidRecordError, InvalidResponseError, NotFoundError, ResponseTooLargeError, UpstreamRejectedError,
+  type Deal, type TicketWithMessages,
+} from '../api/index.js';
+import type { DirtyEntry, StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
+import { WsmirrorError } from '../util/errors.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { refreshPipelines } from './pipelines.js';
 import type { RunStats } from './stats.js';
@@ -38,6 +42,7 @@ export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<voi
       ctx.config.concurrency,
       async (entry) => {
         const outcome = await rehydrate(ctx, entry, ensureStage);
+        ctx.progress?.();
         count(stats, outcome);
         (entry.entityType === 'ticket' ? stats.changed.tickets : stats.changed.deals).add(entry.entityId);
         ctx.hooks?.onRecord?.(entry.entityType, outcome);
@@ -54,8 +59,9 @@ async function rehydrate(
 ): Promise<RecordOutcome> {
   const { store, client } = ctx;
   let record: TicketWithMessages | Deal;
+  const call = { signal: ctx.cycleSignal };
   try {
-    record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId) : await client.getDeal(entry.entityId);
+    record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
   } catch (err) {
     if (err instanceof NotFoundError) {
       await store.transaction(async (tx) => {
@@ -64,35 +70,80 @@ async function rehydrate(
       });
       return 'deleted';
     }
-    if (err instanceof InvalidRecordError) {
-      // Quarantined and out of the dirty set: its next event, or verify --repair, retries it.
-      await store.transaction(async (tx) => {
-        await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: err.reason, raw: err.raw }, ctx.now());
-        await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      });
-      ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason: err.reason }, 'record quarantined');
-      return 'quarantined';
+    // Whether the workspace rejects the key is the change log's call: a 401 here fails this
+    // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
+    if (err instanceof AuthRejectedError) {
+      throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
     }
-    throw err;
+    const own = recordFailure(err);
+    if (own === null) throw err;
+    return quarantineRecord(ctx, entry, own.reason, own.raw);
   }
   if (entry.entityType === 'deal') await ensureStage(record as Deal);
 
-  return store.transaction(async (tx) => {
-    if (entry.entityType === 'ticket') await tx.upsertTicket(record as TicketWithMessages, ctx.now());
-    else await tx.upsertDeal(record as Deal, ctx.now());
-    if (Date.parse(record.updatedAt) >= Date.parse(entry.occurredAt)) {
+  try {
+    return await store.transaction((tx) => applyRecord(tx, ctx, entry, record));
+  } catch (err) {
+    // The database refused a value the upstream sent (PostgreSQL data exceptions, class 22, or a
+    // value too deep for its stack, 54001): that record's problem, not the cycle's.
+    const sqlState = (err as { code?: unknown }).code;
+    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
+    return quarantineRecord(ctx, entry, `the database refused a value of this record (${sqlState}): ${(err as Error).message}`, record);
+  }
+}
+
+/**
+ * Failures that belong to one record (docs/sync.md, "Hostile upstream"): any 4xx but 401 (403
+ * included), a body that is not JSON, not the record asked for, invalid, or too large. Anything
+ * else (the workspace down, the key rejected, a stall) is the cycle's, and null here.
+ */
+export function recordFailure(err: unknown): { reason: string; raw: unknown } | null {
+  if (err instanceof InvalidRecordError) return { reason: err.reason, raw: err.raw };
+  if (err instanceof UpstreamRejectedError) return { reason: `the workspace answered ${err.status ?? '?'} for this record`, raw: errorRaw(err) };
+  if (err instanceof InvalidResponseError) return { reason: clipText(err.message, 500), raw: errorRaw(err) };
+  if (err instanceof ResponseTooLargeError) return { reason: `the response was larger than maxResponseBytes (${err.limit} bytes)`, raw: errorRaw(err) };
+  return null;
+}
+
+function errorRaw(err: ApiError): unknown {
+  return { status: err.status, path: err.path, body: err.body ?? null };
+}
+
+/** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
+async function quarantineRecord(ctx: SyncContext, entry: DirtyEntry, reason: string, raw: unknown): Promise<RecordOutcome> {
+  const short = clipText(reason);
+  const put = (value: unknown) =>
+    ctx.store.transaction(async (tx) => {
+      await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: short, raw: value }, ctx.now());
       await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      return 'fresh';
-    }
-    // Older than the event that marked it: a stale read (replica lag, cache). Try again next cycle,
-    // but accept it after a few tries, since some servers do not bump updatedAt for every event.
-    const staleReads = await tx.bumpStaleRead(entry.entityType, entry.entityId);
-    if (staleReads >= STALE_READS_ACCEPTED_AFTER) {
-      await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      return 'stale-accepted';
-    }
-    return 'stale';
-  });
+    });
+  try {
+    await put(raw);
+  } catch (err) {
+    // The raw copy itself holds what the database refused: keep the reason, not the copy.
+    const sqlState = (err as { code?: unknown }).code;
+    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
+    await put({ unstorable: `the database refused the raw record too (${sqlState})` });
+  }
+  ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason: clipText(short, 500) }, 'record quarantined');
+  return 'quarantined';
+}
+
+async function applyRecord(tx: StoreTx, ctx: SyncContext, entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<RecordOutcome> {
+  if (entry.entityType === 'ticket') await tx.upsertTicket(record as TicketWithMessages, ctx.now());
+  else await tx.upsertDeal(record as Deal, ctx.now());
+  if (Date.parse(record.updatedAt) >= Date.parse(entry.occurredAt)) {
+    await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
+    return 'fresh';
+  }
+  // Older than the event that marked it: a stale read (replica lag, cache). Try again next cycle,
+  // but accept it after a few tries, since some servers do not bump updatedAt for every event.
+  const staleReads = await tx.bumpStaleRead(entry.entityType, entry.entityId);
+  if (staleReads >= STALE_READS_ACCEPTED_AFTER) {
+    await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
+    return 'stale-accepted';
+  }
+  return 'stale';
 }
 
 function count(stats: RunStats, outcome: RecordOutcome): void {

@@ -1,9 +1,60 @@
-import type { InvalidItem } from '../api/index.js';
-import type { StoreTx } from '../store/index.js';
+import { MAX_ID_CHARS, type InvalidItem } from '../api/index.js';
+import type { Store, StoreTx } from '../store/index.js';
+import type { DirtyMark } from './marks.js';
 
-/** Records of a page that failed validation go to quarantine; the rest of the page syncs (SPEC 4.5). */
+/** Records of a page that failed validation go to quarantine; the rest of the page syncs (docs/sync.md, "Bad data"). */
 export async function quarantineInvalid(tx: StoreTx, items: readonly InvalidItem[], at: string): Promise<void> {
   for (const item of items) {
     await tx.quarantine({ entityType: item.entityType, entityId: item.id, reason: item.reason, raw: item.raw }, at);
   }
+}
+
+/** An event kept out of the events table: invalid, or beyond the upstream's clock. */
+export interface RejectedEvent {
+  id: string | null;
+  reason: string;
+  raw: unknown;
+}
+
+/**
+ * A mark that any read satisfies: a rejected event's time cannot be trusted, but it still says
+ * that its record changed, so the record is re-read once instead of silently missing the change.
+ */
+const ANY_READ = '1970-01-01T00:00:00.000Z';
+
+/**
+ * Quarantines rejected events (entity type `event`) and returns a dirty mark for each ticket or
+ * deal such an event names the first time it is seen, so the change it announced is still read.
+ */
+export async function quarantineEvents(
+  tx: StoreTx, rejected: readonly RejectedEvent[], seenBefore: ReadonlySet<string>, at: string,
+): Promise<DirtyMark[]> {
+  const marks: DirtyMark[] = [];
+  for (const r of rejected) {
+    await tx.quarantine({ entityType: 'event', entityId: r.id, reason: r.reason, raw: r.raw }, at);
+    if (r.id !== null && seenBefore.has(clean(r.id))) continue;
+    const raw = r.raw as { entityType?: unknown; entityId?: unknown } | null;
+    const type = raw?.entityType;
+    const id = raw?.entityId;
+    if ((type === 'ticket' || type === 'deal') && typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_CHARS && !id.includes('\u0000')) {
+      marks.push({ entityType: type, entityId: id, occurredAt: ANY_READ });
+    }
+  }
+  return marks;
+}
+
+/** Ids (as the quarantine stores them) of events already quarantined. */
+export async function quarantinedEventIds(store: Store, ids: readonly string[]): Promise<Set<string>> {
+  const rows = await store.db
+    .selectFrom('quarantine')
+    .select('entity_id')
+    .where('entity_type', '=', 'event')
+    .where('entity_id', 'in', ids.map(clean))
+    .execute();
+  return new Set(rows.map((r) => r.entity_id));
+}
+
+/** The quarantine stores ids with U+0000 replaced (PostgreSQL text cannot hold it). */
+function clean(id: string): string {
+  return id.replaceAll('\u0000', '\uFFFD');
 }

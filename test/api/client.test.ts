@@ -22,11 +22,14 @@ async function setup(handler: Handler, options: Partial<ApiClientOptions> = {}):
   return { fx, client };
 }
 
+/** The record id a single-record request asked for, so the fixture answers with that record. */
+const idOf = (req: { url?: string }) => decodeURIComponent((req.url ?? '').split('/').pop() ?? '');
+
 const gaps = (fx: Fixture) => fx.log.slice(1).map((r, i) => r.at - fx.log[i]!.at);
 
 describe('request basics', () => {
   it('sends bearer key, User-Agent and Accept, under the base path', async () => {
-    const { fx, client } = await setup((_req, res) => json(res, 200, { deal: deal() }));
+    const { fx, client } = await setup((req, res) => json(res, 200, { deal: deal({ id: idOf(req) }) }));
     const c2 = createApiClient({ baseUrl: `${fx.url}/ws/`, apiKey: KEY });
     cleanups.push(() => c2.close());
     await client.getDeal('d 1');
@@ -137,9 +140,15 @@ describe('final errors', () => {
     expect(fx.log).toHaveLength(1);
   });
 
-  it('403 is AUTH_REJECTED too', async () => {
+  it('403 is AUTH_REJECTED on a list, but one record\'s own problem (UPSTREAM_REJECTED) on a single read', async () => {
     const { client } = await setup((_req, res) => json(res, 403, {}));
-    await expect(client.getDeal('d_1')).rejects.toMatchObject({ code: 'AUTH_REJECTED', status: 403 });
+    await expect(client.eventsPage({ limit: 1 })).rejects.toMatchObject({ code: 'AUTH_REJECTED', status: 403 });
+    await expect(client.getDeal('d_1')).rejects.toMatchObject({ code: 'UPSTREAM_REJECTED', status: 403 });
+  });
+
+  it('a body for another id than the one asked for is INVALID_RECORD under the asked id', async () => {
+    const { client } = await setup((_req, res) => json(res, 200, { deal: deal({ id: 'd_other' }) }));
+    await expect(client.getDeal('d_1')).rejects.toMatchObject({ code: 'INVALID_RECORD', entityId: 'd_1', reason: expect.stringMatching(/d_other/) });
   });
 
   it('a rejected cursor is CURSOR_REJECTED; without a cursor 404 is NOT_FOUND and 422 UPSTREAM_REJECTED', async () => {
@@ -220,7 +229,16 @@ describe('paging', () => {
     const run = async () => {
       for await (const _ of client.iterateDeals()) void _;
     };
-    await expect(run()).rejects.toMatchObject({ code: 'INVALID_RESPONSE' });
+    await expect(run()).rejects.toMatchObject({ code: 'PAGING_RUNAWAY' });
+  });
+
+  it('refuses endless distinct cursors over empty pages', async () => {
+    const { fx, client } = await setup((_req, res, n) => json(res, 200, { deals: [], nextCursor: `c${n}` }));
+    const run = async () => {
+      for await (const _ of client.iterateDeals()) void _;
+    };
+    await expect(run()).rejects.toMatchObject({ code: 'PAGING_RUNAWAY' });
+    expect(fx.log.length).toBeLessThanOrEqual(6);
   });
 });
 
@@ -228,7 +246,7 @@ describe('pacing', () => {
   it('keeps request starts under maxRequestsPerSecond, retries included', async () => {
     // Each attempt's start on the client's own clock: its report time less its (rounded) duration.
     const starts: number[] = [];
-    const { fx, client } = await setup((_req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal() })), {
+    const { fx, client } = await setup((req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal({ id: idOf(req) }) })), {
       maxRequestsPerSecond: 10, retry: { minDelayMs: 0, maxDelayMs: 0 }, onRequest: (e) => starts.push(performance.now() - e.durationMs),
     });
     await Promise.all(Array.from({ length: 14 }, (_, i) => client.getDeal(`d_${i}`)));
@@ -244,8 +262,8 @@ describe('pacing', () => {
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
-    const { fx, client } = await setup((_req, res) => {
-      setTimeout(() => json(res, 200, { deal: deal() }), 40);
+    const { fx, client } = await setup((req, res) => {
+      setTimeout(() => json(res, 200, { deal: deal({ id: idOf(req) }) }), 40);
     }, { concurrency: 3 });
     await Promise.all(Array.from({ length: 12 }, (_, i) => client.getDeal(`d_${i}`)));
     expect(fx.log).toHaveLength(12);
@@ -289,8 +307,8 @@ describe('the API key never leaks', () => {
 
 describe('per-call signals', () => {
   it('abort one queued call without disturbing the others', async () => {
-    const { fx, client } = await setup((_req, res) => {
-      setTimeout(() => json(res, 200, { ticket: { ...ticket(), messages: [message()] } }), 50);
+    const { fx, client } = await setup((req, res) => {
+      setTimeout(() => json(res, 200, { ticket: { ...ticket({ id: idOf(req) }), messages: [message()] } }), 50);
     }, { concurrency: 1 });
     const ac = new AbortController();
     const first = client.getTicket('t_1');
@@ -299,7 +317,7 @@ describe('per-call signals', () => {
     ac.abort(new Error('not needed any more'));
     expect(await second).toMatchObject({ message: 'not needed any more' });
     expect((await first).messages).toHaveLength(1);
-    expect((await third).id).toBe('t_1');
+    expect((await third).id).toBe('t_3');
     expect(fx.log.map((r) => r.url)).toEqual(['/api/v1/tickets/t_1', '/api/v1/tickets/t_3']);
   });
 });

@@ -1,5 +1,5 @@
 import { createApiClient } from '../../api/index.js';
-import { STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import { plausibleHead, STATE, type BackfillState, type WindowState } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
@@ -15,6 +15,8 @@ export interface StatusReport {
   counts: Record<string, number>;
   dirty: number;
   quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
+  /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
+  quarantinedByType: Record<string, number>;
 }
 
 /** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
@@ -33,6 +35,11 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       .orderBy('last_seen_at', 'desc')
       .limit(20)
       .execute();
+    const byType = await store.db
+      .selectFrom('quarantine')
+      .select(['entity_type', (eb) => eb.fn.countAll<string>().as('n')])
+      .groupBy('entity_type')
+      .execute();
     let upstream: StatusReport['upstream'] = null;
     if (res.config.baseUrl && res.config.apiKey) {
       const client = createApiClient({
@@ -43,8 +50,8 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       });
       try {
         const page = await client.eventsPage({ limit: 1 });
-        const head = page.items[0]?.occurredAt ?? null;
-        upstream = { head, lagSeconds: lagBetween(head, watermark) };
+        const { head, unknown } = plausibleHead(page, new Date().toISOString());
+        upstream = { head, lagSeconds: unknown ? null : lagBetween(head, watermark) };
       } catch (err) {
         upstream = { head: null, lagSeconds: null, error: (err as Error).message };
       } finally {
@@ -61,6 +68,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       lastSuccessAt: lastSuccess ? String(lastSuccess.finished_at) : null,
       counts: await store.counts(),
       dirty: await store.dirtyCount(),
+      quarantinedByType: Object.fromEntries(byType.map((r) => [r.entity_type, Number(r.n)])),
       quarantined: quarantine.map((q) => ({
         entityType: q.entity_type,
         entityId: q.entity_id,
@@ -83,7 +91,7 @@ function renderStatus(r: StatusReport): string {
     `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
-    `Quarantined: ${r.quarantined.length === 0 ? 'none' : ''}`,
+    `Quarantined: ${r.quarantined.length === 0 ? 'none' : Object.entries(r.quarantinedByType).map(([type, n]) => `${n} ${type}`).join(', ')}`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),

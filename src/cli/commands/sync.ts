@@ -48,9 +48,13 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
   return { result, stats, durationMs, lagSeconds };
 }
 
-/** Lag = how far the mirror's watermark trails the newest upstream event (0 when caught up). */
+/**
+ * Lag = how far the mirror's watermark trails the newest upstream event (0 when caught up); null
+ * when it cannot be known: no head while the mirror has a watermark (a resumed window, or a newest
+ * event beyond the upstream's clock).
+ */
 export function lagBetween(head: string | null, watermark: string | null): number | null {
-  if (head === null) return 0;
+  if (head === null) return watermark === null ? 0 : null;
   if (watermark === null) return null;
   return Math.max(0, (Date.parse(head) - Date.parse(watermark)) / 1000);
 }
