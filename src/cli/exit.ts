@@ -11,6 +11,7 @@ const EXIT_BY_CODE: Record<string, number> = {
   DIALECT_UNSUPPORTED: EXIT.usage,
   OPEN_FAILED: EXIT.usage,
   MIGRATION_PENDING: EXIT.usage,
+  SCHEMA_NEWER: EXIT.usage,
   CLIENT_CLOSED: EXIT.unexpected,
   AUTH_REJECTED: EXIT.authRejected,
   UPSTREAM_UNAVAILABLE: EXIT.upstreamUnavailable,

@@ -44,16 +44,37 @@ function describe(url: string): string {
   }
 }
 
-export async function openPostgres(url: string, readonly: boolean): Promise<Store> {
-  const label = describe(url);
-  const config: pg.PoolConfig = {
-    connectionString: url,
-    types: typeParsers,
-    application_name: 'wsmirror',
-    // Readers must never write, whatever they run: the server enforces it.
-    ...(readonly ? { options: '-c default_transaction_read_only=on' } : {}),
-  };
+/** Options of openPostgres. */
+export interface PostgresOptions {
+  /** The schema that holds this mirror; several mirrors share one database this way. Default 'public'. */
+  schema?: string;
+}
+
+/**
+ * Session settings applied to every connection, after whatever the URL asked for (a URL's
+ * `?options=-c ...` replaces the startup options of the pool config, so the guard cannot live there).
+ */
+function sessionSetup(schema: string, readonly: boolean): string {
+  const statements = [`set search_path to ${quoteIdent(schema)}`];
+  // Readers must never write, whatever they run: the server enforces it.
+  if (readonly) statements.push('set default_transaction_read_only = on', 'set session characteristics as transaction read only');
+  return statements.join('; ');
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export async function openPostgres(url: string, readonly: boolean, options: PostgresOptions = {}): Promise<Store> {
+  const schema = options.schema ?? 'public';
+  const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
+  const config: pg.PoolConfig = { connectionString: url, types: typeParsers, application_name: 'wsmirror' };
+  const setup = sessionSetup(schema, readonly);
   const pool = new pg.Pool({ ...config, max: 10 });
+  pool.on('connect', (client) => {
+    // Queued ahead of the query that asked for this connection, so it always runs first.
+    client.query(setup).catch((err: unknown) => client.emit('error', err));
+  });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
   });
@@ -69,17 +90,20 @@ export async function openPostgres(url: string, readonly: boolean): Promise<Stor
     db,
     readonly,
     label,
-    acquireLock: (opts) => acquireAdvisoryLock(config, label, opts),
+    schema,
+    acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
   });
 }
 
 // Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
-// connection, so a crashed or killed writer frees it as soon as the server notices.
-const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || current_schema())`;
+// connection, so a crashed or killed writer frees it as soon as the server notices. One key per
+// database and schema, so mirrors in sibling schemas each have their own writer.
+const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
 async function acquireAdvisoryLock(
   config: pg.ClientConfig,
   label: string,
+  schema: string,
   opts: { wait: boolean; signal?: AbortSignal; pollMs?: number; onWaiting?: () => void },
 ): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
@@ -102,7 +126,7 @@ async function acquireAdvisoryLock(
       if (opts.signal?.aborted) {
         throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${label}.`, { cause: opts.signal.reason });
       }
-      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`);
+      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema]);
       if (r.rows[0]?.ok) break;
       if (!opts.wait) {
         throw new StoreError(
@@ -126,7 +150,7 @@ async function acquireAdvisoryLock(
       if (released) return;
       released = true;
       // Closing the session releases the lock even if the unlock query cannot run.
-      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`).catch(() => {});
+      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`, [schema]).catch(() => {});
       await client.end().catch(() => {});
     },
   };

@@ -1,5 +1,6 @@
 import { createApiClient } from '../../api/index.js';
 import { STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
@@ -14,6 +15,10 @@ export interface StatusReport {
   lastSuccessAt: string | null;
   counts: Record<string, number>;
   dirty: number;
+  /** SQLite: bytes of the mirror and its WAL (the running writer checkpoints the WAL after each cycle). */
+  storage: { databaseBytes: number; walBytes: number } | null;
+  /** The events table: how far back it reaches, and the retention the writer applies. */
+  events: { oldest: string | null; retentionDays: number };
   quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
 }
 
@@ -52,7 +57,8 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       }
     }
     const report: StatusReport = {
-      database: res.config.database,
+      // The store's label names the database without its password.
+      database: store.label,
       backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
       watermark,
       windowInProgress: window !== null,
@@ -61,6 +67,8 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       lastSuccessAt: lastSuccess ? String(lastSuccess.finished_at) : null,
       counts: await store.counts(),
       dirty: await store.dirtyCount(),
+      storage: storageOf(store.fileSizes()),
+      events: { oldest: await oldestEvent(store), retentionDays: res.config.eventsRetentionDays },
       quarantined: quarantine.map((q) => ({
         entityType: q.entity_type,
         entityId: q.entity_id,
@@ -83,10 +91,25 @@ function renderStatus(r: StatusReport): string {
     `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
+    `Events:      oldest ${r.events.oldest ?? 'none'}; kept ${r.events.retentionDays === 0 ? 'forever' : `${r.events.retentionDays} days before the watermark`}`,
+    ...(r.storage ? [`Storage:     ${mib(r.storage.databaseBytes)} database, ${mib(r.storage.walBytes)} WAL`] : []),
     `Quarantined: ${r.quarantined.length === 0 ? 'none' : ''}`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+function storageOf(sizes: { database: number; wal: number } | null): StatusReport['storage'] {
+  return sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null;
+}
+
+async function oldestEvent(store: Store): Promise<string | null> {
+  const row = await store.db.selectFrom('events').select((eb) => eb.fn.min('occurred_at').as('oldest')).executeTakeFirst();
+  return row?.oldest == null ? null : String(row.oldest);
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
