@@ -2,6 +2,8 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RequestEvent } from '../api/index.js';
 import type { RecordOutcome, RunStats } from '../sync/index.js';
 
+const RECORD_OUTCOMES: readonly RecordOutcome[] = ['fresh', 'stale', 'stale-accepted', 'deleted', 'quarantined'];
+
 /** Where the SQLite sizes come from; null for PostgreSQL (the gauges then stay absent). */
 export type FileSizes = () => { database: number; wal: number } | null;
 
@@ -17,7 +19,7 @@ export class DaemonMetrics {
   private readonly events = new Counter({ name: 'wsmirror_events_total', help: 'Change-log events read (per page) and new to the mirror (per cycle)', labelNames: ['kind'], registers: this.r });
   private readonly records = new Counter({ name: 'wsmirror_records_total', help: 'Records re-read, by entity type and outcome', labelNames: ['entity_type', 'outcome'], registers: this.r });
   private readonly requests = new Counter({ name: 'wsmirror_requests_total', help: 'Upstream request attempts, by endpoint and status class', labelNames: ['endpoint', 'status_class'], registers: this.r });
-  private readonly retries = new Counter({ name: 'wsmirror_retries_total', help: 'Upstream attempts that were retries of an earlier one', labelNames: ['endpoint'], registers: this.r });
+  private readonly retries = new Counter({ name: 'wsmirror_retries_total', help: 'Upstream attempts that were retries of an earlier one', registers: this.r });
   private readonly duration = new Histogram({
     name: 'wsmirror_cycle_duration_seconds',
     help: 'Duration of finished cycles, by kind (backfill, sync, reconcile)',
@@ -44,6 +46,14 @@ export class DaemonMetrics {
 
   constructor(fileSizes?: FileSizes) {
     collectDefaultMetrics({ register: this.registry, prefix: 'wsmirror_process_' });
+    // Every labelled series starts at 0, so dashboards and alerts see it before the first event.
+    for (const outcome of ['success', 'failed', 'aborted', 'skipped']) this.cycles.inc({ outcome }, 0);
+    for (const kind of ['read', 'new']) this.events.inc({ kind }, 0);
+    for (const entityType of ['ticket', 'deal']) {
+      for (const outcome of RECORD_OUTCOMES) this.records.inc({ entity_type: entityType, outcome }, 0);
+    }
+    for (const list of ['deals', 'tickets', 'events']) this.backfillDone.set({ list }, 0);
+    for (const result of ['complete', 'busy']) this.checkpoints.inc({ result }, 0);
     new Gauge({
       name: 'wsmirror_sqlite_bytes',
       help: 'Size of the SQLite mirror files, by file (database, wal)',
@@ -63,7 +73,7 @@ export class DaemonMetrics {
     const endpoint = endpointOf(e.path);
     const statusClass = e.status === null ? 'error' : `${Math.floor(e.status / 100)}xx`;
     this.requests.inc({ endpoint, status_class: statusClass });
-    if (e.attempt > 1) this.retries.inc({ endpoint });
+    if (e.attempt > 1) this.retries.inc();
   }
 
   eventsRead(n: number): void {
