@@ -51,30 +51,32 @@ export interface PostgresOptions {
 }
 
 /**
- * Session settings applied to every connection, after whatever the URL asked for (a URL's
- * `?options=-c ...` replaces the startup options of the pool config, so the guard cannot live there).
+ * The session settings go in the startup `options`, after any the URL carries: node-postgres lets a
+ * URL's `?options=` replace the pool config's, so they are merged here, ours last (the server
+ * applies `-c` settings in order). The schema name is validated by the config (letters, digits, _).
  */
-function sessionSetup(schema: string, readonly: boolean): string {
-  const statements = [`set search_path to ${quoteIdent(schema)}`];
-  // Readers must never write, whatever they run: the server enforces it.
-  if (readonly) statements.push('set default_transaction_read_only = on', 'set session characteristics as transaction read only');
-  return statements.join('; ');
-}
-
-export function quoteIdent(name: string): string {
-  return `"${name.replace(/"/g, '""')}"`;
+export function sessionConfig(url: string, schema: string, readonly: boolean): { connectionString: string; options: string } {
+  const ours = [`-c search_path=${schema}`];
+  // Readers must never write, whatever they run or the URL says: the server enforces it.
+  if (readonly) ours.push('-c default_transaction_read_only=on');
+  let connectionString = url;
+  let fromUrl = '';
+  try {
+    const u = new URL(url);
+    fromUrl = u.searchParams.get('options') ?? '';
+    u.searchParams.delete('options');
+    connectionString = u.toString();
+  } catch {
+    // Not parseable as a URL: node-postgres reports it when connecting.
+  }
+  return { connectionString, options: [fromUrl, ...ours].filter((o) => o.length > 0).join(' ') };
 }
 
 export async function openPostgres(url: string, readonly: boolean, options: PostgresOptions = {}): Promise<Store> {
   const schema = options.schema ?? 'public';
   const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
-  const config: pg.PoolConfig = { connectionString: url, types: typeParsers, application_name: 'wsmirror' };
-  const setup = sessionSetup(schema, readonly);
+  const config: pg.PoolConfig = { ...sessionConfig(url, schema, readonly), types: typeParsers, application_name: 'wsmirror' };
   const pool = new pg.Pool({ ...config, max: 10 });
-  pool.on('connect', (client) => {
-    // Queued ahead of the query that asked for this connection, so it always runs first.
-    client.query(setup).catch((err: unknown) => client.emit('error', err));
-  });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
   });
