@@ -129,4 +129,44 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       await drop();
     }
   });
+
+  it('a writer whose lock connection is terminated stops at once (exit 1, one sentence) and its standby takes over', async () => {
+    const { database, drop } = await postgresDialect!.newDatabase();
+    const dbName = new URL(database).pathname.slice(1);
+    const { dir, cleanup } = tempDir();
+    const sim = await startSimulator({ seed: 14, tickets: 20, deals: 4, control: true, apiKeys: { 'test-key': '' } });
+    const env = cliConfig(dir, { url: sim.url, database, extra: { schema: 'ws_lost' } });
+    const writer = start(env);
+    let standby: Proc | null = null;
+    try {
+      await waitForOutput(writer, /"msg":"sync cycle"/, 30_000);
+      standby = start(env);
+      await waitForOutput(standby, /hot standby/);
+      const admin = new pg.Client({ connectionString: database });
+      await admin.connect();
+      const holder = await admin.query(
+        `select pg_terminate_backend(l.pid) as ok from pg_locks l join pg_stat_activity a on a.pid = l.pid
+          where l.locktype = 'advisory' and l.granted and a.datname = $1`,
+        [dbName],
+      );
+      await admin.end();
+      expect(holder.rowCount).toBe(1);
+      const r = await writer.result;
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^wsmirror: The writer lock was lost/m);
+      await waitForOutput(standby, /writer lock held/, 10_000);
+      sim.control.act(3);
+      await twoMoreCycles(standby);
+      const store = await openStore({ database, readonly: true, schema: 'ws_lost' });
+      expect(await diffMirror(store.db, sim.control.truth())).toEqual([]);
+      await store.close();
+      standby.kill('SIGTERM');
+      expect((await standby.result).code).toBe(0);
+    } finally {
+      for (const p of [writer, standby]) if (p && p.exitCode === null) p.kill('SIGKILL');
+      await sim.close();
+      await drop();
+      cleanup();
+    }
+  });
 });
