@@ -54,6 +54,7 @@ export class DaemonMetrics {
     }
     for (const list of ['deals', 'tickets', 'events']) this.backfillDone.set({ list }, 0);
     for (const result of ['complete', 'busy']) this.checkpoints.inc({ result }, 0);
+    for (const kind of ['backfill', 'sync', 'reconcile']) this.duration.zero({ kind });
     new Gauge({
       name: 'wsmirror_sqlite_bytes',
       help: 'Size of the SQLite mirror files, by file (database, wal)',

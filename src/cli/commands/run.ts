@@ -21,6 +21,11 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
   let mirror: Store | null = null;
   const metrics = new DaemonMetrics(() => mirror?.fileSizes() ?? null);
   const health = new HealthTracker(config.schedule, config.http.stallSeconds * 1000);
+  // The progress signal: liveness and its gauge move with every answered request and committed page or record.
+  const progress = () => {
+    health.progress();
+    metrics.lastProgress.set(Date.now() / 1000);
+  };
   const fail = { error: null as unknown };
   try {
     life.handleSignals({
@@ -37,7 +42,7 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
     }
     const client = openClient(res, life, (e) => {
       metrics.request(e);
-      if (e.status !== null && e.status >= 200 && e.status < 300) health.progress();
+      if (e.status !== null && e.status >= 200 && e.status < 300) progress();
     });
     await client.eventsPage({ limit: 1 }); // a rejected key stops here, before anything is written
     metrics.leader.set(0);
@@ -45,7 +50,7 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
     if (!opened || life.stop.signal.aborted) return;
     const { store } = opened;
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
-    const ctx = syncContext(res, store, client, life, progressHooks(metrics, health));
+    const ctx = syncContext(res, store, client, life, progressHooks(metrics, progress));
     await scheduleCycles(res, life, ctx, metrics, health, fail);
     logger.info('stopped');
   } finally {
@@ -94,16 +99,16 @@ async function takeWriterLock(
   }
 }
 
-function progressHooks(metrics: DaemonMetrics, health: HealthTracker): SyncHooks {
+function progressHooks(metrics: DaemonMetrics, progress: () => void): SyncHooks {
   return {
     onRecord: (type, outcome) => {
       metrics.record(type, outcome);
-      health.progress();
+      progress();
     },
     onPage: (kind, info) => {
       if (kind === 'events') metrics.eventsRead(info.items + info.invalid);
       if (kind === 'history') metrics.eventsRead(info.items);
-      health.progress();
+      progress();
     },
   };
 }
