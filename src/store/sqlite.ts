@@ -15,6 +15,9 @@ export interface SqliteFileModes {
   directoryMode?: number;
 }
 
+const BUSY_TIMEOUT_MS = 5000;
+const CHECKPOINT_BUSY_MS = 250;
+
 /** After a checkpoint resets the WAL, SQLite truncates it to this size instead of keeping its peak. */
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
@@ -30,7 +33,7 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
   try {
     if (!memory && !readonly) createPrivately(path, fileMode, modes.directoryMode ?? 0o700);
     sqlite = new Database(path, { readonly, fileMustExist: readonly });
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (!readonly) {
       // WAL lets readers (status, BI tools) read while the writer writes.
       sqlite.pragma('journal_mode = WAL');
@@ -93,7 +96,15 @@ function createPrivately(path: string, fileMode: number, directoryMode: number):
  * bytes. Run between cycles, it is what keeps the WAL bounded in a daemon that runs for months.
  */
 function checkpoint(sqlite: Database.Database): CheckpointResult {
-  const row = sqlite.pragma('wal_checkpoint(TRUNCATE)') as { busy: number; log: number; checkpointed: number }[];
+  // better-sqlite3 is synchronous: a long wait for readers would freeze the health server too, so
+  // wait briefly and let the next cycle retry.
+  sqlite.pragma(`busy_timeout = ${CHECKPOINT_BUSY_MS}`);
+  let row: { busy: number; log: number; checkpointed: number }[];
+  try {
+    row = sqlite.pragma('wal_checkpoint(TRUNCATE)') as typeof row;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
   const r = row[0] ?? { busy: 0, log: 0, checkpointed: 0 };
   return { busy: r.busy !== 0, walPages: r.log, checkpointedPages: r.checkpointed };
 }

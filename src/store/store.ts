@@ -42,7 +42,8 @@ export interface Store {
   readonly db: Kysely<MirrorDatabase>;
   /**
    * Applies pending migrations; call it only while holding the writer lock. SCHEMA_NEWER when the
-   * database was migrated by a newer build. Read-only: returns [] when none pend, else MIGRATION_PENDING.
+   * database was migrated by a newer build (writers only: a reader of a newer schema still reads).
+   * Read-only: returns [] when none pend, else MIGRATION_PENDING.
    */
   migrate(): Promise<{ applied: string[] }>;
   /** Names the database in messages and output (never includes a password). */
@@ -101,9 +102,11 @@ export function buildStore(backend: StoreBackend): Store {
     db,
     label,
     async migrate() {
-      const unknown = await unknownAppliedMigrations(db, backend.schema);
-      if (unknown.length > 0) throw schemaNewerError(label, unknown);
-      if (!readonly) return migrateToLatest(db, backend.schema);
+      if (!readonly) {
+        const unknown = await unknownAppliedMigrations(db, backend.schema);
+        if (unknown.length > 0) throw schemaNewerError(label, unknown);
+        return migrateToLatest(db, backend.schema);
+      }
       const pending = await pendingMigrations(db, backend.schema);
       if (pending.length > 0) {
         throw new StoreError('MIGRATION_PENDING', `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
