@@ -34,7 +34,8 @@ say "built in $(( $(date +%s) - started )) s; image size $(docker image inspect 
 
 [ "$(docker image inspect -f '{{.Config.User}}' "$image")" = node ] || fail "the image does not set USER node"
 [ "$(docker run --rm --network host --entrypoint id "$image" -u)" != 0 ] || fail "the container runs as root"
-docker run --rm --network host "$image" --help | grep -q 'wsmirror run\|  run ' || fail "--help does not list the commands"
+help=$(docker run --rm --network host "$image" --help) || fail "--help exited non-zero"
+grep -q '^  run ' <<<"$help" || fail "--help does not list the run command"
 say "non-root (uid $(docker run --rm --network host --entrypoint id "$image" -u)); --help works"
 
 # The simulator on the host, with live activity so each cycle has something to do.
