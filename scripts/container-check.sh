@@ -28,6 +28,9 @@ wait_for() { # wait_for <seconds> <description> <command...>
 }
 
 started=$(date +%s)
+# The simulator runs on the host from this checkout: it needs the dependencies and the build.
+[ -d node_modules ] || fail "run npm ci first (the host simulator needs the dependencies)"
+[ -f dist/src/cli/main.js ] || npm run build >/dev/null
 say "building $image (docker build --network host)"
 docker build --network host -q -t "$image" . >/dev/null
 say "built in $(( $(date +%s) - started )) s; image size $(docker image inspect -f '{{.Size}}' "$image" | awk '{printf "%.0f MB", $1/1e6}')"
