@@ -24,7 +24,9 @@ const cycles = (p: Proc) => (p.log().match(/"msg":"sync cycle"/g) ?? []).length;
 /** Waits for two more cycles than now: the second one began after this call. */
 async function twoMoreCycles(p: Proc): Promise<void> {
   const n = cycles(p);
-  await poll(async () => cycles(p) >= n + 2, 30_000);
+  await poll(async () => cycles(p) >= n + 2, 90_000).catch((err: Error) => {
+    throw new Error(`${err.message}; the process logged:\n${p.log().split('\n').slice(-8).join('\n')}`);
+  });
 }
 
 /** The database URL with its own application_name, so a test can find one process's connections. */
@@ -108,7 +110,7 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       await drop();
       for (const c of dirs) c();
     }
-  });
+  }, 240_000);
 
   it('readers stay read-only and in the configured schema whatever the URL\'s options say', async () => {
     const { database, drop } = await postgresDialect!.newDatabase();
@@ -168,5 +170,5 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       await drop();
       cleanup();
     }
-  });
+  }, 240_000);
 });
