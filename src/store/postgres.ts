@@ -80,6 +80,12 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
   });
+  pool.on('connect', (client) => {
+    // A connection that dies while checked out (pg_terminate_backend, a server restart) fails its
+    // query, which fails the cycle; the next tick retries on a fresh one (the pool drops dead
+    // clients on release). Without a listener the client's 'error' event would end the process.
+    client.on('error', () => undefined);
+  });
   try {
     await pool.query('select 1');
   } catch (cause) {

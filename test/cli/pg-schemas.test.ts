@@ -75,20 +75,38 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
         await twoMoreCycles(standbys[i]!);
       }
 
-      // Terminate the new acme writer's query connections (never the lock's, never another test's).
+      // Terminate the new acme writer's query connection in the middle of a query (never the lock's
+      // connection, never another test's): a table lock makes its next cycle's first write wait,
+      // and the waiting backend is the one terminated.
       const admin = new pg.Client({ connectionString: database });
       await admin.connect();
-      const killed = await admin.query(
+      await admin.query('begin');
+      await admin.query('lock table ws_acme.sync_runs in access exclusive mode');
+      let waiting: number | null = null;
+      await poll(async () => {
+        const r = await admin.query<{ pid: number }>(
+          `select pid from pg_stat_activity where datname = $1 and application_name = $2 and wait_event_type = 'Lock'`,
+          [dbName, 'ws_acme_second'],
+        );
+        waiting = r.rows[0]?.pid ?? null;
+        return waiting !== null;
+      }, 60_000);
+      const killed = await admin.query('select pg_terminate_backend($1) as ok', [waiting]);
+      await admin.query('rollback');
+      // And every idle one it keeps in its pool.
+      const idle = await admin.query(
         `select pg_terminate_backend(pid) as ok from pg_stat_activity
           where datname = $1 and application_name = $2 and pid <> pg_backend_pid()
             and pid not in (select pid from pg_locks where locktype = 'advisory' and granted)`,
         [dbName, 'ws_acme_second'],
       );
       await admin.end();
-      expect(killed.rowCount).toBeGreaterThan(0);
+      expect(killed.rows[0].ok).toBe(true);
+      expect(idle.rowCount).toBeGreaterThanOrEqual(0);
       for (const ws of workspaces) ws.sim.control.act(5);
       for (const s of standbys) await twoMoreCycles(s);
       expect(standbys[0]!.exitCode).toBeNull();
+      expect(standbys[0]!.log()).toMatch(/sync failed; the next tick retries/);
 
       for (const ws of workspaces) {
         const store = await openStore({ database, readonly: true, schema: ws.schema });
