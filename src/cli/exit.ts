@@ -14,6 +14,7 @@ const EXIT_BY_CODE: Record<string, number> = {
   // baseUrl answers 404, a redirect or HTML: it points at something other than the workspace API.
   NOT_WORKSPACE_API: EXIT.usage,
   PORT_IN_USE: EXIT.usage,
+  SCHEMA_NEWER: EXIT.usage,
   CLIENT_CLOSED: EXIT.unexpected,
   AUTH_REJECTED: EXIT.authRejected,
   AUTH_REJECTED_ON_RECORD: EXIT.authRejected,

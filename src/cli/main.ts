@@ -100,7 +100,10 @@ function build(): Command {
     .option('--tickets <n>', 'tickets in the simulated workspace', '500')
     .option('--deals <n>', 'deals in the simulated workspace', '150')
     .option('--cycles <n>', 'sync cycles after the backfill', '3')
-    .action(async (opts: { database: string; tickets: string; deals: string; cycles: string }) => demoCommand(opts));
+    // The program's global --database takes the flag before this command sees it; honour it here.
+    .action(async (opts: { database: string; tickets: string; deals: string; cycles: string }, cmd: Command) =>
+      demoCommand({ ...opts, database: cmd.parent?.opts<{ database?: string }>().database ?? opts.database }),
+    );
 
   return program;
 }

@@ -1,7 +1,7 @@
-import { createApiClient, type ApiClient } from '../api/index.js';
+import { createApiClient, type ApiClient, type RequestEvent } from '../api/index.js';
 import { loadConfig, requireUpstream, type Config, type ConfigFlags } from '../config/index.js';
 import { createLogger, type Logger } from '../log/index.js';
-import { openStore, type Store } from '../store/index.js';
+import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
 import type { SyncContext, SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
 
@@ -17,25 +17,68 @@ export interface Resources {
 export function loadResources(flags: GlobalFlags, secretsOut: string[]): Resources {
   const { config, warnings } = loadConfig({ flags });
   if (config.apiKey) secretsOut.push(config.apiKey);
+  const password = databasePassword(config.database);
+  if (password) secretsOut.push(password, encodeURIComponent(password));
   const logger = createLogger({ level: config.logLevel, secrets: secretsOut });
   for (const warning of warnings) logger.warn(warning);
   return { config, logger, secrets: secretsOut };
 }
 
-/** Opens the mirror and applies pending migrations (every command does this first, SPEC 2). */
-export async function openMirror(res: Resources, life: Lifecycle, options: { migrate?: boolean; readonly?: boolean } = {}): Promise<Store> {
+/** The password of a postgres:// URL, so the logger and the exit reporter can scrub it. */
+function databasePassword(database: string): string | null {
+  if (!/^postgres(ql)?:\/\//i.test(database)) return null;
+  try {
+    const password = decodeURIComponent(new URL(database).password);
+    return password.length > 0 ? password : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Opens the mirror without touching its schema. Readers check that no migration pends; writers
+ * migrate only once they hold the writer lock (openLockedMirror), so a standby or a refused
+ * one-shot command never changes the schema under the running writer.
+ */
+export async function openMirror(res: Resources, life: Lifecycle, options: { readonly?: boolean } = {}): Promise<Store> {
+  const { config } = res;
   // CLI processes exit right after closing: leaving the connection to the OS spares readers the
   // exclusive lock of SQLite's checkpoint-on-close (main.ts always ends with process.exit).
-  const store = await openStore({ database: res.config.database, readonly: options.readonly ?? false, leaveOpenOnClose: true });
+  const store = await openStore({
+    database: config.database,
+    readonly: options.readonly ?? false,
+    leaveOpenOnClose: true,
+    schema: config.schema,
+    fileMode: parseInt(config.fileMode, 8),
+    directoryMode: parseInt(config.directoryMode, 8),
+  });
   life.defer(() => store.close());
-  if (options.migrate !== false) {
-    const { applied } = await store.migrate();
-    if (applied.length > 0) res.logger.info({ applied }, 'migrations applied');
-  }
+  if (options.readonly) await store.migrate();
   return store;
 }
 
-export function openClient(res: Resources, life: Lifecycle): ApiClient {
+/**
+ * Opens the mirror for writing: the writer lock first (waiting as a hot standby when asked), then
+ * the migrations, so only the lock holder ever migrates and two writers starting at once on a
+ * fresh file never race on the schema.
+ */
+export async function openLockedMirror(
+  res: Resources,
+  life: Lifecycle,
+  lockOptions: AcquireLockOptions,
+  beforeMigrate?: (store: Store, lock: WriterLock) => void,
+): Promise<{ store: Store; lock: WriterLock; applied: string[] }> {
+  const store = await openMirror(res, life);
+  const lock = await store.acquireWriterLock(lockOptions);
+  life.defer(() => lock.release());
+  beforeMigrate?.(store, lock);
+  const { applied } = await store.migrate();
+  if (applied.length > 0) res.logger.info({ applied }, 'migrations applied');
+  return { store, lock, applied };
+}
+
+/** `onRequest` sees every attempt as it ends (the daemon's request metrics and progress signal). */
+export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: RequestEvent) => void): ApiClient {
   const { baseUrl, apiKey } = requireUpstream(res.config);
   const client = createApiClient({
     baseUrl,
@@ -48,6 +91,7 @@ export function openClient(res: Resources, life: Lifecycle): ApiClient {
     maxResponseBytes: res.config.maxResponseBytes,
     signal: life.abort.signal,
     logger: res.logger,
+    ...(onRequest ? { onRequest } : {}),
   });
   life.defer(() => client.close());
   return client;

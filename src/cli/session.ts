@@ -3,7 +3,7 @@ import type { Store } from '../store/index.js';
 import { plausibleHead, type SyncContext, type SyncHooks } from '../sync/index.js';
 import { EXIT, ExitError } from '../util/errors.js';
 import { exitAtOnce, Lifecycle } from './lifecycle.js';
-import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
+import { loadResources, openClient, openLockedMirror, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
 
 export interface WriterSession {
   res: Resources;
@@ -27,7 +27,7 @@ export interface WriterOptions {
 /**
  * Opens everything a writing command needs, in an order that keeps a wrong key from writing
  * anything: config, client, one probe request (auth, and the upstream head), then the database,
- * migrations and the writer lock.
+ * the writer lock and, only once it is held, the migrations.
  */
 export async function openWriter(flags: GlobalFlags, options: WriterOptions): Promise<WriterSession> {
   const res = loadResources(flags, options.secrets);
@@ -40,13 +40,11 @@ export async function openWriter(flags: GlobalFlags, options: WriterOptions): Pr
     });
     const client = openClient(res, life);
     const probe = await client.eventsPage({ limit: 1 });
-    const store = await openMirror(res, life);
-    const lock = await store.acquireWriterLock({
+    const { store } = await openLockedMirror(res, life, {
       wait: options.waitForLock,
       signal: life.stop.signal,
       ...(options.onStandby ? { onWaiting: options.onStandby } : {}),
     });
-    life.defer(() => lock.release());
     return {
       res,
       life,

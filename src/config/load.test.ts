@@ -19,6 +19,7 @@ describe('loadConfig', () => {
     expect(config.pageSize).toBe(100);
     expect(config.retry).toEqual({ maxAttempts: 6, maxDelayMs: 60_000 });
     expect(config.http).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(config).toMatchObject({ schema: 'public', eventsRetentionDays: 90, fileMode: '0600', directoryMode: '0700' });
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.retry)).toBe(true);
   });

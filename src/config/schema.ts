@@ -67,7 +67,7 @@ export const configSchema = z
       .min(1000)
       .max(86_400_000)
       .default(600_000)
-      .describe('a cycle that commits no page and no record for this long fails (see docs/sync.md)'),
+      .describe('a cycle that commits no page and no record for this long fails, and /healthz turns 503 while one runs that long (docs/sync.md, docs/operations.md)'),
     reconcileSchedule: cronPattern('the nightly reconcile')
       .default('0 0 3 * * *')
       .describe('when `run` performs a `verify --repair`'),
@@ -82,6 +82,29 @@ export const configSchema = z
       .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
       .default('info')
       .describe('log level'),
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier (letters, digits, _), e.g. "acme"')
+      .default('public')
+      .describe('PostgreSQL only: the schema that holds this mirror, so several workspaces share one database'),
+    eventsRetentionDays: z
+      .number()
+      .int()
+      .min(0)
+      .max(36_500)
+      .default(90)
+      .refine((d) => d === 0 || d >= 2, 'must be 0 (keep every event) or at least 2 days, longer than the lookback')
+      .describe('change-log events older than this many days before the watermark are deleted after each cycle (0 keeps all); history tables keep what they derived'),
+    fileMode: z
+      .string()
+      .regex(/^0?[0-7]{3}$/, 'must be an octal file mode such as "0600"')
+      .default('0600')
+      .describe('SQLite: mode of the mirror and lock files wsmirror creates (the WAL follows the mirror)'),
+    directoryMode: z
+      .string()
+      .regex(/^0?[0-7]{3}$/, 'must be an octal directory mode such as "0700"')
+      .default('0700')
+      .describe('SQLite: mode of the data directory when wsmirror creates it'),
     history: historySetting
       .default('none')
       .describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),

@@ -1,34 +1,26 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from '../log/index.js';
 import { WsmirrorError } from '../util/errors.js';
+import type { HealthTracker } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
 
-export interface HealthState {
-  role: 'standby' | 'writer' | 'stopping';
-  lastSuccessAt: string | null;
-  consecutiveFailures: number;
-  lagSeconds: number | null;
-  lastError: string | null;
-}
-
-/** Failing this many cycles in a row turns /healthz red so an orchestrator can restart or alert. */
-export const UNHEALTHY_AFTER_FAILURES = 3;
-
-/** GET /healthz (JSON; 503 when unhealthy), GET /metrics (Prometheus text). */
+/**
+ * GET /healthz (liveness), GET /readyz (readiness), both JSON with 503 and a `reason` when not
+ * ok; GET /metrics (Prometheus text). docs/operations.md says what each answer means.
+ */
 export async function startHealthServer(options: {
   host: string;
   port: number;
   metrics: DaemonMetrics;
-  health: () => HealthState;
+  health: HealthTracker;
   logger: Logger;
 }): Promise<{ server: Server; url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/healthz') {
-      const state = options.health();
-      const ok = state.consecutiveFailures < UNHEALTHY_AFTER_FAILURES;
-      res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: ok ? 'ok' : 'failing', ...state }));
+    if (req.method === 'GET' && (path === '/healthz' || path === '/readyz')) {
+      const verdict = path === '/healthz' ? options.health.liveness() : options.health.readiness();
+      res.writeHead(verdict.ok ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(verdict.body));
       return;
     }
     if (req.method === 'GET' && path === '/metrics') {
@@ -43,7 +35,7 @@ export async function startHealthServer(options: {
       );
       return;
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found; try /healthz or /metrics' }));
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found; try /healthz, /readyz or /metrics' }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));

@@ -1,2 +1,4 @@
-export { startHealthServer, UNHEALTHY_AFTER_FAILURES, type HealthState } from './http.js';
-export { DaemonMetrics } from './metrics.js';
+export { startHealthServer } from './http.js';
+export { HealthTracker, tickInterval, UNHEALTHY_AFTER_FAILURES, type BackfillProgress, type HealthSnapshot, type Role, type Verdict } from './health.js';
+export { DaemonMetrics, endpointOf, type FileSizes } from './metrics.js';
+export { maintainMirror } from './maintenance.js';

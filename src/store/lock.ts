@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { StoreError } from './errors.js';
 
@@ -27,9 +28,13 @@ export interface AcquireLockOptions {
  * connection until it closes. The OS drops the file lock when the process dies, even on SIGKILL,
  * so there is no stale PID file to clean up. Returns null when another connection holds it.
  */
-function tryLock(lockPath: string): Database.Database | null {
+function tryLock(lockPath: string, fileMode: number): Database.Database | null {
   let conn: Database.Database | undefined;
   try {
+    if (!existsSync(lockPath)) {
+      closeSync(openSync(lockPath, 'a', fileMode));
+      chmodSync(lockPath, fileMode);
+    }
     conn = new Database(lockPath);
     conn.pragma('busy_timeout = 0');
     conn.pragma('locking_mode = EXCLUSIVE');
@@ -43,7 +48,7 @@ function tryLock(lockPath: string): Database.Database | null {
   }
 }
 
-export async function acquireSqliteLock(databasePath: string, opts: AcquireLockOptions): Promise<WriterLock> {
+export async function acquireSqliteLock(databasePath: string, opts: AcquireLockOptions, fileMode = 0o600): Promise<WriterLock> {
   const lockPath = `${databasePath}.lock`;
   const pollMs = opts.pollMs ?? 1000;
   let announced = false;
@@ -51,7 +56,7 @@ export async function acquireSqliteLock(databasePath: string, opts: AcquireLockO
     if (opts.signal?.aborted) {
       throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${databasePath}.`, { cause: opts.signal.reason });
     }
-    const conn = tryLock(lockPath);
+    const conn = tryLock(lockPath, fileMode);
     if (conn) {
       let released = false;
       return {

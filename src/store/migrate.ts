@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { StoreError } from './errors.js';
 
@@ -9,13 +9,41 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
-function migrator(db: Kysely<any>): Migrator {
-  return new Migrator({ db, provider: new StaticMigrationProvider() });
+/**
+ * `schema` (PostgreSQL) keeps Kysely's bookkeeping tables inside the mirror's own schema: without
+ * it the Migrator finds another mirror's kysely_migration in a sibling schema and believes its
+ * own schema is already migrated.
+ */
+function migrator(db: Kysely<any>, schema?: string): Migrator {
+  return new Migrator({ db, provider: new StaticMigrationProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+}
+
+/**
+ * Migrations recorded in the database that this build does not know: the schema was upgraded by a
+ * newer wsmirror. Writing with the old code could corrupt it, so the caller refuses to start.
+ */
+export async function unknownAppliedMigrations(db: Kysely<any>, schema?: string): Promise<string[]> {
+  let names: string[];
+  try {
+    const table = schema ? sql.table(`${schema}.kysely_migration`) : sql.table('kysely_migration');
+    const rows = await sql<{ name: string }>`select name from ${table}`.execute(db);
+    names = rows.rows.map((r) => r.name);
+  } catch {
+    return []; // no bookkeeping table yet: a fresh mirror
+  }
+  return names.filter((n) => !(n in migrations));
+}
+
+export function schemaNewerError(label: string, unknown: string[]): StoreError {
+  return new StoreError(
+    'SCHEMA_NEWER',
+    `The mirror at ${label} was migrated by a newer wsmirror (unknown migration(s): ${unknown.join(', ')}); upgrade wsmirror to that version or newer before starting it again.`,
+  );
 }
 
 /** Applies pending migrations; Kysely's Migrator reports failure in its result, it never throws. */
-export async function migrateToLatest(db: Kysely<any>): Promise<{ applied: string[] }> {
-  const { error, results } = await migrator(db).migrateToLatest();
+export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<{ applied: string[] }> {
+  const { error, results } = await migrator(db, schema).migrateToLatest();
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   if (error !== undefined) {
     const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName;
@@ -32,7 +60,7 @@ export async function migrateToLatest(db: Kysely<any>): Promise<{ applied: strin
 }
 
 /** Names of migrations not yet applied (read-only: creates nothing). */
-export async function pendingMigrations(db: Kysely<any>): Promise<string[]> {
-  const infos = await migrator(db).getMigrations();
+export async function pendingMigrations(db: Kysely<any>, schema?: string): Promise<string[]> {
+  const infos = await migrator(db, schema).getMigrations();
   return infos.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

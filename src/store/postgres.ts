@@ -46,20 +46,49 @@ function describe(url: string): string {
   }
 }
 
-export async function openPostgres(url: string, readonly: boolean): Promise<Store> {
-  const label = describe(url);
-  const config: pg.PoolConfig = {
-    connectionString: url,
-    types: typeParsers,
-    application_name: 'wsmirror',
-    // The store writes zone-less UTC text (the form SQLite stores), which timestamptz reads in the
-    // session time zone: pin it to UTC. Readers must never write, whatever they run: the server
-    // enforces it.
-    options: `-c TimeZone=UTC${readonly ? ' -c default_transaction_read_only=on' : ''}`,
-  };
+/** Options of openPostgres. */
+export interface PostgresOptions {
+  /** The schema that holds this mirror; several mirrors share one database this way. Default 'public'. */
+  schema?: string;
+}
+
+/**
+ * The session settings go in the startup `options`, after any the URL carries: node-postgres lets a
+ * URL's `?options=` replace the pool config's, so they are merged here, ours last (the server
+ * applies `-c` settings in order). The schema name is validated by the config (letters, digits, _).
+ */
+export function sessionConfig(url: string, schema: string, readonly: boolean): { connectionString: string; options: string } {
+  // The store writes zone-less UTC text (the form SQLite stores), which timestamptz reads in the
+  // session time zone: pin it to UTC.
+  const ours = [`-c search_path=${schema}`, '-c TimeZone=UTC'];
+  // Readers must never write, whatever they run or the URL says: the server enforces it.
+  if (readonly) ours.push('-c default_transaction_read_only=on');
+  let connectionString = url;
+  let fromUrl = '';
+  try {
+    const u = new URL(url);
+    fromUrl = u.searchParams.get('options') ?? '';
+    u.searchParams.delete('options');
+    connectionString = u.toString();
+  } catch {
+    // Not parseable as a URL: node-postgres reports it when connecting.
+  }
+  return { connectionString, options: [fromUrl, ...ours].filter((o) => o.length > 0).join(' ') };
+}
+
+export async function openPostgres(url: string, readonly: boolean, options: PostgresOptions = {}): Promise<Store> {
+  const schema = options.schema ?? 'public';
+  const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
+  const config: pg.PoolConfig = { ...sessionConfig(url, schema, readonly), types: typeParsers, application_name: 'wsmirror' };
   const pool = new pg.Pool({ ...config, max: 10 });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
+  });
+  pool.on('connect', (client) => {
+    // A connection that dies while checked out (pg_terminate_backend, a server restart) fails its
+    // query, which fails the cycle; the next tick retries on a fresh one (the pool drops dead
+    // clients on release). Without a listener the client's 'error' event would end the process.
+    client.on('error', () => undefined);
   });
   try {
     await pool.query('select 1');
@@ -73,17 +102,20 @@ export async function openPostgres(url: string, readonly: boolean): Promise<Stor
     db,
     readonly,
     label,
-    acquireLock: (opts) => acquireAdvisoryLock(config, label, opts),
+    schema,
+    acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
   });
 }
 
 // Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
-// connection, so a crashed or killed writer frees it as soon as the server notices.
-const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || current_schema())`;
+// connection, so a crashed or killed writer frees it as soon as the server notices. One key per
+// database and schema, so mirrors in sibling schemas each have their own writer.
+const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
 async function acquireAdvisoryLock(
   config: pg.ClientConfig,
   label: string,
+  schema: string,
   opts: { wait: boolean; signal?: AbortSignal; pollMs?: number; onWaiting?: () => void },
 ): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
@@ -106,7 +138,7 @@ async function acquireAdvisoryLock(
       if (opts.signal?.aborted) {
         throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${label}.`, { cause: opts.signal.reason });
       }
-      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`);
+      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema]);
       if (r.rows[0]?.ok) break;
       if (!opts.wait) {
         throw new StoreError(
@@ -130,7 +162,7 @@ async function acquireAdvisoryLock(
       if (released) return;
       released = true;
       // Closing the session releases the lock even if the unlock query cannot run.
-      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`).catch(() => {});
+      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`, [schema]).catch(() => {});
       await client.end().catch(() => {});
     },
   };

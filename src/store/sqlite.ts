@@ -1,28 +1,44 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { StoreError } from './errors.js';
 import { acquireSqliteLock } from './lock.js';
 import type { MirrorDatabase } from './schema.js';
-import { buildStore, type Store } from './store.js';
+import { buildStore, type CheckpointResult, type Store } from './store.js';
+
+/** Modes of what the writer creates: the mirror holds customer conversations. */
+export interface SqliteFileModes {
+  /** Database and lock files. Default 0o600 (SQLite gives the WAL and -shm the database's mode). */
+  fileMode?: number;
+  /** The data directory, when created. Default 0o700. */
+  directoryMode?: number;
+}
+
+const BUSY_TIMEOUT_MS = 5000;
+const CHECKPOINT_BUSY_MS = 250;
+
+/** After a checkpoint resets the WAL, SQLite truncates it to this size instead of keeping its peak. */
+const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
 /**
  * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
  * transaction on it, which is what makes `Store.transaction` one writer at a time in-process.
  */
-export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose = false): Store {
+export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose = false, modes: SqliteFileModes = {}): Store {
+  const fileMode = modes.fileMode ?? 0o600;
   const memory = database === ':memory:';
   const path = memory ? database : resolve(database);
   let sqlite: Database.Database;
   try {
-    if (!memory && !readonly) mkdirSync(dirname(path), { recursive: true });
+    if (!memory && !readonly) createPrivately(path, fileMode, modes.directoryMode ?? 0o700);
     sqlite = new Database(path, { readonly, fileMustExist: readonly });
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     if (!readonly) {
       // WAL lets readers (status, BI tools) read while the writer writes.
       sqlite.pragma('journal_mode = WAL');
       sqlite.pragma('synchronous = NORMAL');
+      sqlite.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     }
     sqlite.pragma('foreign_keys = ON');
   } catch (cause) {
@@ -39,9 +55,58 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     label: path,
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
-      return acquireSqliteLock(path, opts);
+      return acquireSqliteLock(path, opts, fileMode);
     },
+    ...(memory
+      ? {}
+      : {
+          checkpoint: async () => checkpoint(sqlite),
+          fileSizes: () => ({ database: sizeOf(path), wal: sizeOf(`${path}-wal`) }),
+        }),
   });
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The data directory and the database file are created here, before SQLite, so they get private
+ * modes whatever the umask; existing ones are left as the operator set them.
+ */
+function createPrivately(path: string, fileMode: number, directoryMode: number): void {
+  const dir = dirname(path);
+  if (!existsSync(dir)) {
+    const first = mkdirSync(dir, { recursive: true, mode: directoryMode });
+    if (first) chmodSync(first, directoryMode);
+    if (first && first !== dir) chmodSync(dir, directoryMode);
+  }
+  if (!existsSync(path)) {
+    closeSync(openSync(path, 'a', fileMode));
+    chmodSync(path, fileMode);
+  }
+}
+
+/**
+ * TRUNCATE waits (up to busy_timeout) for readers on older snapshots, then resets the WAL to zero
+ * bytes. Run between cycles, it is what keeps the WAL bounded in a daemon that runs for months.
+ */
+function checkpoint(sqlite: Database.Database): CheckpointResult {
+  // better-sqlite3 is synchronous: a long wait for readers would freeze the health server too, so
+  // wait briefly and let the next cycle retry.
+  sqlite.pragma(`busy_timeout = ${CHECKPOINT_BUSY_MS}`);
+  let row: { busy: number; log: number; checkpointed: number }[];
+  try {
+    row = sqlite.pragma('wal_checkpoint(TRUNCATE)') as typeof row;
+  } finally {
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  }
+  const r = row[0] ?? { busy: 0, log: 0, checkpointed: 0 };
+  return { busy: r.busy !== 0, walPages: r.log, checkpointedPages: r.checkpointed };
 }
 
 const STATEMENT_CACHE_SIZE = 512;

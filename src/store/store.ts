@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
-import { migrateToLatest, pendingMigrations } from './migrate.js';
+import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
 import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
@@ -22,14 +22,42 @@ export interface OpenStoreOptions {
    * Nothing committed is at risk: the WAL is on disk and the next opener replays it.
    */
   leaveOpenOnClose?: boolean;
+  /** PostgreSQL only: the schema holding this mirror (created by the writer if missing). Default 'public'. */
+  schema?: string;
+  /** SQLite only: mode of the database and lock files this process creates. Default 0o600. */
+  fileMode?: number;
+  /** SQLite only: mode of the data directory when this process creates it. Default 0o700. */
+  directoryMode?: number;
+}
+
+/** What one WAL checkpoint did (SQLite); `busy` when a reader kept it from completing. */
+export interface CheckpointResult {
+  busy: boolean;
+  walPages: number;
+  checkpointedPages: number;
 }
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres';
   /** Readers (status, report, views) query it directly. */
   readonly db: Kysely<MirrorDatabase>;
-  /** Applies pending migrations. Read-only: returns [] when none pend, else MIGRATION_PENDING. */
+  /**
+   * Applies pending migrations; call it only while holding the writer lock. SCHEMA_NEWER when the
+   * database was migrated by a newer build (writers only: a reader of a newer schema still reads).
+   * Read-only: returns [] when none pend, else MIGRATION_PENDING.
+   */
   migrate(): Promise<{ applied: string[] }>;
+  /** Names the database in messages and output (never includes a password). */
+  readonly label: string;
+  /**
+   * SQLite: a TRUNCATE checkpoint, so the WAL stays bounded while readers come and go (a reader
+   * holding an old snapshot makes it report busy; the next one catches up). PostgreSQL: null.
+   */
+  checkpoint(): Promise<CheckpointResult | null>;
+  /** SQLite: bytes of the database file and its WAL. PostgreSQL: null. */
+  fileSizes(): { database: number; wal: number } | null;
+  /** Deletes change-log events that occurred before `cutoff` (ISO); history rows stay. Returns the count. */
+  pruneEvents(cutoff: string): Promise<number>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
@@ -60,6 +88,10 @@ export interface StoreBackend {
   /** Names the database in messages (never includes a password). */
   label: string;
   acquireLock(opts: AcquireLockOptions): Promise<WriterLock>;
+  /** PostgreSQL: the mirror's schema, which also holds the migration bookkeeping. */
+  schema?: string;
+  checkpoint?: () => Promise<CheckpointResult>;
+  fileSizes?: () => { database: number; wal: number };
 }
 
 export function buildStore(backend: StoreBackend): Store {
@@ -69,9 +101,14 @@ export function buildStore(backend: StoreBackend): Store {
   return {
     dialect: backend.dialect,
     db,
+    label,
     async migrate() {
-      if (!readonly) return migrateToLatest(db);
-      const pending = await pendingMigrations(db);
+      if (!readonly) {
+        const unknown = await unknownAppliedMigrations(db, backend.schema);
+        if (unknown.length > 0) throw schemaNewerError(label, unknown);
+        return migrateToLatest(db, backend.schema);
+      }
+      const pending = await pendingMigrations(db, backend.schema);
       if (pending.length > 0) {
         throw new StoreError('MIGRATION_PENDING', `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
       }
@@ -92,6 +129,13 @@ export function buildStore(backend: StoreBackend): Store {
       return tracked;
     },
     getState: (key) => t.getState(db, key),
+    checkpoint: async () => (backend.checkpoint && !readonly ? backend.checkpoint() : null),
+    fileSizes: () => (backend.fileSizes ? backend.fileSizes() : null),
+    async pruneEvents(cutoff) {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot prune events.');
+      const r = await db.deleteFrom('events').where('occurred_at', '<', cutoff).executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
     async counts() {
       const out: Record<string, number> = {};
       for (const table of COUNTED_TABLES) {

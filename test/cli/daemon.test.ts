@@ -38,7 +38,7 @@ describe('wsmirror run (the daemon)', () => {
     expect(metrics).toMatch(/^wsmirror_sync_cycles_total\{outcome="success"\} [1-9]/m);
     expect(metrics).toMatch(/^wsmirror_is_writer 1$/m);
     expect(metrics).toMatch(/^wsmirror_lag_seconds 0$/m);
-    expect(metrics).toMatch(/^wsmirror_requests_total [1-9]/m);
+    expect(metrics).toMatch(/^wsmirror_requests_total\{endpoint="events",status_class="2xx"\} [1-9]/m);
     daemon.kill('SIGTERM');
     const r = await daemon.result;
     // Exit 0 is itself the bound: past its 10 s grace the daemon aborts and exits 1.

@@ -5,7 +5,7 @@ import { createLogger } from '../../log/index.js';
 import { startSimulator } from '../../simulator/index.js';
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { Lifecycle } from '../lifecycle.js';
-import { openClient, openMirror, syncContext, type Resources } from '../resources.js';
+import { openClient, openLockedMirror, syncContext, type Resources } from '../resources.js';
 import { usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
 import { printHeadlines } from './headlines.js';
@@ -38,9 +38,7 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     const config = configSchema.parse({ baseUrl: sim.url, apiKey: DEMO_KEY, database, maxRequestsPerSecond: 500, concurrency: 8, lookbackSeconds: 30 });
     const res: Resources = { config, logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: [DEMO_KEY] }), secrets: [DEMO_KEY] };
     const client = openClient(res, life);
-    const store = await openMirror(res, life);
-    const lock = await store.acquireWriterLock({ wait: false });
-    life.defer(() => lock.release());
+    const { store } = await openLockedMirror(res, life, { wait: false });
     const ctx = syncContext(res, store, client, life);
 
     out(`Backfilling into ${database}…`);

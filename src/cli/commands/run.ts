@@ -1,140 +1,226 @@
 import { Cron } from 'croner';
 import { AuthRejectedError } from '../../api/index.js';
-import { DaemonMetrics, startHealthServer, type HealthState } from '../../daemon/index.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState } from '../../sync/index.js';
+import { DaemonMetrics, HealthTracker, maintainMirror, startHealthServer } from '../../daemon/index.js';
+import type { Logger } from '../../log/index.js';
+import { StoreError, type Store } from '../../store/index.js';
+import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type SyncContext, type SyncHooks } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, openMirror, syncContext, type GlobalFlags } from '../resources.js';
+import { loadResources, openClient, openLockedMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { syncOnce } from './sync.js';
 
 /**
- * `wsmirror run`: wait for the writer lock (hot standby), backfill an empty mirror, then one sync
- * per schedule tick. A tick that finds work still running is skipped, not queued. The first
- * SIGTERM stops the schedule and lets the page in flight commit; a second one exits at once.
+ * `wsmirror run`: wait for the writer lock (hot standby), migrate, backfill an empty mirror, then
+ * one sync per schedule tick. A tick that finds work still running is skipped, not queued. The
+ * first SIGTERM stops the schedule and lets the page in flight commit; a second one exits at once.
  */
 export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<void> {
   const res = loadResources(flags, secrets);
   const { config, logger } = res;
   const life = new Lifecycle();
-  const metrics = new DaemonMetrics();
-  const health: HealthState = { role: 'standby', lastSuccessAt: null, consecutiveFailures: 0, lagSeconds: null, lastError: null };
-  let fatal: unknown = null;
+  let mirror: Store | null = null;
+  const metrics = new DaemonMetrics(() => mirror?.fileSizes() ?? null);
+  const health = new HealthTracker(config.schedule, config.stallTimeoutMs);
+  // The progress signal: liveness and its gauge move with every answered request and committed page or record.
+  const progress = () => {
+    health.progress();
+    metrics.lastProgress.set(Date.now() / 1000);
+  };
+  const fail = { error: null as unknown };
   try {
     life.handleSignals({
       graceMs: 10_000,
       onFirst: (signal) => {
-        health.role = 'stopping';
+        health.state.role = 'stopping';
         logger.info({ signal }, 'stopping: no new cycles; the page in flight commits first (send the signal again to stop at once)');
       },
       onForce: exitAtOnce,
     });
     if (config.http.port !== 0) {
-      const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health: () => health, logger });
+      const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health, logger });
       life.defer(() => server.close());
     }
-    const client = openClient(res, life);
+    const client = openClient(res, life, (e) => {
+      metrics.request(e);
+      if (e.status !== null && e.status >= 200 && e.status < 300) progress();
+    });
     await client.eventsPage({ limit: 1 }); // a rejected key stops here, before anything is written
-    const store = await openMirror(res, life);
     metrics.leader.set(0);
-    const lock = await store.acquireWriterLock({
-      wait: true,
-      signal: life.stop.signal,
-      onWaiting: () => logger.info('another process is writing this mirror; waiting as a hot standby'),
-    });
-    life.defer(() => lock.release());
-    if (life.stop.signal.aborted) return;
-    // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
-    // already be writing, so this one must stop at once rather than write alongside it.
-    lock.lost.addEventListener(
-      'abort',
-      () => {
-        fatal = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
-        life.stop.abort(fatal);
-        life.abort.abort(fatal);
-      },
-      { once: true },
-    );
-    health.role = 'writer';
-    metrics.leader.set(1);
+    const opened = await takeWriterLock(res, life, health, metrics, fail, (store) => (mirror = store));
+    if (!opened || life.stop.signal.aborted) return;
+    const { store } = opened;
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
-
-    const ctx = syncContext(res, store, client, life, { onRecord: (type, outcome) => metrics.record(type, outcome) });
-    const refreshGauges = async () => {
-      metrics.dirty.set(await store.dirtyCount());
-      const counts = await store.counts();
-      metrics.quarantined.set(counts.quarantine ?? 0);
-    };
-
-    let running: Promise<void> | null = null;
-    const exclusive = (name: string, work: () => Promise<void>) => {
-      if (running) {
-        metrics.cycle('skipped');
-        logger.debug({ name }, 'tick skipped: the previous cycle is still running');
-        return running;
-      }
-      running = work()
-        .then(() => {
-          health.consecutiveFailures = 0;
-          health.lastError = null;
-          health.lastSuccessAt = new Date().toISOString();
-        })
-        .catch((err: unknown) => {
-          if (err instanceof AuthRejectedError) {
-            fatal = err;
-            life.stop.abort(err);
-            return;
-          }
-          health.consecutiveFailures++;
-          health.lastError = (err as Error).message;
-          metrics.cycle('failed');
-          logger.error({ err, consecutiveFailures: health.consecutiveFailures }, `${name} failed; the next tick retries from the same watermark`);
-        })
-        .finally(() => {
-          running = null;
-          return refreshGauges().catch(() => undefined);
-        });
-      return running;
-    };
-
-    // Each tick backfills while the mirror's backfill is unfinished (a failed or interrupted one
-    // resumes from its persisted cursor), and syncs once it is done.
-    const cycle = () =>
-      exclusive('sync', async () => {
-        const backfill = await store.getState<BackfillState>(STATE.backfill);
-        if (!backfill || backfill.phase !== 'done') {
-          logger.info('the mirror is empty or its backfill unfinished: backfilling first');
-          const { stats } = await recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: config.history }));
-          metrics.cycle(ctx.stopSignal.aborted ? 'aborted' : 'success', stats);
-          if (ctx.stopSignal.aborted) return;
-        }
-        const summary = await syncOnce(ctx, 'sync', null);
-        health.lagSeconds = summary.lagSeconds;
-        if (summary.lagSeconds !== null) metrics.lag.set(summary.lagSeconds);
-        metrics.cycle(summary.result.stopped ? 'aborted' : 'success', summary.stats);
-      });
-    if (!life.stop.signal.aborted) await cycle();
-
-    const syncJob = new Cron(config.schedule, () => void cycle());
-    const reconcileJob = new Cron(config.reconcileSchedule, () =>
-      void exclusive('reconcile', async () => {
-        const { result } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
-        logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
-      }),
-    );
-    life.defer(() => {
-      syncJob.stop();
-      reconcileJob.stop();
-    });
-    await new Promise<void>((resolve) => {
-      if (life.stop.signal.aborted) resolve();
-      else life.stop.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    syncJob.stop();
-    reconcileJob.stop();
-    await running;
+    const ctx = syncContext(res, store, client, life, progressHooks(metrics, progress));
+    await scheduleCycles(res, life, ctx, metrics, health, fail);
     logger.info('stopped');
   } finally {
     await life.close();
   }
-  if (fatal) throw fatal;
+  if (fail.error) throw fail.error;
+}
+
+/** Waits as a hot standby; null when stopped while waiting (a clean exit for `docker stop`). */
+async function takeWriterLock(
+  res: Resources,
+  life: Lifecycle,
+  health: HealthTracker,
+  metrics: DaemonMetrics,
+  fail: { error: unknown },
+  onOpen: (store: Store) => void,
+): Promise<{ store: Store } | null> {
+  try {
+    const opened = await openLockedMirror(
+      res,
+      life,
+      { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
+      (store, lock) => {
+        onOpen(store);
+        // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
+        // already be writing, so this one must stop at once rather than write alongside it.
+        lock.lost.addEventListener(
+          'abort',
+          () => {
+            health.state.lockLost = true;
+            metrics.leader.set(0);
+            fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
+            life.stop.abort(fail.error);
+            life.abort.abort(fail.error);
+          },
+          { once: true },
+        );
+        if (health.state.role !== 'stopping') health.state.role = 'writer';
+        metrics.leader.set(1);
+      },
+    );
+    return opened;
+  } catch (err) {
+    if (err instanceof StoreError && err.code === 'LOCK_ABORTED' && life.stop.signal.aborted) return null;
+    throw err;
+  }
+}
+
+function progressHooks(metrics: DaemonMetrics, progress: () => void): SyncHooks {
+  return {
+    onRecord: (type, outcome) => {
+      metrics.record(type, outcome);
+      progress();
+    },
+    onPage: (kind, info) => {
+      if (kind === 'events') metrics.eventsRead(info.items + info.invalid);
+      if (kind === 'history') metrics.eventsRead(info.items);
+      progress();
+    },
+  };
+}
+
+/** The first cycle at once, then one per tick, plus the nightly reconcile; returns after the stop. */
+async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext, metrics: DaemonMetrics, health: HealthTracker, fail: { error: unknown }): Promise<void> {
+  const { config, logger } = res;
+  let running: Promise<void> | null = null;
+  const exclusive = (name: string, work: () => Promise<void>) => {
+    if (running) {
+      metrics.cycle('skipped');
+      logger.debug({ name }, 'tick skipped: the previous cycle is still running');
+      return running;
+    }
+    health.cycleStarted();
+    running = work()
+      .then(() => health.cycleEnded({ ok: true }))
+      .catch((err: unknown) => {
+        if (err instanceof AuthRejectedError) {
+          fail.error = err;
+          life.stop.abort(err);
+          return;
+        }
+        health.cycleEnded({ ok: false, error: (err as Error).message, code: (err as { code?: unknown }).code as string | undefined });
+        metrics.cycle('failed');
+        logger.error({ err, consecutiveFailures: health.state.consecutiveFailures }, `${name} failed; the next tick retries from the same watermark`);
+      })
+      // Inside the exclusive section: the checkpoint must not land in the middle of a transaction.
+      .then(() => maintain(ctx, res, metrics))
+      .catch((err: unknown) => logger.warn({ err }, 'mirror maintenance failed; the next cycle retries'))
+      .finally(() => {
+        running = null;
+      });
+    return running;
+  };
+  const cycle = () => exclusive('sync', () => syncCycle(ctx, res.logger, res.config.history, metrics, health));
+  if (!life.stop.signal.aborted) await cycle();
+  const syncJob = new Cron(config.schedule, () => void cycle());
+  const reconcileJob = new Cron(config.reconcileSchedule, () =>
+    void exclusive('reconcile', async () => {
+      const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
+      metrics.observeDuration('reconcile', durationMs / 1000);
+      logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
+    }),
+  );
+  life.defer(() => {
+    syncJob.stop();
+    reconcileJob.stop();
+  });
+  await new Promise<void>((resolve) => {
+    if (life.stop.signal.aborted) resolve();
+    else life.stop.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  syncJob.stop();
+  reconcileJob.stop();
+  await running;
+}
+
+/**
+ * One tick: backfill while the mirror's backfill is unfinished (a failed or interrupted one
+ * resumes from its persisted cursor), then sync.
+ */
+async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
+  const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
+  if (!backfill || backfill.phase !== 'done') {
+    logger.info('the mirror is empty or its backfill unfinished: backfilling first');
+    metrics.backfilling.set(1);
+    health.state.backfill = { phase: backfill?.phase ?? 'deals', copied: { ...(backfill?.copied ?? {}) }, estimate: {} };
+    try {
+      const { stats, durationMs } = await recordRun(ctx, 'backfill', (s) =>
+        runBackfill(ctx, s, {
+          history,
+          onProgress: (p) => {
+            health.state.backfill = { phase: p.phase, copied: { ...p.copied }, estimate: health.state.backfill?.estimate ?? {} };
+            for (const [list, n] of Object.entries(p.copied)) metrics.backfillDone.set({ list }, n);
+            void estimateDeals(ctx.store, metrics, health);
+          },
+        }),
+      );
+      metrics.observeDuration('backfill', durationMs / 1000);
+      metrics.cycle(ctx.stopSignal.aborted ? 'aborted' : 'success', stats);
+    } finally {
+      metrics.backfilling.set(0);
+    }
+    const after = await ctx.store.getState<BackfillState>(STATE.backfill);
+    if (after?.phase === 'done') health.state.backfill = null;
+    if (ctx.stopSignal.aborted) return;
+  }
+  const summary = await syncOnce(ctx, 'sync', null);
+  metrics.observeDuration('sync', summary.durationMs / 1000);
+  health.state.lagSeconds = summary.lagSeconds;
+  // Unknown is NaN, never the last value or 0: a stale or zero lag would hide a mirror that cannot
+  // tell how far behind it is (docs/operations.md).
+  metrics.lag.set(summary.lagSeconds ?? Number.NaN);
+  metrics.cycle(summary.result.stopped ? 'aborted' : 'success', summary.stats);
+}
+
+/** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */
+async function estimateDeals(store: Store, metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
+  try {
+    const row = await store.db.selectFrom('pipelines').select((eb) => eb.fn.sum<number>('deal_count').as('n')).executeTakeFirst();
+    const n = Number(row?.n ?? 0);
+    if (n > 0 && health.state.backfill) {
+      health.state.backfill.estimate.deals = n;
+      metrics.backfillEstimate.set({ list: 'deals' }, n);
+    }
+  } catch {
+    // An estimate only; the backfill's own progress is what counts.
+  }
+}
+
+async function maintain(ctx: SyncContext, res: Resources, metrics: DaemonMetrics): Promise<void> {
+  const watermark = (await ctx.store.getState<string>(STATE.watermark)) ?? null;
+  await maintainMirror({ store: ctx.store, watermark, retentionDays: res.config.eventsRetentionDays, metrics, logger: res.logger });
 }

@@ -1,5 +1,7 @@
 import { createApiClient } from '../../api/index.js';
 import { plausibleHead, STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import type { Store } from '../../store/index.js';
+import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
@@ -14,6 +16,10 @@ export interface StatusReport {
   lastSuccessAt: string | null;
   counts: Record<string, number>;
   dirty: number;
+  /** SQLite: bytes of the mirror and its WAL (the running writer checkpoints the WAL after each cycle). */
+  storage: { databaseBytes: number; walBytes: number } | null;
+  /** The events table: how far back it reaches, and the retention the writer applies. */
+  events: { oldest: string | null; retentionDays: number };
   quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
   /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
   quarantinedByType: Record<string, number>;
@@ -59,21 +65,25 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       }
     }
     const report: StatusReport = {
-      database: res.config.database,
+      // The store's label names the database without its password.
+      database: store.label,
       backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
       watermark,
       windowInProgress: window !== null,
       upstream,
-      lastRun: lastRun ? { ...lastRun } : null,
-      lastSuccessAt: lastSuccess ? String(lastSuccess.finished_at) : null,
+      // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
+      lastRun: lastRun ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) } : null,
+      lastSuccessAt: lastSuccess ? fromDbTimestamp(lastSuccess.finished_at) : null,
       counts: await store.counts(),
       dirty: await store.dirtyCount(),
       quarantinedByType: Object.fromEntries(byType.map((r) => [r.entity_type, Number(r.n)])),
+      storage: storageOf(store.fileSizes()),
+      events: { oldest: await oldestEvent(store), retentionDays: res.config.eventsRetentionDays },
       quarantined: quarantine.map((q) => ({
         entityType: q.entity_type,
         entityId: q.entity_id,
         reason: q.reason,
-        lastSeenAt: String(q.last_seen_at),
+        lastSeenAt: fromDbTimestamp(q.last_seen_at) ?? '',
       })),
     };
     process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
@@ -91,10 +101,25 @@ function renderStatus(r: StatusReport): string {
     `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
+    `Events:      oldest ${r.events.oldest ?? 'none'}; kept ${r.events.retentionDays === 0 ? 'forever' : `${r.events.retentionDays} days before the watermark`}`,
+    ...(r.storage ? [`Storage:     ${mib(r.storage.databaseBytes)} database, ${mib(r.storage.walBytes)} WAL`] : []),
     `Quarantined: ${r.quarantined.length === 0 ? 'none' : Object.entries(r.quarantinedByType).map(([type, n]) => `${n} ${type}`).join(', ')}`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+function storageOf(sizes: { database: number; wal: number } | null): StatusReport['storage'] {
+  return sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null;
+}
+
+async function oldestEvent(store: Store): Promise<string | null> {
+  const row = await store.db.selectFrom('events').select((eb) => eb.fn.min('occurred_at').as('oldest')).executeTakeFirst();
+  return fromDbTimestamp(row?.oldest as string | null | undefined);
+}
+
+function mib(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

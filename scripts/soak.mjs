@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// Soak test of the daemon (docs/operations.md, "Growth"): `wsmirror run` against the bundled
+// simulator with live activity, a reader opening the mirror and querying it every second, for
+// SOAK_MINUTES (default 30). Every 10 s it samples the WAL size and the daemon's RSS; at the end it
+// prints the largest WAL, and the RSS after the first 5 minutes against its later peak.
+// Usage: npm run build && node scripts/soak.mjs   (env SOAK_MINUTES, SOAK_ACTIVITY, SOAK_SCHEDULE)
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { startSimulator } from '../dist/src/simulator/index.js';
+
+const minutes = Number(process.env.SOAK_MINUTES ?? 30);
+const activity = Number(process.env.SOAK_ACTIVITY ?? 20);
+const schedule = process.env.SOAK_SCHEDULE ?? '*/5 * * * * *';
+const bin = fileURLToPath(new URL('../bin/wsmirror.js', import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'wsmirror-soak-'));
+const file = join(dir, 'mirror.sqlite');
+
+const sim = await startSimulator({ seed: 7, tickets: 3000, deals: 300, activity, apiKeys: { 'soak-key': '' } });
+writeFileSync(join(dir, 'wsmirror.json'), JSON.stringify({ schedule, maxRequestsPerSecond: 500, http: { port: 0 } }));
+const daemon = spawn(process.execPath, [bin, 'run'], {
+  env: { PATH: process.env.PATH, WSMIRROR_CONFIG: join(dir, 'wsmirror.json'), WSMIRROR_BASE_URL: sim.url, WSMIRROR_API_KEY: 'soak-key', WSMIRROR_DATABASE: file, WSMIRROR_LOG_LEVEL: 'info' },
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
+let cycles = 0;
+let failures = 0;
+daemon.stderr.on('data', (d) => {
+  const text = d.toString();
+  cycles += (text.match(/"msg":"sync cycle"/g) ?? []).length;
+  failures += (text.match(/failed; the next tick retries/g) ?? []).length;
+});
+
+const size = (f) => {
+  try {
+    return statSync(f).size;
+  } catch {
+    return 0;
+  }
+};
+const rssMb = () => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${daemon.pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+
+// The BI-style reader: a fresh read-only connection every second, one query, closed again.
+let reads = 0;
+let readErrors = 0;
+const reader = setInterval(() => {
+  try {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 2000');
+    db.prepare('select status, count(*) n from tickets group by status').all();
+    db.close();
+    reads++;
+  } catch {
+    readErrors++;
+  }
+}, 1000);
+
+const started = Date.now();
+const samples = [];
+await new Promise((resolve) => {
+  const sampler = setInterval(() => {
+    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), cycles };
+    samples.push(s);
+    console.log(JSON.stringify(s));
+    if (Date.now() - started >= minutes * 60_000) {
+      clearInterval(sampler);
+      resolve();
+    }
+  }, 10_000);
+});
+clearInterval(reader);
+daemon.kill('SIGTERM');
+const code = await new Promise((r) => daemon.on('close', r));
+await sim.close();
+
+const after5 = samples.filter((s) => s.minute >= 5);
+const rssAt5 = after5[0]?.rssMb ?? NaN;
+const summary = {
+  minutes,
+  activityWritesPerSecond: activity,
+  schedule,
+  cycles,
+  failedCycles: failures,
+  reads,
+  readErrors,
+  maxWalMb: Number((Math.max(...samples.map((s) => s.walBytes)) / 1048576).toFixed(2)),
+  finalWalMb: Number((samples.at(-1).walBytes / 1048576).toFixed(2)),
+  finalDbMb: Number((samples.at(-1).dbBytes / 1048576).toFixed(2)),
+  rssAt5MinMb: rssAt5,
+  rssMaxAfter5MinMb: Math.max(...after5.map((s) => s.rssMb)),
+  rssFinalMb: samples.at(-1).rssMb,
+  exitCode: code,
+};
+console.log(JSON.stringify({ summary }));
+rmSync(dir, { recursive: true, force: true });
