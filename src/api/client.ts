@@ -3,7 +3,8 @@ import { Agent } from 'undici';
 import { WsmirrorError } from '../util/errors.js';
 import type { z } from 'zod';
 import { InvalidRecordError, InvalidResponseError, type ApiErrorDetails } from './errors.js';
-import { RateLimiter, realClock, Semaphore, type Clock } from './limiter.js';
+import { createPacer } from './adaptive-rate.js';
+import { realClock, Semaphore, type Clock } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats } from './options.js';
 import { makeRedactor } from './redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
@@ -83,7 +84,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     opts,
     agent,
     clock,
-    limiter: new RateLimiter(opts.maxRequestsPerSecond, clock),
+    limiter: createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock),
     semaphore: new Semaphore(opts.concurrency),
     redact: makeRedactor(opts.apiKey),
     signal: clientSignal,

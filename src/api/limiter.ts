@@ -33,12 +33,24 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
   });
 }
 
+/** What the transport tells a pacer about each response: its status and headers. */
+export interface RateFeedback {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Paces request starts; an adaptive pacer also learns from every response. */
+export interface Pacer {
+  acquire(signal?: AbortSignal): Promise<void>;
+  observe?(feedback: RateFeedback): void;
+}
+
 /**
  * Spaced scheduling rather than a bursty token bucket: request starts are at least
  * 1000/maxPerSecond ms apart, so no one-second window ever holds more than the ceiling,
  * however the calls are spread across callers.
  */
-export class RateLimiter {
+export class RateLimiter implements Pacer {
   private readonly intervalMs: number;
   private nextSlot = Number.NEGATIVE_INFINITY;
 

@@ -9,7 +9,7 @@ import {
   ApiError, AuthRejectedError, CursorRejectedError, InvalidResponseError, NotFoundError, RateLimitedError,
   UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
 } from './errors.js';
-import type { Clock, RateLimiter, Semaphore } from './limiter.js';
+import type { Clock, Pacer, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
 import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
@@ -21,7 +21,7 @@ const CURSOR_STATUSES = new Set([400, 404, 410, 422]);
 export interface TransportDeps {
   opts: ResolvedOptions;
   agent: Agent;
-  limiter: RateLimiter;
+  limiter: Pacer;
   semaphore: Semaphore;
   clock: Clock;
   redact: Redactor;
@@ -126,6 +126,7 @@ export class Transport {
         status = res.statusCode;
         event.status = status;
         retryAfter = res.headers['retry-after'];
+        this.d.limiter.observe?.({ status, headers: res.headers });
         const body = await readText(res.body);
         event.bytes = body.bytes;
         this.stats.bytesIn += body.bytes;

@@ -43,6 +43,7 @@ export function openClient(res: Resources, life: Lifecycle): ApiClient {
     requestTimeoutMs: res.config.requestTimeoutMs,
     retry: { maxAttempts: res.config.retry.maxAttempts, maxDelayMs: res.config.retry.maxDelayMs },
     maxRequestsPerSecond: res.config.maxRequestsPerSecond,
+    maxRequestsPerSecondCeiling: res.config.maxRequestsPerSecondCeiling,
     concurrency: res.config.concurrency,
     pageSize: res.config.pageSize,
     signal: life.abort.signal,
