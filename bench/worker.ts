@@ -15,10 +15,22 @@ const KEY = 'bench-key';
 const CONCURRENCY = 8;
 const PAGE = 100;
 
+/** The arg of the wsmirror modes: where the mirror is and how fast the client may go. */
+interface MirrorJob {
+  database: string;
+  /** Default 100000: unthrottled, so the figure is wsmirror's own cost. */
+  maxRequestsPerSecond?: number | 'auto';
+  maxRequestsPerSecondCeiling?: number;
+}
+
 async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
-  const store = await openStore({ database: arg! });
+  const job = JSON.parse(arg!) as MirrorJob;
+  const store = await openStore({ database: job.database });
   await store.migrate();
-  const client = createApiClient({ baseUrl: url, apiKey: KEY, maxRequestsPerSecond: 100_000, concurrency: CONCURRENCY, pageSize: PAGE });
+  const client = createApiClient({
+    baseUrl: url, apiKey: KEY, concurrency: CONCURRENCY, pageSize: PAGE,
+    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000, maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
+  });
   const ctx: SyncContext = {
     store,
     client,
@@ -32,10 +44,10 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   if (kind === 'backfill') await runBackfill(ctx, stats);
   else await runSyncCycle(ctx, stats);
   const ms = performance.now() - started;
-  const requests = client.stats().requests;
+  const { requests, rateLimited } = client.stats();
   await client.close();
   await store.close();
-  return { ms, requests, records: stats.recordsFetched, events: stats.eventsRead };
+  return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead };
 }
 
 /** The same requests as wsmirror makes, with nothing done to the answers: the floor to compare with. */
