@@ -18,7 +18,7 @@ export interface ApiClientOptions {
   retry?: { maxAttempts?: number; maxDelayMs?: number; minDelayMs?: number };
   /**
    * Client-wide ceiling on request starts per second, all calls and retries together, or `'auto'`
-   * to find the upstream's allowance from 429s and rate-limit headers (src/api/adaptive-rate.ts).
+   * to find the upstream's allowance from 429s and rate-limit headers (docs/rate-limits.md).
    * Default 10.
    */
   maxRequestsPerSecond?: number | 'auto';
