@@ -50,11 +50,11 @@ const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === u
 
 export function printThroughput(rows: ThroughputFigures[]): void {
   if (rows.length === 0) return;
-  console.log('\n| size | db | job | raw ms | wsmirror ms | ratio | minimal plan | wsmirror requests | req ratio | wsmirror peak RSS MB | raw peak RSS MB |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | wsmirror requests | req ratio (per-record / floor) | wsmirror peak RSS MB | raw peak RSS MB |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     for (const [job, p] of [['backfill', r.backfill], [`sync after ${r.writes} writes`, r.sync]] as const) {
-      console.log(`| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.wsmirror.requests)} | ${p.requestRatio.toFixed(3)} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`);
+      console.log(`| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.wsmirror.requests)} | ${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`);
     }
   }
 }

@@ -26,6 +26,9 @@ export interface PhaseFigures {
   minimalPlan: number;
   /** wsmirror requests / minimal plan. */
   requestRatio: number;
+  /** Sync only: the list-based floor (bench/worker.ts listPlan) and wsmirror requests / it. */
+  listPlan?: number;
+  listPlanRatio?: number;
 }
 
 export interface ThroughputFigures {
@@ -52,6 +55,7 @@ function phase(raw: JobResult, rawSeen: SeenRequests, ws: JobResult, wsSeen: See
     timeRatio: Number((ws.ms! / raw.ms!).toFixed(2)),
     minimalPlan: rawSeen.total,
     requestRatio: Number((wsSeen.total / Math.max(1, rawSeen.total)).toFixed(3)),
+    ...(raw.listPlan === undefined ? {} : { listPlan: raw.listPlan, listPlanRatio: Number((wsSeen.total / raw.listPlan).toFixed(3)) }),
   };
 }
 
@@ -115,8 +119,10 @@ export async function measureThroughput(size: SizeSpec, dialect: 'sqlite' | 'pos
     const rawBackfillSeen = await takeRequests(sim.url);
     const wsBackfill = await runJob('wsmirror-backfill', sim.url, JSON.stringify({ database }));
     const wsBackfillSeen = await takeRequests(sim.url);
-    // The sync reads from the watermark (the newest event at backfill) minus lookbackSeconds.
-    const since = new Date((await simNow(sim.url)) - LOOKBACK_MS).toISOString();
+    // The sync reads from the watermark minus lookbackSeconds; the raw loop reads the same window
+    // (the simulator's clock stands in should the mirror's watermark be unreadable).
+    const watermarkMs = wsBackfill.watermarkMs ?? (await simNow(sim.url));
+    const since = new Date(watermarkMs - LOOKBACK_MS).toISOString();
     for (let left = writes; left > 0; left -= 1000) await control(sim.url, 'POST', 'act', { count: Math.min(1000, left) });
     await takeRequests(sim.url);
     const rawSync = await runJob('raw-sync', sim.url, since);
