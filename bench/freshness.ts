@@ -38,6 +38,11 @@ export interface FreshnessFigures {
   keepsUp: boolean;
   requests: number;
   rateLimited: number;
+  /** Change-log requests, against the goal's budget: 1.2 × ceil(new events / 100) + one per tick. */
+  eventRequests: number;
+  newEvents: number;
+  ticks: number;
+  eventRequestBudget: number;
 }
 
 interface Write {
@@ -102,6 +107,11 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
   return still;
 }
 
+/** Events in the change log now (the control truth of a 1,000-ticket workspace is small). */
+async function eventCount(url: string): Promise<number> {
+  return ((await control(url, 'GET', 'truth')) as { events: unknown[] }).events.length;
+}
+
 async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     let buf = '';
@@ -136,6 +146,7 @@ export async function measureFreshness(args: {
     daemon.stderr!.pipe(createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)));
     await started;
 
+    const eventsBefore = await eventCount(sim.url);
     const before = Date.now();
     const offset = (await simNow(sim.url)) - (before + Date.now()) / 2;
     const db = new Database(database, { readonly: true, fileMustExist: true });
@@ -169,6 +180,8 @@ export async function measureFreshness(args: {
     }
     db.close();
     const seen = await takeRequests(sim.url);
+    const newEvents = (await eventCount(sim.url)) - eventsBefore;
+    const ticks = Math.floor((Date.now() - t0) / 1000 / periodOf(args.schedule));
 
     const all = delays(writes);
     const third = Math.max(1, Math.floor(writes.length / 3));
@@ -186,6 +199,7 @@ export async function measureFreshness(args: {
       p95Periods: finite(p95) === null ? null : Number(((p95 as number) / 1000 / period).toFixed(2)),
       p95FirstThirdMs: finite(firstP95), p95LastThirdMs: finite(lastP95),
       keepsUp, requests: seen.total, rateLimited: seen.byStatus['429'] ?? 0,
+      eventRequests: seen.events, newEvents, ticks, eventRequestBudget: Math.ceil(1.2 * Math.ceil(newEvents / 100) + ticks),
     };
   } finally {
     if (daemon && daemon.exitCode === null) {

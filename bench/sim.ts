@@ -54,17 +54,20 @@ export interface SeenRequests {
   byStatus: Record<string, number>;
   /** Wall time from the first request's start to the last one's. */
   spanMs: number;
+  /** Requests to the change log (`/api/v1/events`). */
+  events: number;
 }
 
 /** API requests the simulator saw since the last clear, then clears the log. */
 export async function takeRequests(url: string): Promise<SeenRequests> {
-  const { requests } = (await control(url, 'GET', 'requests')) as { requests: Array<{ status: number; startedAt: string }> };
+  const { requests } = (await control(url, 'GET', 'requests')) as { requests: Array<{ status: number; startedAt: string; path: string }> };
   await control(url, 'DELETE', 'requests');
   const byStatus: Record<string, number> = {};
   for (const r of requests) byStatus[String(r.status)] = (byStatus[String(r.status)] ?? 0) + 1;
   const first = requests[0] ? Date.parse(requests[0].startedAt) : 0;
   const last = requests.at(-1) ? Date.parse(requests.at(-1)!.startedAt) : 0;
-  return { total: requests.length, byStatus, spanMs: last - first };
+  const events = requests.filter((r) => r.path.startsWith('/api/v1/events')).length;
+  return { total: requests.length, byStatus, spanMs: last - first, events };
 }
 
 export async function simNow(url: string): Promise<number> {
