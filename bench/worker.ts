@@ -15,10 +15,22 @@ const KEY = 'bench-key';
 const CONCURRENCY = 8;
 const PAGE = 100;
 
+/** The arg of the wsmirror modes: where the mirror is and how fast the client may go. */
+interface MirrorJob {
+  database: string;
+  /** Default 100000: unthrottled, so the figure is wsmirror's own cost. */
+  maxRequestsPerSecond?: number | 'auto';
+  maxRequestsPerSecondCeiling?: number;
+}
+
 async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
-  const store = await openStore({ database: arg! });
+  const job = JSON.parse(arg!) as MirrorJob;
+  const store = await openStore({ database: job.database });
   await store.migrate();
-  const client = createApiClient({ baseUrl: url, apiKey: KEY, maxRequestsPerSecond: 100_000, concurrency: CONCURRENCY, pageSize: PAGE });
+  const client = createApiClient({
+    baseUrl: url, apiKey: KEY, concurrency: CONCURRENCY, pageSize: PAGE,
+    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000, maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
+  });
   const ctx: SyncContext = {
     store,
     client,
@@ -32,10 +44,13 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   if (kind === 'backfill') await runBackfill(ctx, stats);
   else await runSyncCycle(ctx, stats);
   const ms = performance.now() - started;
-  const requests = client.stats().requests;
+  const { requests, rateLimited } = client.stats();
+  // Where the next sync's window starts: the raw loop reads the same window.
+  const mark = await store.getState<unknown>('watermark');
+  const watermarkMs = typeof mark === 'number' ? mark : typeof mark === 'string' ? Date.parse(mark) : Number.NaN;
   await client.close();
   await store.close();
-  return { ms, requests, records: stats.recordsFetched, events: stats.eventsRead };
+  return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead, ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}) };
 }
 
 /** The same requests as wsmirror makes, with nothing done to the answers: the floor to compare with. */
@@ -63,18 +78,55 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
   } else {
     await get('/api/v1/pipelines');
     const touched = new Set<string>();
+    const events: SyncEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const page: any = await get(`/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      for (const e of page.events as Array<{ entityType: string; entityId: string }>) {
+      for (const e of page.events as SyncEvent[]) {
+        events.push(e);
         if (e.entityType === 'ticket' || e.entityType === 'deal') touched.add(`${e.entityType}s/${e.entityId}`);
       }
       cursor = page.nextCursor;
     }
     await mapConcurrent([...touched], CONCURRENCY, async (p) => void (await get(`/api/v1/${p}`)));
+    const ms = performance.now() - started;
+    await pool.close();
+    return { ms, requests, listPlan: listPlan(events, Date.parse(arg!) + LOOKBACK_MS) };
   }
   const ms = performance.now() - started;
   await pool.close();
   return { ms, requests };
+}
+
+interface SyncEvent {
+  type: string;
+  entityType: string;
+  entityId: string;
+  occurredAt: string;
+}
+
+const LOOKBACK_MS = 300_000;
+/** Events after which only GET /tickets/:id shows the change (messages), or the list leaves the ticket out. */
+const NEEDS_TICKET_READ = /^ticket\.(created|replied|note_added|customer_replied|message_removed|deleted|spam|merged)$/;
+
+/**
+ * The list-based floor of a sync (bench/README.md, "minimal plans"): the change log from the
+ * watermark (no lookback re-read), pipelines, the newest-first ticket and deal list pages that
+ * hold every changed record (changed records are the newest), and one GET /tickets/:id per
+ * ticket whose messages changed or that the list leaves out. Deleted deals need no read.
+ */
+function listPlan(events: SyncEvent[], watermarkMs: number): number {
+  const fresh = events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs);
+  const tickets = new Set<string>();
+  const deals = new Set<string>();
+  const ticketReads = new Set<string>();
+  for (const e of fresh) {
+    if (e.entityType === 'ticket') {
+      tickets.add(e.entityId);
+      if (NEEDS_TICKET_READ.test(e.type)) ticketReads.add(e.entityId);
+    } else if (e.entityType === 'deal' && e.type !== 'deal.deleted') deals.add(e.entityId);
+  }
+  const pages = (n: number) => Math.max(1, Math.ceil(n / PAGE));
+  return 1 + pages(fresh.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
 }
 
 /** Loopback load on GET /tickets/:id with pipelining, for the simulator's own capacity. */

@@ -7,7 +7,8 @@ import {
   UpstreamRejectedError, type ApiErrorDetails,
 } from './errors.js';
 import { quote } from './json-bounds.js';
-import { RateLimiter, realClock, Semaphore, type Clock } from './limiter.js';
+import { createPacer } from './adaptive-rate.js';
+import { realClock, Semaphore, type Clock } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats } from './options.js';
 import { PagingGuard } from './paging.js';
 import { makeRedactor } from './redact.js';
@@ -88,7 +89,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     opts,
     agent,
     clock,
-    limiter: new RateLimiter(opts.maxRequestsPerSecond, clock),
+    limiter: createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock),
     semaphore: new Semaphore(opts.concurrency),
     redact: makeRedactor(opts.apiKey),
     signal: clientSignal,

@@ -33,33 +33,49 @@ export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> 
   });
 }
 
+/** What the transport tells a pacer about each response: its status and headers. */
+export interface RateFeedback {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Paces request starts; an adaptive pacer also learns from every response. */
+export interface Pacer {
+  acquire(signal?: AbortSignal): Promise<void>;
+  observe?(feedback: RateFeedback): void;
+}
+
 /**
- * Spaced scheduling rather than a bursty token bucket: request starts are at least
- * 1000/maxPerSecond ms apart, so no one-second window ever holds more than the ceiling,
- * however the calls are spread across callers. Waiters queue in FIFO order and one pump hands
- * out the starts, each measured from the previous actual start: slots reserved ahead of time
- * would, after an event-loop stall, all fall due at once and bunch together at the upstream.
+ * Request starts handed out one at a time in FIFO order, each no earlier than `earliest(lastStart)`
+ * says, where lastStart is the previous ACTUAL start. Asked again at every step, so a pacer whose
+ * rate or pause changes (a 429 arrives) holds the callers already waiting too. Slots reserved
+ * ahead of time would instead, after an event-loop stall, all fall due at once and bunch together
+ * at the upstream.
  */
-export class RateLimiter {
-  private readonly intervalMs: number;
+export class StartQueue implements Pacer {
   private lastStart = Number.NEGATIVE_INFINITY;
   private readonly waiters: Array<{ resolve: () => void }> = [];
   private pumping = false;
 
-  constructor(maxPerSecond: number, private readonly clock: Clock = realClock) {
-    if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) {
-      throw new RangeError(`maxRequestsPerSecond must be a positive number, got ${maxPerSecond}`);
-    }
-    this.intervalMs = 1000 / maxPerSecond;
-  }
+  /**
+   * @param earliest the earliest start allowed after one at `lastStart` (clock ms).
+   * @param onWait called when a caller has to wait (the pacer was the bottleneck).
+   */
+  constructor(
+    private readonly earliest: (lastStart: number) => number,
+    private readonly clock: Clock = realClock,
+    private readonly onWait?: (now: number) => void,
+  ) {}
 
   /** Waits for this caller's turn; an aborted waiter leaves the queue at once. */
   async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
-    if (this.waiters.length === 0 && this.clock.now() >= this.lastStart + this.intervalMs) {
-      this.lastStart = this.clock.now();
+    const now = this.clock.now();
+    if (this.waiters.length === 0 && now >= this.earliest(this.lastStart)) {
+      this.lastStart = now;
       return;
     }
+    this.onWait?.(now);
     await new Promise<void>((resolve, reject) => {
       const waiter = {
         resolve: () => {
@@ -85,7 +101,7 @@ export class RateLimiter {
       while (this.waiters.length > 0) {
         // Timers may fire a little early against performance.now() (the event loop caches its
         // time), so the wait is checked again after every sleep.
-        const wait = this.lastStart + this.intervalMs - this.clock.now();
+        const wait = this.earliest(this.lastStart) - this.clock.now();
         if (wait > 0) {
           await this.clock.sleep(Math.ceil(wait));
           continue;
@@ -96,6 +112,21 @@ export class RateLimiter {
     } finally {
       this.pumping = false;
     }
+  }
+}
+
+/**
+ * A fixed ceiling. Spaced scheduling rather than a bursty token bucket: request starts are at
+ * least 1000/maxPerSecond ms apart, so no one-second window ever holds more than the ceiling,
+ * however the calls are spread across callers.
+ */
+export class RateLimiter extends StartQueue {
+  constructor(maxPerSecond: number, clock: Clock = realClock) {
+    if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) {
+      throw new RangeError(`maxRequestsPerSecond must be a positive number, got ${maxPerSecond}`);
+    }
+    const intervalMs = 1000 / maxPerSecond;
+    super((lastStart) => lastStart + intervalMs, clock);
   }
 }
 

@@ -16,8 +16,14 @@ export interface ApiClientOptions {
    * (default 250) and `maxDelayMs` (default 60000), Retry-After included.
    */
   retry?: { maxAttempts?: number; maxDelayMs?: number; minDelayMs?: number };
-  /** Client-wide ceiling on request starts per second, all calls and retries together. Default 10. */
-  maxRequestsPerSecond?: number;
+  /**
+   * Client-wide ceiling on request starts per second, all calls and retries together, or `'auto'`
+   * to find the upstream's allowance from 429s and rate-limit headers (docs/rate-limits.md).
+   * Default 10.
+   */
+  maxRequestsPerSecond?: number | 'auto';
+  /** With `'auto'`: the hard ceiling the adaptive rate never exceeds. Default 100. */
+  maxRequestsPerSecondCeiling?: number;
   /** Requests in flight at once, client-wide. Default 8. */
   concurrency?: number;
   /** `limit` of list calls when the query gives none. Default 100 (allowed 1..100). */
@@ -69,7 +75,8 @@ export interface ResolvedOptions {
   maxAttempts: number;
   minDelayMs: number;
   maxDelayMs: number;
-  maxRequestsPerSecond: number;
+  maxRequestsPerSecond: number | 'auto';
+  maxRequestsPerSecondCeiling: number;
   concurrency: number;
   pageSize: number;
   maxResponseBytes: number;
@@ -101,7 +108,9 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
     throw new WsmirrorError('CONFIG_INVALID', 'The API key contains whitespace or control characters. Check WSMIRROR_API_KEY for a stray newline or space.');
   }
   const rps = o.maxRequestsPerSecond ?? 10;
-  if (!(rps > 0) || !Number.isFinite(rps)) invalid('maxRequestsPerSecond', rps, 'a positive number');
+  if (rps !== 'auto' && (!(rps > 0) || !Number.isFinite(rps))) invalid('maxRequestsPerSecond', rps, 'a positive number or "auto"');
+  const ceiling = o.maxRequestsPerSecondCeiling ?? 100;
+  if (!(ceiling > 0) || !Number.isFinite(ceiling)) invalid('maxRequestsPerSecondCeiling', ceiling, 'a positive number');
   const maxDelayMs = intIn('retry.maxDelayMs', o.retry?.maxDelayMs, 60_000, 0, 3_600_000);
   // A ceiling below the default floor lowers the floor: the user asked for waits no longer than it.
   const minDelayMs = intIn('retry.minDelayMs', o.retry?.minDelayMs, Math.min(250, maxDelayMs), 0, 3_600_000);
@@ -115,6 +124,7 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
     minDelayMs,
     maxDelayMs: Math.max(minDelayMs, maxDelayMs),
     maxRequestsPerSecond: rps,
+    maxRequestsPerSecondCeiling: ceiling,
     concurrency: intIn('concurrency', o.concurrency, 8, 1, 256),
     pageSize: intIn('pageSize', o.pageSize, 100, 1, 100),
     maxResponseBytes: intIn('maxResponseBytes', o.maxResponseBytes, 33_554_432, 1024, 2 ** 31 - 1),

@@ -11,7 +11,7 @@ import {
 } from './errors.js';
 import { BodyBudget, readBounded, type BodyStream } from './body.js';
 import { clipText } from './json-bounds.js';
-import type { Clock, RateLimiter, Semaphore } from './limiter.js';
+import type { Clock, Pacer, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
 import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
@@ -23,7 +23,7 @@ const CURSOR_STATUSES = new Set([400, 404, 410, 422]);
 export interface TransportDeps {
   opts: ResolvedOptions;
   agent: Agent;
-  limiter: RateLimiter;
+  limiter: Pacer;
   semaphore: Semaphore;
   clock: Clock;
   redact: Redactor;
@@ -139,6 +139,7 @@ export class Transport {
         status = res.statusCode;
         event.status = status;
         retryAfter = res.headers['retry-after'];
+        this.d.limiter.observe?.({ status, headers: res.headers });
         serverDate = parseDateHeader(res.headers.date);
         contentType = String(res.headers['content-type'] ?? '');
         // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.

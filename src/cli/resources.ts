@@ -86,6 +86,7 @@ export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: Requ
     requestTimeoutMs: res.config.requestTimeoutMs,
     retry: { maxAttempts: res.config.retry.maxAttempts, maxDelayMs: res.config.retry.maxDelayMs },
     maxRequestsPerSecond: res.config.maxRequestsPerSecond,
+    maxRequestsPerSecondCeiling: res.config.maxRequestsPerSecondCeiling,
     concurrency: res.config.concurrency,
     pageSize: res.config.pageSize,
     maxResponseBytes: res.config.maxResponseBytes,

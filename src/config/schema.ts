@@ -45,7 +45,16 @@ export const configSchema = z
     lookbackSeconds: z.number().int().min(0).max(86_400).default(300).describe('overlap re-read at the start of every window'),
     pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),
-    maxRequestsPerSecond: z.number().positive().max(10_000).default(10).describe('client-side ceiling for all calls together'),
+    maxRequestsPerSecond: z
+      .union([z.number().positive().max(10_000), z.literal('auto')], { error: 'must be a number above 0 and at most 10000, or "auto"' })
+      .default(10)
+      .describe('client-side ceiling for all calls together, or "auto" to find the upstream allowance from 429s and rate-limit headers'),
+    maxRequestsPerSecondCeiling: z
+      .number()
+      .positive()
+      .max(10_000)
+      .default(100)
+      .describe('with maxRequestsPerSecond "auto": the hard ceiling the adaptive rate never exceeds'),
     requestTimeoutMs: z.number().int().min(100).max(600_000).default(30_000).describe('per request'),
     retry: z
       .object({

@@ -13,6 +13,9 @@ export function defaultFaults(): FaultConfig {
     lateEventDelayMs: 5000,
     cursorTtlMs: 0,
     paths: [],
+    rateLimitPerSecond: 0,
+    rateLimitBurst: 0,
+    rateLimitHeaders: 'all',
   };
 }
 
@@ -28,6 +31,9 @@ export function mergeFaults(target: FaultConfig, patch: Partial<FaultConfig>): v
     } else if (key === 'retryAfterFormat') {
       if (value !== 'seconds' && value !== 'http-date') throw new TypeError("faults.retryAfterFormat must be 'seconds' or 'http-date'");
       target.retryAfterFormat = value;
+    } else if (key === 'rateLimitHeaders') {
+      if (value !== 'all' && value !== 'no-policy' && value !== 'none') throw new TypeError("faults.rateLimitHeaders must be 'all', 'no-policy' or 'none'");
+      target.rateLimitHeaders = value;
     } else {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
         throw new TypeError(`faults.${key} must be a non-negative number`);

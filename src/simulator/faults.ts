@@ -1,4 +1,5 @@
 import { ApiError } from './errors.js';
+import { TokenBucket, type RateDecision } from './rate-limit.js';
 import type { FailNextRule } from './types.js';
 import type { World } from './world.js';
 
@@ -19,6 +20,7 @@ interface ActiveRule extends FailNextRule {
 /** Decides, per API request, whether a configured or scheduled fault answers instead of the API. */
 export class FaultInjector {
   private rules: ActiveRule[] = [];
+  private readonly bucket = new TokenBucket();
 
   constructor(private readonly world: World) {}
 
@@ -29,14 +31,22 @@ export class FaultInjector {
     this.rules.push({ ...rule, remaining: rule.count ?? 1 });
   }
 
+  /** Drops pending fail-next rules and refills the rate-limit bucket. */
   clearRules(): void {
     this.rules = [];
+    this.bucket.reset();
   }
 
   /** Whether random faults (and stale reads) apply to this path. */
   applies(path: string): boolean {
     const paths = this.world.faults.paths;
     return paths.length === 0 || paths.some((p) => path.startsWith(p));
+  }
+
+  /** The token bucket's verdict on one API request; null while `rateLimitPerSecond` is 0 or the path is exempt. */
+  rateLimit(path: string): RateDecision | null {
+    if (!this.applies(path)) return null;
+    return this.bucket.decide(this.world.faults, this.world.clock.nowMs());
   }
 
   decide(method: string, path: string): FaultDecision {

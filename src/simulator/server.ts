@@ -82,11 +82,13 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       authorized: actor !== undefined,
     };
     log.arrived(entry);
+    // Counted (and answered 429 when empty) ahead of everything else, as a gateway in front of the API would.
+    const rate = faults.rateLimit(path);
     const finish = (status: number, body: string | Buffer, headers?: Record<string, string>): void => {
       entry.status = status;
       entry.durationMs = performance.now() - started;
       log.add(entry);
-      send(res, status, body, headers);
+      send(res, status, body, rate ? { ...rate.headers, ...headers } : headers);
     };
     const fail = (err: unknown): void => {
       const e = err instanceof ApiError ? err : new ApiError(500, 'internal_error', `Unexpected simulator error: ${String(err)}`);
@@ -94,6 +96,10 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     };
 
     try {
+      if (rate?.error) {
+        fail(rate.error);
+        return;
+      }
       runAutomations(world);
       const decision = faults.decide(method, path);
       if (decision?.drop) {

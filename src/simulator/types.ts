@@ -67,6 +67,15 @@ export interface FaultConfig {
   cursorTtlMs: number;
   /** When non-empty, faults apply only to paths starting with one of these. Default `[]`. */
   paths: string[];
+  /** Token-bucket rate limit: requests per second refilled; `0` = no limit. Default `0`. */
+  rateLimitPerSecond: number;
+  /** Size of the bucket (the burst allowed); `0` = one second's worth. Default `0`. */
+  rateLimitBurst: number;
+  /**
+   * Rate-limit headers sent while the bucket is on: `'all'` (`RateLimit-*` with `RateLimit-Policy`,
+   * and `X-RateLimit-*`), `'no-policy'` (the same without `RateLimit-Policy`) or `'none'`. Default `'all'`.
+   */
+  rateLimitHeaders: 'all' | 'no-policy' | 'none';
 }
 
 export interface FailNextRule {

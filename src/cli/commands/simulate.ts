@@ -16,6 +16,8 @@ export interface SimulateOptions {
   errorRate?: string;
   rateLimitRate?: string;
   dropRate?: string;
+  rateLimit?: string;
+  rateLimitBurst?: string;
 }
 
 /** Serves the bundled workspace simulator until SIGTERM/SIGINT. */
@@ -31,6 +33,12 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     if (!(n >= 0 && n <= 1)) throw usageError(`--${name} must be a fraction from 0 to 1; got "${value}".`);
     return n;
   };
+  const positive = (name: string, value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const n = Number(value);
+    if (!(n > 0) || !Number.isFinite(n)) throw usageError(`--${name} must be a number of requests per second above 0; got "${value}".`);
+    return n;
+  };
   const keys = opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
   const faults = Object.fromEntries(
     Object.entries({
@@ -38,6 +46,8 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
       errorRate: fraction('error-rate', opts.errorRate),
       rateLimitRate: fraction('rate-limit-rate', opts.rateLimitRate),
       dropRate: fraction('drop-rate', opts.dropRate),
+      rateLimitPerSecond: positive('rate-limit', opts.rateLimit),
+      rateLimitBurst: opts.rateLimitBurst === undefined ? undefined : int('rate-limit-burst', opts.rateLimitBurst, 1),
     }).filter(([, v]) => v !== undefined),
   );
   const sim = await startSimulator({

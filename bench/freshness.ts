@@ -1,0 +1,213 @@
+/**
+ * Freshness: `wsmirror run` on a schedule against a rate-limited simulator with live writes; for
+ * every write, the delay until the mirror shows it (bench/README.md, "Freshness").
+ *
+ * The harness makes the writes itself (control `act`, one random write each, at a steady rate)
+ * so it knows each write's record and time, and polls the SQLite mirror (read-only, as a BI tool
+ * would) every POLL_MS: a write is visible once its record's row has an `updated_at` at or after
+ * the write (for a deleted deal: once the row is marked deleted or absent).
+ */
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { cli, control, KEY, simNow, startSim, takeRequests } from './sim.js';
+
+const POLL_MS = 200;
+/** Sim clock and this process's clock agree to well within this (same machine, same source). */
+const CLOCK_SLACK_MS = 5;
+
+export interface FreshnessFigures {
+  schedule: string;
+  periodSeconds: number;
+  writesPerSecond: number;
+  allowance: number;
+  seconds: number;
+  writes: number;
+  visible: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  maxMs: number | null;
+  /** p95 / schedule period. */
+  p95Periods: number | null;
+  /** p95 of the first and last third of the writes: a growing backlog shows as last ≫ first. */
+  p95FirstThirdMs: number | null;
+  p95LastThirdMs: number | null;
+  keepsUp: boolean;
+  requests: number;
+  rateLimited: number;
+  /** Change-log requests, against the goal's budget: 1.2 × ceil(new events / 100) + one per tick. */
+  eventRequests: number;
+  newEvents: number;
+  ticks: number;
+  eventRequestBudget: number;
+}
+
+interface Write {
+  entityType: string;
+  entityId: string;
+  kind: string;
+  wallMs: number;
+  simMs: number;
+  delayMs?: number;
+}
+
+/** Seconds between ticks of a `*\/n` seconds pattern; 60 for anything else with a fixed second. */
+export function periodOf(schedule: string): number {
+  const m = /^\*\/(\d+)\s/.exec(schedule);
+  return m ? Number(m[1]) : 60;
+}
+
+function percentile(sorted: number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? null;
+}
+
+/** Delays of `writes`, sorted, with writes never seen counted as infinitely late. */
+function delays(writes: Write[]): number[] {
+  return writes.map((w) => w.delayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
+}
+
+const finite = (n: number | null) => (n === null || !Number.isFinite(n) ? null : Math.round(n));
+
+function cliRun(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [cli, ...args], { env, maxBuffer: 1 << 26 }, (err, _out, stderr) => (err ? reject(new Error(`wsmirror ${args.join(' ')} failed: ${stderr}`)) : resolve()));
+  });
+}
+
+function parseTime(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string') return Date.parse(v);
+  return Number.NaN;
+}
+
+/** Marks writes whose record the mirror now shows; returns how many are still pending. */
+function poll(db: Database.Database, pending: Write[], now: number): Write[] {
+  const still: Write[] = [];
+  for (const table of ['tickets', 'deals'] as const) {
+    const mine = pending.filter((w) => `${w.entityType}s` === table);
+    for (let i = 0; i < mine.length; i += 500) {
+      const chunk = mine.slice(i, i + 500);
+      const ids = [...new Set(chunk.map((w) => w.entityId))];
+      const rows = db.prepare(`SELECT id, updated_at, deleted_at FROM ${table} WHERE id IN (${ids.map(() => '?').join(',')})`).all(...ids) as Array<{ id: string; updated_at: unknown; deleted_at: unknown }>;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const w of chunk) {
+        const row = byId.get(w.entityId);
+        const seen = w.kind === 'delete_deal'
+          ? row === undefined || (row.deleted_at !== null && row.deleted_at !== undefined)
+          : row !== undefined && parseTime(row.updated_at) >= w.simMs - CLOCK_SLACK_MS;
+        if (seen) w.delayMs = now - w.wallMs;
+        else still.push(w);
+      }
+    }
+  }
+  return still;
+}
+
+/** Events in the change log now (the control truth of a 1,000-ticket workspace is small). */
+async function eventCount(url: string): Promise<number> {
+  return ((await control(url, 'GET', 'truth')) as { events: unknown[] }).events.length;
+}
+
+async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: number): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let buf = '';
+    const timer = setTimeout(() => reject(new Error(`wsmirror run did not log ${pattern} within ${timeoutMs} ms`)), timeoutMs);
+    child.stderr!.on('data', (d: Buffer) => {
+      buf += d.toString();
+      if (pattern.test(buf)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`wsmirror run exited ${code} before starting`)));
+  });
+}
+
+export async function measureFreshness(args: {
+  schedule: string; writesPerSecond: number; seconds: number; graceSeconds: number; allowance: number; tickets: number; deals: number;
+}): Promise<FreshnessFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-fresh-'));
+  const sim = await startSim({ tickets: args.tickets, deals: args.deals });
+  const database = join(dir, 'mirror.sqlite');
+  const env = { ...process.env, WSMIRROR_BASE_URL: sim.url, WSMIRROR_API_KEY: KEY, WSMIRROR_DATABASE: database, WSMIRROR_CONFIG: join(dir, 'backfill.json') };
+  let daemon: ChildProcess | undefined;
+  try {
+    writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
+    await cliRun(['backfill'], env);
+    await control(sim.url, 'POST', 'faults', { rateLimitPerSecond: args.allowance });
+    await takeRequests(sim.url);
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }));
+    daemon = spawn(process.execPath, [cli, 'run'], { env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const started = waitForLine(daemon, /writer lock held/, 60_000);
+    daemon.stderr!.pipe(createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)));
+    await started;
+
+    const eventsBefore = await eventCount(sim.url);
+    const before = Date.now();
+    const offset = (await simNow(sim.url)) - (before + Date.now()) / 2;
+    const db = new Database(database, { readonly: true, fileMustExist: true });
+    const writes: Write[] = [];
+    let pending: Write[] = [];
+    const t0 = Date.now();
+    const total = Math.round(args.writesPerSecond * args.seconds);
+    let nextPoll = t0;
+    for (let i = 0; i < total; i++) {
+      const due = t0 + (i * 1000) / args.writesPerSecond;
+      while (Date.now() < due) {
+        if (Date.now() >= nextPoll) {
+          pending = poll(db, pending, Date.now());
+          nextPoll += POLL_MS;
+        }
+        await sleep(Math.max(0, Math.min(due, nextPoll) - Date.now()));
+      }
+      const wallMs = Date.now();
+      const { activity } = (await control(sim.url, 'POST', 'act', { count: 1 })) as { activity: Array<{ kind: string; entityType: string; entityId: string }> };
+      for (const a of activity) {
+        if (a.entityType !== 'ticket' && a.entityType !== 'deal') continue;
+        const w: Write = { ...a, wallMs, simMs: wallMs + offset };
+        writes.push(w);
+        pending.push(w);
+      }
+    }
+    const deadline = Date.now() + args.graceSeconds * 1000;
+    while (pending.length > 0 && Date.now() < deadline) {
+      await sleep(POLL_MS);
+      pending = poll(db, pending, Date.now());
+    }
+    db.close();
+    const seen = await takeRequests(sim.url);
+    const newEvents = (await eventCount(sim.url)) - eventsBefore;
+    const ticks = Math.floor((Date.now() - t0) / 1000 / periodOf(args.schedule));
+
+    const all = delays(writes);
+    const third = Math.max(1, Math.floor(writes.length / 3));
+    const firstP95 = percentile(delays(writes.slice(0, third)), 95);
+    const lastP95 = percentile(delays(writes.slice(-third)), 95);
+    const period = periodOf(args.schedule);
+    const p95 = percentile(all, 95);
+    // Keeping up: every write shows up, and the last writes wait no longer than the first ones
+    // (give or take one period); a backlog that grows through the run is falling behind.
+    const keepsUp = pending.length === 0 && firstP95 !== null && lastP95 !== null && lastP95 <= firstP95 + period * 1000;
+    return {
+      schedule: args.schedule, periodSeconds: period, writesPerSecond: args.writesPerSecond, allowance: args.allowance, seconds: args.seconds,
+      writes: writes.length, visible: writes.length - pending.length,
+      p50Ms: finite(percentile(all, 50)), p95Ms: finite(p95), maxMs: finite(all.at(-1) ?? null),
+      p95Periods: finite(p95) === null ? null : Number(((p95 as number) / 1000 / period).toFixed(2)),
+      p95FirstThirdMs: finite(firstP95), p95LastThirdMs: finite(lastP95),
+      keepsUp, requests: seen.total, rateLimited: seen.byStatus['429'] ?? 0,
+      eventRequests: seen.events, newEvents, ticks, eventRequestBudget: Math.ceil(1.2 * Math.ceil(newEvents / 100) + ticks),
+    };
+  } finally {
+    if (daemon && daemon.exitCode === null) {
+      const exited = new Promise((resolve) => daemon!.once('exit', resolve));
+      daemon.kill('SIGTERM');
+      await Promise.race([exited, sleep(15_000).then(() => daemon!.kill('SIGKILL'))]);
+    }
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,145 @@
+/**
+ * Backfill and sync wall time, requests and peak RSS at a workspace size, per dialect, each
+ * against the raw fetch loop making the minimal plan's requests in the same run (bench/README.md).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { SizeSpec } from './options.js';
+import { runJob, type JobResult } from './jobs.js';
+import { control, KEY, simNow, startSim, takeRequests, type SeenRequests } from './sim.js';
+
+export interface JobFigures {
+  ms: number;
+  /** Requests the simulator saw. */
+  requests: number;
+  peakRssMb: number;
+}
+
+export interface PhaseFigures {
+  raw: JobFigures;
+  wsmirror: JobFigures & { records: number; events: number };
+  /** wsmirror ms / raw ms. */
+  timeRatio: number;
+  /** Requests of the minimal plan (what the raw loop makes). */
+  minimalPlan: number;
+  /** wsmirror requests / minimal plan. */
+  requestRatio: number;
+  /** Sync only: the list-based floor (bench/worker.ts listPlan) and wsmirror requests / it. */
+  listPlan?: number;
+  listPlanRatio?: number;
+}
+
+export interface ThroughputFigures {
+  size: string;
+  dialect: 'sqlite' | 'postgres';
+  tickets: number;
+  deals: number;
+  messages: number;
+  writes: number;
+  backfill: PhaseFigures;
+  sync: PhaseFigures;
+}
+
+const LOOKBACK_MS = 300_000;
+
+function figures(r: JobResult, seen: SeenRequests): JobFigures {
+  return { ms: Math.round(r.ms!), requests: seen.total, peakRssMb: r.maxRssMb! };
+}
+
+function phase(raw: JobResult, rawSeen: SeenRequests, ws: JobResult, wsSeen: SeenRequests): PhaseFigures {
+  return {
+    raw: figures(raw, rawSeen),
+    wsmirror: { ...figures(ws, wsSeen), records: ws.records ?? 0, events: ws.events ?? 0 },
+    timeRatio: Number((ws.ms! / raw.ms!).toFixed(2)),
+    minimalPlan: rawSeen.total,
+    requestRatio: Number((wsSeen.total / Math.max(1, rawSeen.total)).toFixed(3)),
+    ...(raw.listPlan === undefined ? {} : { listPlan: raw.listPlan, listPlanRatio: Number((wsSeen.total / raw.listPlan).toFixed(3)) }),
+  };
+}
+
+async function withPostgresDatabase<T>(url: string, name: string, fn: (dbUrl: string) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const u = new URL(url);
+    u.pathname = `/${name}`;
+    return await fn(u.toString());
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+/** Listed tickets, their messages and deals, from the list endpoints (the control truth of L is hundreds of MB). */
+async function workspaceCounts(url: string): Promise<{ tickets: number; messages: number; deals: number }> {
+  const count = async (path: string, key: string, each: (item: Record<string, unknown>) => number) => {
+    let n = 0;
+    let sum = 0;
+    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+      const res = await fetch(`${url}/api/v1/${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${KEY}` } });
+      const page = (await res.json()) as Record<string, unknown>;
+      const items = page[key] as Array<Record<string, unknown>>;
+      n += items.length;
+      for (const item of items) sum += each(item);
+      cursor = page.nextCursor as string | null;
+    }
+    return { n, sum };
+  };
+  const tickets = await count('tickets', 'tickets', (t) => Number(t.messageCount ?? 0));
+  const deals = await count('deals', 'deals', () => 0);
+  return { tickets: tickets.n, messages: tickets.sum, deals: deals.n };
+}
+
+/** Simulator capacity on GET /tickets/:id (pipelined loopback load), for scale. */
+export async function measureCapacity(size: SizeSpec): Promise<number> {
+  const sim = await startSim(size);
+  try {
+    const res = await fetch(`${sim.url}/api/v1/tickets?limit=100`, { headers: { authorization: `Bearer ${KEY}` } });
+    const list = (await res.json()) as { tickets: Array<{ id: string }> };
+    const load = await runJob('load', sim.url, JSON.stringify(list.tickets.map((t) => t.id)));
+    return load.perSecond!;
+  } finally {
+    await sim.stop();
+  }
+}
+
+export async function measureThroughput(size: SizeSpec, dialect: 'sqlite' | 'postgres', writes: number, postgresUrl?: string): Promise<ThroughputFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
+  // A fresh workspace per dialect, so each sync sees only its own writes.
+  const sim = await startSim(size);
+  const measure = async (database: string): Promise<ThroughputFigures> => {
+    const counts = await workspaceCounts(sim.url);
+    await runJob('raw-backfill', sim.url); // warm-up: the simulator's caches, the OS
+    await takeRequests(sim.url);
+    const rawBackfill = await runJob('raw-backfill', sim.url);
+    const rawBackfillSeen = await takeRequests(sim.url);
+    const wsBackfill = await runJob('wsmirror-backfill', sim.url, JSON.stringify({ database }));
+    const wsBackfillSeen = await takeRequests(sim.url);
+    // The sync reads from the watermark minus lookbackSeconds; the raw loop reads the same window
+    // (the simulator's clock stands in should the mirror's watermark be unreadable).
+    const watermarkMs = wsBackfill.watermarkMs ?? (await simNow(sim.url));
+    const since = new Date(watermarkMs - LOOKBACK_MS).toISOString();
+    for (let left = writes; left > 0; left -= 1000) await control(sim.url, 'POST', 'act', { count: Math.min(1000, left) });
+    await takeRequests(sim.url);
+    const rawSync = await runJob('raw-sync', sim.url, since);
+    const rawSyncSeen = await takeRequests(sim.url);
+    const wsSync = await runJob('wsmirror-sync', sim.url, JSON.stringify({ database }));
+    const wsSyncSeen = await takeRequests(sim.url);
+    return {
+      size: size.name, dialect, ...counts, writes,
+      backfill: phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
+      sync: phase(rawSync, rawSyncSeen, wsSync, wsSyncSeen),
+    };
+  };
+  try {
+    if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'));
+    return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${process.pid}`, measure);
+  } finally {
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
