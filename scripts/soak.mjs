@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Soak test of the daemon (docs/operations.md, "Growth"): `wsmirror run` against the bundled
 // simulator with live activity, a reader opening the mirror and querying it every second, for
-// SOAK_MINUTES (default 30). Every 10 s it samples the WAL size and the daemon's RSS; at the end it
-// prints the largest WAL, and the RSS after the first 5 minutes against its later peak.
+// SOAK_MINUTES (default 30). Every 10 s it samples the WAL size, the daemon's RSS and, from its
+// /metrics, the V8 heap in use (so a growing RSS can be told apart from a growing JS heap); at the
+// end it prints the largest WAL, and RSS and heap after the first 5 minutes against their later peaks.
 // Usage: npm run build && node scripts/soak.mjs   (env SOAK_MINUTES, SOAK_ACTIVITY, SOAK_SCHEDULE)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import Database from 'better-sqlite3';
 import { startSimulator } from '../dist/src/simulator/index.js';
 
@@ -19,8 +21,14 @@ const bin = fileURLToPath(new URL('../bin/wsmirror.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'wsmirror-soak-'));
 const file = join(dir, 'mirror.sqlite');
 
+const port = await new Promise((resolve) => {
+  const srv = createServer().listen(0, '127.0.0.1', () => {
+    const p = srv.address().port;
+    srv.close(() => resolve(p));
+  });
+});
 const sim = await startSimulator({ seed: 7, tickets: 3000, deals: 300, activity, apiKeys: { 'soak-key': '' } });
-writeFileSync(join(dir, 'wsmirror.json'), JSON.stringify({ schedule, maxRequestsPerSecond: 500, http: { port: 0 } }));
+writeFileSync(join(dir, 'wsmirror.json'), JSON.stringify({ schedule, maxRequestsPerSecond: 500, http: { port } }));
 const daemon = spawn(process.execPath, [bin, 'run'], {
   env: { PATH: process.env.PATH, WSMIRROR_CONFIG: join(dir, 'wsmirror.json'), WSMIRROR_BASE_URL: sim.url, WSMIRROR_API_KEY: 'soak-key', WSMIRROR_DATABASE: file, WSMIRROR_LOG_LEVEL: 'info' },
   stdio: ['ignore', 'ignore', 'pipe'],
@@ -45,6 +53,16 @@ const rssMb = () => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
+const heapMb = async () => {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const m = /^wsmirror_process_nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
+    return m ? Number((Number(m[1]) / 1048576).toFixed(1)) : NaN;
+  } catch {
+    return NaN;
+  }
+};
+
 // The BI-style reader: a fresh read-only connection every second, one query, closed again.
 let reads = 0;
 let readErrors = 0;
@@ -63,8 +81,8 @@ const reader = setInterval(() => {
 const started = Date.now();
 const samples = [];
 await new Promise((resolve) => {
-  const sampler = setInterval(() => {
-    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), cycles };
+  const sampler = setInterval(async () => {
+    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), heapMb: await heapMb(), cycles };
     samples.push(s);
     console.log(JSON.stringify(s));
     if (Date.now() - started >= minutes * 60_000) {
@@ -94,6 +112,9 @@ const summary = {
   rssAt5MinMb: rssAt5,
   rssMaxAfter5MinMb: Math.max(...after5.map((s) => s.rssMb)),
   rssFinalMb: samples.at(-1).rssMb,
+  heapAt5MinMb: after5[0]?.heapMb ?? NaN,
+  heapMaxAfter5MinMb: Math.max(...after5.map((s) => s.heapMb)),
+  heapFinalMb: samples.at(-1).heapMb,
   exitCode: code,
 };
 console.log(JSON.stringify({ summary }));
