@@ -76,22 +76,7 @@ export class StartQueue implements Pacer {
       return;
     }
     this.onWait?.(now);
-    await new Promise<void>((resolve, reject) => {
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      this.waiters.push(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      void this.pump();
-    });
+    await waitInQueue(this.waiters, signal, () => void this.pump());
   }
 
   private async pump(): Promise<void> {
@@ -150,21 +135,7 @@ export class Semaphore {
       this.active++;
       return this.releaser();
     }
-    await new Promise<void>((resolve, reject) => {
-      const waiter = {
-        resolve: () => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        },
-      };
-      const onAbort = () => {
-        const i = this.waiters.indexOf(waiter);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(signal?.reason);
-      };
-      this.waiters.push(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    await waitInQueue(this.waiters, signal);
     // The releasing caller handed its slot straight to us (active was not decremented).
     return this.releaser();
   }
@@ -179,4 +150,27 @@ export class Semaphore {
       else this.active--;
     };
   }
+}
+
+/**
+ * Joins `queue` and resolves when the queue's owner calls the entry's resolve(); leaves the queue
+ * and rejects with the abort reason as soon as `signal` aborts. `onQueued` runs once it has joined.
+ */
+function waitInQueue(queue: Array<{ resolve: () => void }>, signal: AbortSignal | undefined, onQueued?: () => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const waiter = {
+      resolve: () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      },
+    };
+    const onAbort = () => {
+      const i = queue.indexOf(waiter);
+      if (i >= 0) queue.splice(i, 1);
+      reject(signal?.reason);
+    };
+    queue.push(waiter);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    onQueued?.();
+  });
 }
