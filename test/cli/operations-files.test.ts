@@ -110,12 +110,14 @@ describe('files, secrets, retention and demo', () => {
     cleanup();
   });
 
-  it('demo --database writes where it is told, not ./data/demo.sqlite', async () => {
+  it('demo --database writes where it is told, not ./data/demo.sqlite, in a private directory it creates', async () => {
     const { dir, cleanup } = tempDir();
     const target = join(dir, 'elsewhere', 'my-demo.sqlite');
     const r = await runCli(['demo', '--database', target, '--tickets', '20', '--deals', '5', '--cycles', '0'], {}, dir);
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(target)).toBe(true);
+    expect(statSync(join(dir, 'elsewhere')).mode & 0o777).toBe(0o700);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
     expect(existsSync(join(dir, 'data', 'demo.sqlite'))).toBe(false);
     expect(r.stdout).toContain(target);
     cleanup();

@@ -1,5 +1,5 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { rmSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { configSchema } from '../../config/index.js';
 import { createLogger } from '../../log/index.js';
 import { startSimulator } from '../../simulator/index.js';
@@ -26,7 +26,6 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
   const database = resolve(opts.database);
   // A fresh simulator starts a new workspace, so an old demo mirror would only disagree with it.
   for (const suffix of ['', '-wal', '-shm', '.lock']) rmSync(`${database}${suffix}`, { force: true });
-  mkdirSync(dirname(database), { recursive: true });
 
   const life = new Lifecycle();
   const out = (line: string) => process.stdout.write(`${line}\n`);
