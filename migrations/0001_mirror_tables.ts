@@ -2,7 +2,7 @@ import { sql, type Kysely, type CreateTableBuilder } from 'kysely';
 import { types } from '../src/store/dialect.js';
 
 /**
- * The mirror tables of SPEC section 5 (a public contract: names only change through a new
+ * The mirror tables of docs/design.md §5 (a public contract: names only change through a new
  * migration and a changelog note) plus the internal sync tables. Child tables reference their
  * parent with ON DELETE CASCADE so BI tools can infer joins; history and events carry no foreign
  * keys because they may name records the mirror has not fetched (yet).

@@ -94,7 +94,7 @@ export class UpstreamUnavailableError extends ApiError {
   }
 }
 
-/** 400/404/410/422 on a request that carried a cursor: SPEC 4.2 restarts the window from S. */
+/** 400/404/410/422 on a request that carried a cursor: docs/design.md §4.2 restarts the window from S. */
 export class CursorRejectedError extends ApiError {
   constructor(details: ApiErrorDetails) {
     super(

@@ -1,7 +1,7 @@
 import { WsmirrorError } from '../util/errors.js';
 import { defaultUserAgent } from '../util/version.js';
 
-/** Options of createApiClient (SPEC section 3 carries the user-facing names and defaults). */
+/** Options of createApiClient (docs/design.md §3 carries the user-facing names and defaults). */
 export interface ApiClientOptions {
   /** The workspace's base address; paths are appended as `/api/v1/...`. Required. */
   baseUrl: string;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { backoffDelay, errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus } from './retry-policy.js';
 
 describe('retry table', () => {
-  it('retries exactly the statuses of SPEC 4.8', () => {
+  it('retries exactly the statuses of docs/design.md §4.8', () => {
     for (const s of [408, 429, 500, 502, 503, 504]) expect(ruleForStatus(s)?.retry, String(s)).toBe(true);
     for (const s of [200, 400, 401, 403, 404, 409, 410, 422, 501, 505]) expect(ruleForStatus(s)?.retry ?? false, String(s)).toBe(false);
   });

@@ -1,5 +1,5 @@
 /**
- * Which failed attempts are retried and how long to wait before the next one (SPEC 4.8).
+ * Which failed attempts are retried and how long to wait before the next one (docs/design.md §4.8).
  * One table, keyed by HTTP status (as a string) or by the error code undici / Node put on a
  * failed request. Anything not in the table is final on its first occurrence.
  */

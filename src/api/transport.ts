@@ -1,5 +1,5 @@
 /**
- * One GET with everything SPEC 4.8 asks of a request: bearer key, User-Agent, timeout, the
+ * One GET with everything docs/design.md §4.8 asks of a request: bearer key, User-Agent, timeout, the
  * client-wide concurrency gate and rate ceiling (per attempt, so retries are paced too), retries
  * per the retry table through p-retry, counters and the metrics hook.
  */

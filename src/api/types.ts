@@ -33,7 +33,7 @@ export interface Ticket {
   number: number;
   key: string;
   subject: string;
-  /** Stored as it comes: unknown statuses are not an error (SPEC 4.5). */
+  /** Stored as it comes: unknown statuses are not an error (docs/design.md §4.5). */
   status: string;
   priority: string;
   summary: string | null;

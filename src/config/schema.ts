@@ -22,7 +22,7 @@ const historySetting = z.union([
 ]);
 
 /**
- * The one configuration schema (SPEC.md section 3). Every key has its default here, and the
+ * The one configuration schema (docs/design.md §3). Every key has its default here, and the
  * description doubles as the help text in errors and in config.example.json.
  */
 export const configSchema = z

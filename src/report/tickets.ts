@@ -7,7 +7,7 @@ import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
  * full refresh). Deleted tickets are removed and not re-inserted.
  */
 
-/** 1 when the mirror holds the record's creation event, so its history is complete (SPEC 4.6). */
+/** 1 when the mirror holds the record's creation event, so its history is complete (docs/design.md §4.6). */
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
 

@@ -74,6 +74,6 @@ export async function replaceChildren(db: Db, spec: ChildTable, parentId: string
   const remove = spec.globalKey ? gone : [...gone, ...write.map((r) => r[0]).filter((k) => byKey.has(k))];
   if (!spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
   if (write.length > 0) await insertRows(db, insert, write.map(full));
-  // Messages gone upstream leave the mirror (SPEC 4.3), after the upserts as before.
+  // Messages gone upstream leave the mirror (docs/design.md §4.3), after the upserts as before.
   if (spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
 }

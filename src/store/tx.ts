@@ -48,7 +48,7 @@ export interface StoreTx {
 const iso = (v: string, what: string) => requiredTs(v, what);
 
 /**
- * Bad data must not stop the sync (SPEC 4.5): a value the store cannot hold quarantines the record.
+ * Bad data must not stop the sync (docs/design.md §4.5): a value the store cannot hold quarantines the record.
  * The upserts convert every value before their first write, so nothing partial is left behind.
  */
 async function orQuarantine(

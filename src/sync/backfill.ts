@@ -10,7 +10,7 @@ import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
-/** Persisted after every page so a crashed backfill resumes where it stopped (SPEC 4.6). */
+/** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
 export interface BackfillState {
   phase: 'deals' | 'tickets' | 'history' | 'done';
   /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */

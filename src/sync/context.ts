@@ -40,7 +40,7 @@ export const STATE = {
   reportingStale: 'reporting_stale',
 } as const;
 
-/** The persisted event window of SPEC 4.2. */
+/** The persisted event window of docs/design.md §4.2. */
 export interface WindowState {
   /** Inclusive lower bound S = watermark - lookback (null reads the whole log). */
   since: string | null;

@@ -25,7 +25,7 @@ export interface CycleResult {
 }
 
 /**
- * One incremental cycle (SPEC 4.2, 4.3): read the change log from watermark - lookback until the
+ * One incremental cycle (docs/design.md §4.2, §4.3): read the change log from watermark - lookback until the
  * last page, storing events and dirty marks with the window's position after every page, then
  * re-read every dirty record. The watermark only moves when the window's last page commits.
  */

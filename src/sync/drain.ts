@@ -14,7 +14,7 @@ export const STALE_READS_ACCEPTED_AFTER = 3;
 const BATCH = 500;
 
 /**
- * Re-reads every record in the persisted dirty set (SPEC 4.3), `concurrency` at a time under the
+ * Re-reads every record in the persisted dirty set (docs/design.md §4.3), `concurrency` at a time under the
  * client's rate ceiling. Each record commits in its own transaction, so a crash or a stop loses
  * at most the fetches in flight, and those stay dirty. A record is fetched at most once per drain:
  * a stale read stays dirty for the next cycle instead of being hammered now.

@@ -1,7 +1,7 @@
 import type { SyncContext } from './context.js';
 import { quarantineInvalid } from './quarantine.js';
 
-/** One request: pipelines carry their stages, so this refreshes both (SPEC 4.1). */
+/** One request: pipelines carry their stages, so this refreshes both (docs/design.md §4.1). */
 export async function refreshPipelines(ctx: SyncContext): Promise<void> {
   const { items, invalid } = await ctx.client.listPipelines();
   const now = ctx.now();

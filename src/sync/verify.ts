@@ -20,7 +20,7 @@ export interface VerifyResult {
 
 /**
  * Compares ids and updatedAt of every listed ticket and deal, and every pipeline's dealCount, with
- * the mirror (SPEC 2). With `repair`, the differing records are only marked dirty; the same drain
+ * the mirror (docs/design.md §2). With `repair`, the differing records are only marked dirty; the same drain
  * as `sync` re-reads them, so a repair follows every rule a sync does.
  */
 export async function runVerify(ctx: SyncContext, stats: RunStats, options: { repair: boolean }): Promise<VerifyResult> {
@@ -67,7 +67,7 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
 
   let repaired = 0;
   if (options.repair) {
-    // Quarantined records are retried by a repair even when their copy looks current (SPEC 4.5).
+    // Quarantined records are retried by a repair even when their copy looks current (docs/design.md §4.5).
     const quarantined = await store.db
       .selectFrom('quarantine')
       .select(['entity_type', 'entity_id'])

@@ -25,7 +25,7 @@ export class ExitError extends WsmirrorError {
   }
 }
 
-/** Exit codes of SPEC.md section 2. */
+/** Exit codes of docs/design.md §2. */
 export const EXIT = {
   ok: 0,
   unexpected: 1,

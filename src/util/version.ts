@@ -38,7 +38,7 @@ function readPackage(file: string): string | undefined {
   return undefined;
 }
 
-/** `wsmirror/<version>`, the User-Agent of SPEC 4.8. */
+/** `wsmirror/<version>`, the User-Agent of docs/design.md §4.8. */
 export function defaultUserAgent(): string {
   return `wsmirror/${packageVersion()}`;
 }

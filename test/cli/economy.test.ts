@@ -9,7 +9,7 @@ const PAGE_SIZE = 10;
 const LOOKBACK_S = 300;
 
 /**
- * SPEC request economy, counted from the simulator's request log: a sync of E new events that
+ * Request economy (docs/design.md §1, "frugal"), counted from the simulator's request log: a sync of E new events that
  * touch R distinct tickets and deals, with O already-mirrored events inside the lookback, makes at
  * most ceil((E + O) / pageSize) + 1 event requests, R record requests and 1 pipelines request.
  */

@@ -5,7 +5,7 @@ import { migrations } from '../../migrations/index.js';
 import { openStore, StoreError } from '../../src/store/index.js';
 import { useFreshStore } from './fixtures.js';
 
-// SPEC section 5: the public contract, column by column.
+// docs/design.md §5: the public contract, column by column.
 const CONTRACT: Record<string, string[]> = {
   tickets: ['id', 'number', 'key', 'subject', 'status', 'priority', 'summary', 'contact_id', 'assignee_id', 'team_id',
     'team_json', 'tags_json', 'fields_json', 'cc_json', 'message_count', 'first_reply_due_at', 'resolve_due_at',

@@ -4,9 +4,9 @@ import { STATE } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
 
-/** One test per rule of SPEC.md section 4, each ending in a whole-mirror comparison with the truth. */
+/** One test per rule of docs/design.md §4, each ending in a whole-mirror comparison with the truth. */
 for (const dialect of dialects)
-describe(`sync rules (SPEC 4) on ${dialect.name}`, () => {
+describe(`sync rules (docs/design.md §4) on ${dialect.name}`, () => {
   let h: Harness | null = null;
   const harness = (options: HarnessOptions = {}) => makeHarness({ ...options, dialect });
   afterEach(async () => {

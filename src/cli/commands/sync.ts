@@ -21,7 +21,7 @@ export interface CycleSummary {
   lagSeconds: number | null;
 }
 
-/** One recorded cycle with its summary log line (SPEC: one line per cycle). */
+/** One recorded cycle with its summary log line (one summary line per cycle, as the README promises). */
 export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string | null): Promise<CycleSummary> {
   const { result, stats, durationMs } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s));
   const head = result.head ?? knownHead;
