@@ -4,7 +4,7 @@
 // SOAK_MINUTES (default 30). Every 10 s it samples the WAL size, the daemon's RSS and, from its
 // /metrics, the V8 heap in use (so a growing RSS can be told apart from a growing JS heap); at the
 // end it prints the largest WAL, and RSS and heap after the first 5 minutes against their later peaks.
-// Usage: npm run build && node scripts/soak.mjs   (env SOAK_MINUTES, SOAK_ACTIVITY, SOAK_SCHEDULE)
+// Usage: npm run build && node scripts/soak.mjs   (env SOAK_MINUTES, SOAK_ACTIVITY, SOAK_SCHEDULE, SOAK_READ_MS)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,7 @@ import { startSimulator } from '../dist/src/simulator/index.js';
 const minutes = Number(process.env.SOAK_MINUTES ?? 30);
 const activity = Number(process.env.SOAK_ACTIVITY ?? 20);
 const schedule = process.env.SOAK_SCHEDULE ?? '*/5 * * * * *';
+const readEveryMs = Number(process.env.SOAK_READ_MS ?? 1000);
 const bin = fileURLToPath(new URL('../bin/wsmirror.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'wsmirror-soak-'));
 const file = join(dir, 'mirror.sqlite');
@@ -66,6 +67,8 @@ const heapMb = async () => {
 // The BI-style reader: a fresh read-only connection every second, one query, closed again.
 let reads = 0;
 let readErrors = 0;
+/** Each distinct reader error message with its count, so a rare one can be diagnosed. */
+const readErrorMessages = {};
 const reader = setInterval(() => {
   try {
     const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -73,10 +76,12 @@ const reader = setInterval(() => {
     db.prepare('select status, count(*) n from tickets group by status').all();
     db.close();
     reads++;
-  } catch {
+  } catch (err) {
     readErrors++;
+    const message = String(err?.code ?? '') + ': ' + String(err?.message ?? err);
+    readErrorMessages[message] = (readErrorMessages[message] ?? 0) + 1;
   }
-}, 1000);
+}, readEveryMs);
 
 const started = Date.now();
 const samples = [];
@@ -106,6 +111,7 @@ const summary = {
   failedCycles: failures,
   reads,
   readErrors,
+  readErrorMessages,
   maxWalMb: Number((Math.max(...samples.map((s) => s.walBytes)) / 1048576).toFixed(2)),
   finalWalMb: Number((samples.at(-1).walBytes / 1048576).toFixed(2)),
   finalDbMb: Number((samples.at(-1).dbBytes / 1048576).toFixed(2)),
