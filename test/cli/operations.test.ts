@@ -21,6 +21,15 @@ async function get(url: string): Promise<{ status: number; body: any }> {
   return { status: r.status, body: r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
 }
 
+/**
+ * /metrics once the first cycle's maintenance (checkpoint, gauges) has run: it ends the cycle's
+ * exclusive section, so every figure of that cycle is in place.
+ */
+async function metricsAfterMaintenance(base: string): Promise<string> {
+  await poll(async () => metricValue(await (await fetch(`${base}/metrics`)).text(), 'wsmirror_wal_checkpoints_total', { result: 'complete' }) >= 1);
+  return (await fetch(`${base}/metrics`)).text();
+}
+
 describe('run: health, readiness and metrics', () => {
   const sim = useSimulator({ seed: 21, tickets: 60, deals: 15 });
 
@@ -33,9 +42,7 @@ describe('run: health, readiness and metrics', () => {
     const daemon = spawnCli(['run'], env);
     await waitForOutput(daemon, /"msg":"sync cycle"/);
     const base = `http://127.0.0.1:${port}`;
-    // Maintenance (checkpoint, gauges) ends the cycle's exclusive section; wait for its mark.
-    await poll(async () => metricValue(await (await fetch(`${base}/metrics`)).text(), 'wsmirror_wal_checkpoints_total', { result: 'complete' }) >= 1);
-    const text = await (await fetch(`${base}/metrics`)).text();
+    const text = await metricsAfterMaintenance(base);
 
     expect(DOCUMENTED.length).toBeGreaterThan(15);
     for (const name of DOCUMENTED) if (!CONDITIONAL.has(name)) expect(text, name).toMatch(new RegExp(`^${name}(\\{|_bucket|_count| )`, 'm'));
@@ -91,8 +98,7 @@ describe('run: health, readiness and metrics', () => {
     const daemon = spawnCli(['run'], env);
     await waitForOutput(daemon, /"msg":"sync cycle"/);
     const base = `http://127.0.0.1:${port}`;
-    await poll(async () => metricValue(await (await fetch(`${base}/metrics`)).text(), 'wsmirror_wal_checkpoints_total', { result: 'complete' }) >= 1);
-    const text = await (await fetch(`${base}/metrics`)).text();
+    const text = await metricsAfterMaintenance(base);
     const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
     const run = db.prepare("select * from sync_runs where kind = 'sync'").get() as Record<string, number>;
     db.close();

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refreshReporting } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
-import { API_KEY, harness, type Harness } from '../sync/harness.js';
+import { callApi, harness, type Harness } from '../sync/harness.js';
 import { rows } from './oracle.js';
 import { agentDaily, dealFigures, salesAggregates, supportDaily, ticketFigures } from './truth-oracle.js';
 
@@ -18,15 +18,7 @@ for (const dialect of dialects) describe(`reporting tables against the simulator
   let now: string;
   const ids: Record<string, string> = {};
 
-  const api = async (method: string, path: string, body?: unknown): Promise<any> => {
-    const res = await fetch(`${h.sim.url}/api/v1${path}`, {
-      method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const api = (method: string, path: string, body?: unknown) => callApi(h.sim, method, path, body);
   const step = async (ms: number) => {
     await h.sync();
     h.sim.control.advanceClock(ms);

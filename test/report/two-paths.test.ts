@@ -5,7 +5,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { recordRun, runBackfill, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
-import { API_KEY, harness, type Harness } from '../sync/harness.js';
+import { callApi, harness, type Harness } from '../sync/harness.js';
 import { rows, snapshot } from './oracle.js';
 import { agentDaily, dealFigures, salesAggregates, supportDaily, ticketFigures } from './truth-oracle.js';
 
@@ -32,15 +32,7 @@ for (const dialect of dialects) describe(`same life, two paths, same figures (${
   let now: string;
   const ids: Record<string, string> = {};
 
-  const api = async (method: string, path: string, body?: unknown): Promise<any> => {
-    const res = await fetch(`${h.sim.url}/api/v1${path}`, {
-      method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const json = await res.json();
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json;
-  };
+  const api = (method: string, path: string, body?: unknown) => callApi(h.sim, method, path, body);
   const wait = (ms: number) => h.sim.control.advanceClock(ms);
   const step = async (ms: number) => {
     await h.sync();

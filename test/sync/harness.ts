@@ -33,6 +33,18 @@ export interface HarnessOptions {
   dialect?: Dialect;
 }
 
+/** One call to the simulator's public API as a user would make it (JSON in and out); throws on a status of 300 or more. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function callApi(sim: Simulator, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(`${sim.url}/api/v1${path}`, {
+    method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const json: unknown = await res.json();
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
 /** A simulator, a fresh SQLite mirror and a sync context wired to both, over real HTTP. */
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const sim = await startSimulator({ seed: 7, tickets: 40, deals: 15, control: true, apiKeys: { [API_KEY]: '' }, ...options.sim });
