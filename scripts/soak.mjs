@@ -6,7 +6,7 @@
 // end it prints the largest WAL, and RSS and heap after the first 5 minutes against their later peaks.
 // Usage: npm run build && node scripts/soak.mjs   (env SOAK_MINUTES, SOAK_ACTIVITY, SOAK_SCHEDULE, SOAK_READ_MS)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,22 +54,37 @@ const rssMb = () => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
-const heapMb = async () => {
+/** From the daemon's /metrics: V8 heap used and committed, and memory outside the heap (MB). */
+const memoryMb = async () => {
+  const pick = (text, name) => {
+    const m = new RegExp(`^wsmirror_process_${name} (\\S+)$`, 'm').exec(text);
+    return m ? Number((Number(m[1]) / 1048576).toFixed(1)) : NaN;
+  };
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const m = /^wsmirror_process_nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
-    return m ? Number((Number(m[1]) / 1048576).toFixed(1)) : NaN;
+    return { heapMb: pick(text, 'nodejs_heap_size_used_bytes'), heapTotalMb: pick(text, 'nodejs_heap_size_total_bytes'), externalMb: pick(text, 'nodejs_external_memory_bytes') };
   } catch {
-    return NaN;
+    return { heapMb: NaN, heapTotalMb: NaN, externalMb: NaN };
   }
 };
 
+const started = Date.now();
 // The BI-style reader: a fresh read-only connection every second, one query, closed again.
 let reads = 0;
 let readErrors = 0;
+/** Reads attempted before the daemon had created the mirror file: expected to fail, counted apart. */
+let readsBeforeMirror = 0;
+let readErrorsBeforeFirstCycle = 0;
+/** Seconds since the start of the first and last reader error, to tell start-up from steady state. */
+let firstReadErrorS = null;
+let lastReadErrorS = null;
 /** Each distinct reader error message with its count, so a rare one can be diagnosed. */
 const readErrorMessages = {};
 const reader = setInterval(() => {
+  if (!existsSync(file)) {
+    readsBeforeMirror++;
+    return;
+  }
   try {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     db.pragma('busy_timeout = 2000');
@@ -77,17 +92,22 @@ const reader = setInterval(() => {
     db.close();
     reads++;
   } catch (err) {
-    readErrors++;
+    // Before the first cycle the daemon is still migrating and backfilling: a reader can find no
+    // tables yet. Counted apart, so the steady-state figure is what a BI tool sees later.
+    if (cycles === 0) readErrorsBeforeFirstCycle++;
+    else readErrors++;
+    const at = Number(((Date.now() - started) / 1000).toFixed(1));
+    firstReadErrorS ??= at;
+    lastReadErrorS = at;
     const message = String(err?.code ?? '') + ': ' + String(err?.message ?? err);
     readErrorMessages[message] = (readErrorMessages[message] ?? 0) + 1;
   }
 }, readEveryMs);
 
-const started = Date.now();
 const samples = [];
 await new Promise((resolve) => {
   const sampler = setInterval(async () => {
-    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), heapMb: await heapMb(), cycles };
+    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), ...(await memoryMb()), cycles };
     samples.push(s);
     console.log(JSON.stringify(s));
     if (Date.now() - started >= minutes * 60_000) {
@@ -101,6 +121,21 @@ daemon.kill('SIGTERM');
 const code = await new Promise((r) => daemon.on('close', r));
 await sim.close();
 
+const median = (xs) => {
+  if (xs.length === 0) return null;
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+/** Least-squares slope of a sampled field, in MB per 10 minutes. */
+const slopePer10Min = (rows, field) => {
+  const pts = rows.filter((r) => Number.isFinite(r[field]));
+  if (pts.length < 2) return null;
+  const mx = pts.reduce((a, r) => a + r.minute, 0) / pts.length;
+  const my = pts.reduce((a, r) => a + r[field], 0) / pts.length;
+  const num = pts.reduce((a, r) => a + (r.minute - mx) * (r[field] - my), 0);
+  const den = pts.reduce((a, r) => a + (r.minute - mx) ** 2, 0);
+  return Number(((num / den) * 10).toFixed(2));
+};
 const after5 = samples.filter((s) => s.minute >= 5);
 const rssAt5 = after5[0]?.rssMb ?? NaN;
 const summary = {
@@ -112,12 +147,20 @@ const summary = {
   reads,
   readErrors,
   readErrorMessages,
+  readsBeforeMirror,
+  readErrorsBeforeFirstCycle,
+  firstReadErrorS,
+  lastReadErrorS,
   maxWalMb: Number((Math.max(...samples.map((s) => s.walBytes)) / 1048576).toFixed(2)),
   finalWalMb: Number((samples.at(-1).walBytes / 1048576).toFixed(2)),
   finalDbMb: Number((samples.at(-1).dbBytes / 1048576).toFixed(2)),
   rssAt5MinMb: rssAt5,
   rssMaxAfter5MinMb: Math.max(...after5.map((s) => s.rssMb)),
   rssFinalMb: samples.at(-1).rssMb,
+  rssMedian5to10MinMb: median(samples.filter((s) => s.minute >= 5 && s.minute < 10).map((s) => s.rssMb)),
+  rssMedianLast5MinMb: median(samples.filter((s) => s.minute >= minutes - 5).map((s) => s.rssMb)),
+  rssSlopeMbPer10MinAfter5: slopePer10Min(after5, 'rssMb'),
+  heapTotalSlopeMbPer10MinAfter5: slopePer10Min(after5, 'heapTotalMb'),
   heapAt5MinMb: after5[0]?.heapMb ?? NaN,
   heapMaxAfter5MinMb: Math.max(...after5.map((s) => s.heapMb)),
   heapFinalMb: samples.at(-1).heapMb,
