@@ -144,7 +144,7 @@ export const configSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['tickOverlapSeconds'],
-        message: `must be at most lookbackSeconds (${c.lookbackSeconds}): the full lookback re-read covers the tick overlap`,
+        message: `must be at most lookbackSeconds (${c.lookbackSeconds}), since a full window re-reads the tick overlap too: lower tickOverlapSeconds or raise lookbackSeconds`,
       });
     }
   });
