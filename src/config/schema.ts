@@ -42,7 +42,27 @@ export const configSchema = z
       .default('./data/mirror.sqlite')
       .describe('a file path (SQLite) or a postgres:// URL'),
     schedule: cronPattern('the sync schedule').default('*/30 * * * * *').describe('croner pattern (with seconds) for `run`'),
-    lookbackSeconds: z.number().int().min(0).max(86_400).default(300).describe('overlap re-read at the start of every window'),
+    lookbackSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(300)
+      .describe('how late an event may become visible and still be caught: a full window re-reads this much before the watermark'),
+    tickOverlapSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(5)
+      .describe('overlap every window re-reads before the watermark; events visible late by up to this are caught by the next cycle (at most lookbackSeconds)'),
+    fullLookbackEverySeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(300)
+      .describe('how often a window re-reads the full lookback (0: every window); an event late by up to lookbackSeconds is caught within this plus one schedule period'),
     pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),
     maxRequestsPerSecond: z
@@ -118,7 +138,16 @@ export const configSchema = z
       .default('none')
       .describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.tickOverlapSeconds > c.lookbackSeconds) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tickOverlapSeconds'],
+        message: `must be at most lookbackSeconds (${c.lookbackSeconds}), since a full window re-reads the tick overlap too: lower tickOverlapSeconds or raise lookbackSeconds`,
+      });
+    }
+  });
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 export type ConfigInput = z.input<typeof configSchema>;

@@ -8,7 +8,8 @@ export interface SyncContext {
   readonly store: Store;
   readonly client: ApiClient;
   readonly logger: Logger;
-  readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'> & Partial<Pick<Config, 'stallTimeoutMs'>>;
+  readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'> &
+    Partial<Pick<Config, 'stallTimeoutMs' | 'tickOverlapSeconds' | 'fullLookbackEverySeconds'>>;
   /**
    * Graceful stop (first SIGTERM): checked between pages, so the page in flight commits and the
    * next start resumes at the persisted cursor. Hard aborts go through the client's own signal.
@@ -36,18 +37,26 @@ export const STATE = {
   window: 'window',
   backfill: 'backfill',
   lastCycle: 'last_cycle',
+  /** When the last full-lookback window started and from which watermark (src/sync/window.ts). */
+  lookback: 'lookback',
   /** Set when a reporting refresh failed: the next one rebuilds everything. */
   reportingStale: 'reporting_stale',
 } as const;
 
 /** The persisted event window of docs/design.md §4.2. */
 export interface WindowState {
-  /** Inclusive lower bound S = watermark - lookback (null reads the whole log). */
+  /** Inclusive lower bound S = watermark − overlap (null reads the whole log); see src/sync/window.ts. */
   since: string | null;
   /** The next cursor to read; null means the window starts at its first page. */
   cursor: string | null;
   /** Highest occurredAt seen in the window so far (starts at the old watermark). */
   maxOccurredAt: string | null;
+  /**
+   * Set on a window that re-reads the full lookback: when it started (local clock) and the
+   * watermark it started from. Its last page records both as the lookback state. Absent on a tick
+   * window, and on a window saved before this field existed (which then counts as a tick).
+   */
+  full?: { startedAt: string; watermark: string | null };
 }
 
 export function laterOf(a: string | null, b: string | null): string | null {

@@ -1,6 +1,6 @@
 import { CursorRejectedError, PagingError, PagingGuard, type Page, type WorkspaceEvent } from '../api/index.js';
 import { WsmirrorError } from '../util/errors.js';
-import { shiftIso, toIsoTimestamp } from '../util/time.js';
+import { toIsoTimestamp } from '../util/time.js';
 import { laterOf, STATE, type SyncContext, type WindowState } from './context.js';
 import { drainDirty } from './drain.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
@@ -11,10 +11,16 @@ import { refreshReports } from './reporting.js';
 import type { BackfillState } from './backfill.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
+import { planWindow, type LookbackState } from './window.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
 const MAX_CURSOR_RESTARTS = 3;
+/** Drained records checked for a version newer than the watermark; enough to see a busy upstream. */
+const NEWER_CHECK_LIMIT = 2000;
+
+/** Why a cycle ended with the upstream likely ahead of the mirror (see CycleResult.behind). */
+export type BehindReason = 'resumed-window' | 'mid-window-drain' | 'newer-records';
 
 export interface CycleResult {
   /** Newest event upstream as seen on the window's first page (null when unknown or empty log). */
@@ -22,12 +28,24 @@ export interface CycleResult {
   watermark: string | null;
   /** True when a graceful stop ended the window early; the cursor is persisted. */
   stopped: boolean;
+  /** True when the window re-read the full lookback, not just the tick overlap (src/sync/window.ts). */
+  fullLookback: boolean;
+  /**
+   * True when the cycle has evidence that the upstream is already ahead of what it read, so `run`
+   * starts the next cycle at once instead of waiting for the schedule (docs/sync.md, "Catch-up"):
+   * the window resumed a saved cursor (nothing newer than its start was read), it stopped to drain
+   * mid-window (its head aged meanwhile), or a drained record came back newer than the watermark
+   * (it changed again after the window was read). Never true for a stopped cycle.
+   */
+  behind: boolean;
+  behindReason: BehindReason | null;
 }
 
 /**
- * One incremental cycle (docs/design.md §4.2, §4.3): read the change log from watermark - lookback until the
- * last page, storing events and dirty marks with the window's position after every page, then
- * re-read every dirty record. The watermark only moves when the window's last page commits.
+ * One incremental cycle (docs/design.md §4.2, §4.3): read the change log from watermark − overlap
+ * until the last page (src/sync/window.ts picks the overlap), storing events and dirty marks with
+ * the window's position after every page, then re-read every dirty record. The watermark only
+ * moves when the window's last page commits.
  */
 export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<CycleResult> {
   const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
@@ -47,22 +65,42 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
 }
 
 async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog): Promise<CycleResult> {
-  const { store, client, logger } = ctx;
+  const { store } = ctx;
   await refreshPipelines(ctx);
   watchdog.check();
 
   const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
-  let window: WindowState = (await store.getState<WindowState>(STATE.window)) ?? newWindow(watermark, ctx.config.lookbackSeconds);
+  const saved = (await store.getState<WindowState>(STATE.window)) ?? null;
+  const lookback = (await store.getState<LookbackState>(STATE.lookback)) ?? null;
+  const start = saved ?? planWindow(watermark, lookback, ctx.config, ctx.now());
+  const read = await readWindow(ctx, stats, watchdog, start);
+
+  if (!read.stopped) await drainDirty(ctx, stats);
+  watchdog.check();
+  await refreshReports(ctx, stats, stats.changed);
+  const newWatermark = read.stopped ? watermark : read.window.maxOccurredAt;
+  const reason = read.stopped ? null : await behindReason(ctx, stats, saved !== null, read.midWindowDrain, newWatermark);
+  return { head: read.head, watermark: newWatermark, stopped: read.stopped, fullLookback: start.full !== undefined, behind: reason !== null, behindReason: reason };
+}
+
+interface WindowRead {
+  window: WindowState;
+  head: string | null;
+  stopped: boolean;
+  midWindowDrain: boolean;
+}
+
+/** Pages the window to its end (or a graceful stop), committing each page with the window's position. */
+async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog, start: WindowState): Promise<WindowRead> {
+  const { store, client, logger } = ctx;
+  let window = start;
   let head: string | null = null;
   let restarts = 0;
-  let stopped = false;
+  let midWindowDrain = false;
   let guard = newGuard(window);
 
   for (;;) {
-    if (ctx.stopSignal.aborted) {
-      stopped = true;
-      break;
-    }
+    if (ctx.stopSignal.aborted) return { window, head, stopped: true, midWindowDrain };
     let page: Page<WorkspaceEvent>;
     try {
       page = await client.eventsPage({ since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
@@ -85,43 +123,73 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
     ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
 
     const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
-    const last = page.nextCursor === null;
-    const next: WindowState = { since: window.since, cursor: page.nextCursor, maxOccurredAt };
-    const now = ctx.now();
-    const mirrored = await mirroredUpdatedAt(ctx, events);
-    const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
-    // Counters are updated after the commit: a transaction may be run again (PostgreSQL deadlock).
-    const newCount = await store.transaction(async (tx) => {
-      const { newIds } = await tx.insertEvents(events, now);
-      await quarantineInvalid(tx, page.invalid.filter((i) => i.entityType !== 'event'), now);
-      const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
-      const fresh = events.filter((e) => newIds.has(e.id));
-      for (const e of fresh) {
-        if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
-          await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
-        }
-      }
-      await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
-      if (last) {
-        await tx.setState(STATE.watermark, maxOccurredAt);
-        await tx.setState(STATE.window, null);
-      } else {
-        await tx.setState(STATE.window, next);
-      }
-      return newIds.size;
-    });
+    const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt };
+    const newCount = await commitPage(ctx, page, events, rejected, next);
     watchdog.progress();
     stats.eventsNew += newCount;
     stats.quarantined += rejected.length;
     window = next;
-    if (last) break;
-    if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) await drainDirty(ctx, stats);
+    if (next.cursor === null) return { window, head, stopped: false, midWindowDrain };
+    if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) {
+      midWindowDrain = true;
+      await drainDirty(ctx, stats);
+    }
   }
+}
 
-  if (!stopped) await drainDirty(ctx, stats);
-  watchdog.check();
-  await refreshReports(ctx, stats, stats.changed);
-  return { head, watermark: stopped ? watermark : window.maxOccurredAt, stopped };
+/**
+ * One transaction per page: its events, deletions, dirty marks and the window's position; the
+ * last page (next.cursor null) moves the watermark instead, and a full window's last page records
+ * the lookback state. Returns how many events were new. Counters are updated by the caller after
+ * the commit: a transaction may be run again (PostgreSQL deadlock).
+ */
+async function commitPage(ctx: SyncContext, page: Page<WorkspaceEvent>, events: WorkspaceEvent[], rejected: RejectedEvent[], next: WindowState): Promise<number> {
+  const now = ctx.now();
+  const mirrored = await mirroredUpdatedAt(ctx, events);
+  const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
+  return ctx.store.transaction(async (tx) => {
+    const { newIds } = await tx.insertEvents(events, now);
+    await quarantineInvalid(tx, page.invalid.filter((i) => i.entityType !== 'event'), now);
+    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
+    const fresh = events.filter((e) => newIds.has(e.id));
+    for (const e of fresh) {
+      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
+        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+      }
+    }
+    await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
+    if (next.cursor === null) {
+      await tx.setState(STATE.watermark, next.maxOccurredAt);
+      await tx.setState(STATE.window, null);
+      if (next.full) await tx.setState(STATE.lookback, { lastFullAt: next.full.startedAt, anchor: next.full.watermark } satisfies LookbackState);
+    } else {
+      await tx.setState(STATE.window, next);
+    }
+    return newIds.size;
+  });
+}
+
+async function behindReason(ctx: SyncContext, stats: RunStats, resumed: boolean, midWindowDrain: boolean, watermark: string | null): Promise<BehindReason | null> {
+  if (resumed) return 'resumed-window';
+  if (midWindowDrain) return 'mid-window-drain';
+  return (await drainedNewer(ctx, stats, watermark)) ? 'newer-records' : null;
+}
+
+/**
+ * Whether a record this cycle wrote is newer than the watermark: it changed again after the window
+ * was read, so the change log already holds an event this cycle did not read. Free of requests;
+ * only the first NEWER_CHECK_LIMIT records are looked at.
+ */
+async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string | null): Promise<boolean> {
+  if (watermark === null) return false;
+  const refs = [
+    ...[...stats.changed.tickets].map((entityId) => ({ entityType: 'ticket' as const, entityId })),
+    ...[...stats.changed.deals].map((entityId) => ({ entityType: 'deal' as const, entityId })),
+  ].slice(0, NEWER_CHECK_LIMIT);
+  if (refs.length === 0) return false;
+  const mark = Date.parse(watermark);
+  for (const updatedAt of (await ctx.store.mirroredUpdatedAt(refs)).values()) if (Date.parse(updatedAt) > mark) return true;
+  return false;
 }
 
 function newGuard(window: WindowState): PagingGuard {
@@ -164,14 +232,6 @@ async function alreadyQuarantined(ctx: SyncContext, invalid: Page<WorkspaceEvent
   const ids = [...rejected.flatMap((r) => (r.id === null ? [] : [r.id])), ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!)];
   if (ids.length === 0) return new Set();
   return quarantinedEventIds(ctx.store, ids);
-}
-
-function newWindow(watermark: string | null, lookbackSeconds: number): WindowState {
-  return {
-    since: watermark === null ? null : shiftIso(watermark, -lookbackSeconds * 1000),
-    cursor: null,
-    maxOccurredAt: watermark,
-  };
 }
 
 function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {

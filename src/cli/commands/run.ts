@@ -1,9 +1,10 @@
 import { Cron } from 'croner';
 import { AuthRejectedError } from '../../api/index.js';
+import { CatchUpPolicy, MAX_CATCH_UP_CYCLES } from '../../daemon/catch-up.js';
 import { DaemonMetrics, HealthTracker, maintainMirror, startHealthServer } from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type SyncContext, type SyncHooks } from '../../sync/index.js';
+import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type CycleResult, type SyncContext, type SyncHooks } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, openLockedMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
@@ -11,7 +12,8 @@ import { syncOnce } from './sync.js';
 
 /**
  * `wsmirror run`: wait for the writer lock (hot standby), migrate, backfill an empty mirror, then
- * one sync per schedule tick. A tick that finds work still running is skipped, not queued. The
+ * one sync per schedule tick. A tick that finds work still running is skipped; the cycle that was
+ * running is then followed at once, as is one that ends behind the upstream (bounded). The
  * first SIGTERM stops the schedule and lets the page in flight commit; a second one exits at once.
  */
 export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<void> {
@@ -113,38 +115,35 @@ function progressHooks(metrics: DaemonMetrics, progress: () => void): SyncHooks 
   };
 }
 
-/** The first cycle at once, then one per tick, plus the nightly reconcile; returns after the stop. */
+/**
+ * The first cycle at once, then one per tick, plus the nightly reconcile; returns after the stop.
+ * A sync cycle that ends behind the upstream, or that overran a tick, is followed at once, within
+ * the bounds of CatchUpPolicy (docs/sync.md, "Catch-up").
+ */
 async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext, metrics: DaemonMetrics, health: HealthTracker, fail: { error: unknown }): Promise<void> {
   const { config, logger } = res;
-  let running: Promise<void> | null = null;
-  const exclusive = (name: string, work: () => Promise<void>) => {
-    if (running) {
-      metrics.cycle('skipped');
-      logger.debug({ name }, 'tick skipped: the previous cycle is still running');
-      return running;
-    }
-    health.cycleStarted();
-    running = work()
-      .then(() => health.cycleEnded({ ok: true }))
-      .catch((err: unknown) => {
-        if (err instanceof AuthRejectedError) {
-          fail.error = err;
-          life.stop.abort(err);
-          return;
-        }
-        health.cycleEnded({ ok: false, error: (err as Error).message, code: (err as { code?: unknown }).code as string | undefined });
-        metrics.cycle('failed');
-        logger.error({ err, consecutiveFailures: health.state.consecutiveFailures }, `${name} failed; the next tick retries from the same watermark`);
-      })
-      // Inside the exclusive section: the checkpoint must not land in the middle of a transaction.
-      .then(() => maintain(ctx, res, metrics))
-      .catch((err: unknown) => logger.warn({ err }, 'mirror maintenance failed; the next cycle retries'))
-      .finally(() => {
-        running = null;
+  const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
+  const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
+  const catchUp = new CatchUpPolicy();
+  const cycle = async (): Promise<void> => {
+    while (!life.stop.signal.aborted) {
+      work.tickMissed = false;
+      const out: { result: CycleResult | null } = { result: null };
+      const started = exclusive('sync', async () => {
+        out.result = await syncCycle(ctx, res.logger, res.config.history, metrics, health);
       });
-    return running;
+      if (!started) return;
+      const ok = await started;
+      const behind = out.result?.stopped === false ? out.result.behindReason : null;
+      const decision = catchUp.after({ ok: ok && out.result !== null, behind, tickMissed: work.tickMissed });
+      if (life.stop.signal.aborted) return;
+      if (decision.next === 'schedule') {
+        if (decision.capped) logger.info({ reason: decision.reason, cycles: MAX_CATCH_UP_CYCLES }, 'still behind after the catch-up cycles allowed in a row; the next cycle waits for the schedule');
+        return;
+      }
+      logger.info({ reason: decision.reason, streak: decision.streak }, 'catching up: starting the next cycle at once');
+    }
   };
-  const cycle = () => exclusive('sync', () => syncCycle(ctx, res.logger, res.config.history, metrics, health));
   if (!life.stop.signal.aborted) await cycle();
   const syncJob = new Cron(config.schedule, () => void cycle());
   const reconcileJob = new Cron(config.reconcileSchedule, () =>
@@ -164,14 +163,67 @@ async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext,
   });
   syncJob.stop();
   reconcileJob.stop();
-  await running;
+  await work.running;
+}
+
+/** One piece of work at a time (sync or reconcile); a tick that finds work running is skipped and noted. */
+class ExclusiveWork {
+  running: Promise<boolean> | null = null;
+  /** Set when a sync tick was skipped; the scheduler clears it before each cycle. */
+  tickMissed = false;
+
+  constructor(
+    private readonly res: Resources,
+    private readonly life: Lifecycle,
+    private readonly ctx: SyncContext,
+    private readonly metrics: DaemonMetrics,
+    private readonly health: HealthTracker,
+    private readonly fail: { error: unknown },
+  ) {}
+
+  /** Null when other work is running (the tick is skipped); else resolves true when the work succeeded. */
+  run(name: string, work: () => Promise<void>): Promise<boolean> | null {
+    const { logger } = this.res;
+    if (this.running) {
+      if (name === 'sync') this.tickMissed = true;
+      this.metrics.cycle('skipped');
+      logger.debug({ name }, 'tick skipped: the previous cycle is still running');
+      return null;
+    }
+    this.health.cycleStarted();
+    this.running = work()
+      .then(() => {
+        this.health.cycleEnded({ ok: true });
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err instanceof AuthRejectedError) {
+          this.fail.error = err;
+          this.life.stop.abort(err);
+          return false;
+        }
+        this.health.cycleEnded({ ok: false, error: (err as Error).message, code: (err as { code?: unknown }).code as string | undefined });
+        this.metrics.cycle('failed');
+        logger.error({ err, consecutiveFailures: this.health.state.consecutiveFailures }, `${name} failed; the next tick retries from the same watermark`);
+        return false;
+      })
+      // Inside the exclusive section: the checkpoint must not land in the middle of a transaction.
+      .then(async (ok) => {
+        await maintain(this.ctx, this.res, this.metrics).catch((err: unknown) => logger.warn({ err }, 'mirror maintenance failed; the next cycle retries'));
+        return ok;
+      })
+      .finally(() => {
+        this.running = null;
+      });
+    return this.running;
+  }
 }
 
 /**
  * One tick: backfill while the mirror's backfill is unfinished (a failed or interrupted one
  * resumes from its persisted cursor), then sync.
  */
-async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
+async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<CycleResult | null> {
   const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
@@ -195,7 +247,7 @@ async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['c
     }
     const after = await ctx.store.getState<BackfillState>(STATE.backfill);
     if (after?.phase === 'done') health.state.backfill = null;
-    if (ctx.stopSignal.aborted) return;
+    if (ctx.stopSignal.aborted) return null;
   }
   const summary = await syncOnce(ctx, 'sync', null);
   metrics.observeDuration('sync', summary.durationMs / 1000);
@@ -204,6 +256,7 @@ async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['c
   // tell how far behind it is (docs/operations.md).
   metrics.lag.set(summary.lagSeconds ?? Number.NaN);
   metrics.cycle(summary.result.stopped ? 'aborted' : 'success', summary.stats);
+  return summary.result;
 }
 
 /** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */

@@ -42,6 +42,8 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
       durationMs,
       lagSeconds,
       watermark: result.watermark,
+      fullLookback: result.fullLookback,
+      behind: result.behindReason,
     },
     result.stopped ? 'sync cycle stopped early' : 'sync cycle',
   );

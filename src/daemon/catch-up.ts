@@ -1,0 +1,52 @@
+import type { BehindReason } from '../sync/index.js';
+
+/** Default bound on back-to-back catch-up cycles before `run` waits for its schedule again. */
+export const MAX_CATCH_UP_CYCLES = 5;
+
+export type CatchUpReason = BehindReason | 'tick-missed';
+
+/** What one finished cycle tells the scheduler. */
+export interface CycleEnd {
+  /** False for a failed cycle: it is never followed at once, so a failing upstream cannot spin it. */
+  ok: boolean;
+  /** The cycle's own evidence that the upstream is ahead (CycleResult.behindReason), or null. */
+  behind: BehindReason | null;
+  /** A schedule tick fell due (and was skipped) while the cycle ran. */
+  tickMissed: boolean;
+}
+
+export type CatchUpDecision =
+  | { next: 'now'; reason: CatchUpReason; streak: number }
+  | { next: 'schedule'; reason: CatchUpReason | null; capped: boolean };
+
+/**
+ * When `run` starts the next cycle at once instead of at the next tick (docs/sync.md, "Catch-up").
+ * A tick missed while the cycle ran is made up at once: that cycle was due anyway, so this never
+ * runs faster than the schedule. A cycle that says it is behind is followed at once at most `max`
+ * times in a row; a hostile upstream that always looks ahead then costs `max` extra cycles per tick,
+ * never a hot loop. A failed cycle, or one not behind, ends the streak.
+ */
+export class CatchUpPolicy {
+  private streak = 0;
+
+  /** @param max back-to-back catch-up cycles allowed (default {@link MAX_CATCH_UP_CYCLES}). */
+  constructor(private readonly max = MAX_CATCH_UP_CYCLES) {}
+
+  after(end: CycleEnd): CatchUpDecision {
+    if (!end.ok) {
+      this.streak = 0;
+      return { next: 'schedule', reason: null, capped: false };
+    }
+    if (end.tickMissed) return { next: 'now', reason: 'tick-missed', streak: this.streak };
+    if (end.behind === null) {
+      this.streak = 0;
+      return { next: 'schedule', reason: null, capped: false };
+    }
+    if (this.streak >= this.max) {
+      this.streak = 0;
+      return { next: 'schedule', reason: end.behind, capped: true };
+    }
+    this.streak++;
+    return { next: 'now', reason: end.behind, streak: this.streak };
+  }
+}
