@@ -53,6 +53,9 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     db,
     readonly,
     label: path,
+    // SQLite serialises transactions on the one connection: none is ever rolled back for another.
+    isRetryable: () => false,
+    isRefusedValue: (err) => (err as { code?: unknown } | null)?.code === 'SQLITE_TOOBIG',
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
       return acquireSqliteLock(path, opts, fileMode);
