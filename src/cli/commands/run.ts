@@ -1,31 +1,27 @@
 import { Cron } from 'croner';
-import { AuthRejectedError } from '../../api/index.js';
-import { DaemonMetrics, HealthTracker, maintainMirror, startHealthServer } from '../../daemon/index.js';
+import { AuthRejectedError, type ApiClient } from '../../api/index.js';
+import { DaemonTelemetry, maintainMirror, startHealthServer, type DaemonMetrics, type HealthTracker } from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type SyncContext, type SyncHooks } from '../../sync/index.js';
+import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type SyncContext } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, openLockedMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { openWriterSession } from '../session.js';
 import { syncOnce } from './sync.js';
+import type { SecretRedactor } from '../secrets.js';
 
 /**
  * `wsmirror run`: wait for the writer lock (hot standby), migrate, backfill an empty mirror, then
  * one sync per schedule tick. A tick that finds work still running is skipped, not queued. The
  * first SIGTERM stops the schedule and lets the page in flight commit; a second one exits at once.
  */
-export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<void> {
-  const res = loadResources(flags, secrets);
+export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {
+  const res = loadResources(flags, redactor);
   const { config, logger } = res;
   const life = new Lifecycle();
-  let mirror: Store | null = null;
-  const metrics = new DaemonMetrics(() => mirror?.fileSizes() ?? null);
-  const health = new HealthTracker(config.schedule, config.stallTimeoutMs);
-  // The progress signal: liveness and its gauge move with every answered request and committed page or record.
-  const progress = () => {
-    health.progress();
-    metrics.lastProgress.set(Date.now() / 1000);
-  };
+  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
+  const { metrics, health } = telemetry;
   const fail = { error: null as unknown };
   try {
     life.handleSignals({
@@ -40,17 +36,12 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
       const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health, logger });
       life.defer(() => server.close());
     }
-    const client = openClient(res, life, (e) => {
-      metrics.request(e);
-      if (e.status !== null && e.status >= 200 && e.status < 300) progress();
-    });
-    await client.eventsPage({ limit: 1 }); // a rejected key stops here, before anything is written
-    metrics.leader.set(0);
-    const opened = await takeWriterLock(res, life, health, metrics, fail, (store) => (mirror = store));
-    if (!opened || life.stop.signal.aborted) return;
-    const { store } = opened;
+    const client = openClient(res, life, (e) => telemetry.request(e));
+    telemetry.leader(false);
+    const store = await standByForLock(res, life, client, telemetry, fail);
+    if (!store || life.stop.signal.aborted) return;
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
-    const ctx = syncContext(res, store, client, life, progressHooks(metrics, progress));
+    const ctx = syncContext(res, store, client, life, telemetry.hooks());
     await scheduleCycles(res, life, ctx, metrics, health, fail);
     logger.info('stopped');
   } finally {
@@ -59,58 +50,36 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
   if (fail.error) throw fail.error;
 }
 
-/** Waits as a hot standby; null when stopped while waiting (a clean exit for `docker stop`). */
-async function takeWriterLock(
-  res: Resources,
-  life: Lifecycle,
-  health: HealthTracker,
-  metrics: DaemonMetrics,
-  fail: { error: unknown },
-  onOpen: (store: Store) => void,
-): Promise<{ store: Store } | null> {
+/**
+ * The writer session of the daemon: waits as a hot standby until the lock is free; null when
+ * stopped while waiting (a clean exit for `docker stop`). A lost lock stops the daemon at once.
+ */
+async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient, telemetry: DaemonTelemetry, fail: { error: unknown }): Promise<Store | null> {
   try {
-    const opened = await openLockedMirror(
-      res,
-      life,
-      { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
-      (store, lock) => {
-        onOpen(store);
+    const { store } = await openWriterSession(res, life, {
+      client, // a rejected key stops at its probe, before anything is written
+      lock: { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
+      onLockHeld: (opened, lock) => {
+        telemetry.attach(opened);
         // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
         // already be writing, so this one must stop at once rather than write alongside it.
-        lock.lost.addEventListener(
-          'abort',
-          () => {
-            health.state.lockLost = true;
-            metrics.leader.set(0);
-            fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
-            life.stop.abort(fail.error);
-            life.abort.abort(fail.error);
-          },
-          { once: true },
-        );
-        if (health.state.role !== 'stopping') health.state.role = 'writer';
-        metrics.leader.set(1);
+        lock.lost.addEventListener('abort', () => lockLost(life, telemetry, fail), { once: true });
+        telemetry.leader(true);
       },
-    );
-    return opened;
+    });
+    return store;
   } catch (err) {
     if (err instanceof StoreError && err.code === 'LOCK_ABORTED' && life.stop.signal.aborted) return null;
     throw err;
   }
 }
 
-function progressHooks(metrics: DaemonMetrics, progress: () => void): SyncHooks {
-  return {
-    onRecord: (type, outcome) => {
-      metrics.record(type, outcome);
-      progress();
-    },
-    onPage: (kind, info) => {
-      if (kind === 'events') metrics.eventsRead(info.items + info.invalid);
-      if (kind === 'history') metrics.eventsRead(info.items);
-      progress();
-    },
-  };
+function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: unknown }): void {
+  telemetry.health.state.lockLost = true;
+  telemetry.leader(false);
+  fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
+  life.stop.abort(fail.error);
+  life.abort.abort(fail.error);
 }
 
 /** The first cycle at once, then one per tick, plus the nightly reconcile; returns after the stop. */

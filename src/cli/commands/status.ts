@@ -5,6 +5,7 @@ import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
+import type { SecretRedactor } from '../secrets.js';
 
 export interface StatusReport {
   database: string;
@@ -26,8 +27,8 @@ export interface StatusReport {
 }
 
 /** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
-export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, secrets: string[]): Promise<void> {
-  const { res, life, store } = await openReader(flags, secrets);
+export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, redactor: SecretRedactor): Promise<void> {
+  const { res, life, store } = await openReader(flags, redactor);
   try {
     const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
     const backfill = (await store.getState<BackfillState>(STATE.backfill)) ?? null;

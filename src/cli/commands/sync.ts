@@ -1,9 +1,10 @@
 import { recordRun, runSyncCycle, STATE, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
+import type { SecretRedactor } from '../secrets.js';
 
-export async function syncCommand(flags: GlobalFlags, secrets: string[]): Promise<void> {
-  const session = await openWriter(flags, { waitForLock: false, secrets });
+export async function syncCommand(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {
+  const session = await openWriter(flags, redactor);
   try {
     const summary = await syncOnce(session.ctx, 'sync', session.head);
     process.stdout.write(
