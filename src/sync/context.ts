@@ -40,15 +40,7 @@ export const STATE = {
   reportingStale: 'reporting_stale',
 } as const;
 
-/** The persisted event window of docs/design.md §4.2. */
-export interface WindowState {
-  /** Inclusive lower bound S = watermark - lookback (null reads the whole log). */
-  since: string | null;
-  /** The next cursor to read; null means the window starts at its first page. */
-  cursor: string | null;
-  /** Highest occurredAt seen in the window so far (starts at the old watermark). */
-  maxOccurredAt: string | null;
-}
+export type { WindowState } from './state.js';
 
 export function laterOf(a: string | null, b: string | null): string | null {
   if (a === null) return b;

@@ -1,5 +1,15 @@
 export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
-export { STATE, type RecordOutcome, type SyncContext, type SyncHooks, type WindowState } from './context.js';
+export { STATE, type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
+export {
+  isBackfilled,
+  readBackfill,
+  readLastCycle,
+  readWatermark,
+  readWindow,
+  recordLastCycle,
+  type LastCycle,
+  type WindowState,
+} from './state.js';
 export { runSyncCycle, MID_WINDOW_DRAIN_THRESHOLD, type CycleResult } from './cycle.js';
 export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
 export { refreshPipelines } from './pipelines.js';

@@ -3,7 +3,7 @@ import { AuthRejectedError, type ApiClient } from '../../api/index.js';
 import { DaemonTelemetry, maintainMirror, startHealthServer, type DaemonMetrics, type HealthTracker } from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type SyncContext } from '../../sync/index.js';
+import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type SyncContext } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
@@ -141,7 +141,7 @@ async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext,
  * resumes from its persisted cursor), then sync.
  */
 async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
-  const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
+  const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
     metrics.backfilling.set(1);
@@ -162,7 +162,7 @@ async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['c
     } finally {
       metrics.backfilling.set(0);
     }
-    const after = await ctx.store.getState<BackfillState>(STATE.backfill);
+    const after = await readBackfill(ctx.store);
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return;
   }
@@ -190,6 +190,6 @@ async function estimateDeals(store: Store, metrics: DaemonMetrics, health: Healt
 }
 
 async function maintain(ctx: SyncContext, res: Resources, metrics: DaemonMetrics): Promise<void> {
-  const watermark = (await ctx.store.getState<string>(STATE.watermark)) ?? null;
+  const watermark = await readWatermark(ctx.store);
   await maintainMirror({ store: ctx.store, watermark, retentionDays: res.config.eventsRetentionDays, metrics, logger: res.logger });
 }

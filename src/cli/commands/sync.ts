@@ -1,4 +1,4 @@
-import { recordRun, runSyncCycle, STATE, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
+import { recordLastCycle, recordRun, runSyncCycle, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
 import type { SecretRedactor } from '../secrets.js';
@@ -27,7 +27,7 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
   const { result, stats, durationMs } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s));
   const head = result.head ?? knownHead;
   const lagSeconds = lagBetween(head, result.watermark);
-  await ctx.store.transaction((tx) => tx.setState(STATE.lastCycle, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
+  await ctx.store.transaction((tx) => recordLastCycle(tx, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
   ctx.logger.info(
     {
       eventsRead: stats.eventsRead,
