@@ -1,4 +1,5 @@
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
+import type { SecretRedactor } from './secrets.js';
 
 /**
  * The one place where an error becomes an exit code and a sentence on stderr. Library code throws
@@ -49,14 +50,11 @@ export function toExitError(err: unknown): ExitError {
 }
 
 /** One plain sentence (or a short list for config problems) on stderr, never the API key. */
-export function reportExit(err: ExitError, secrets: readonly string[]): void {
+export function reportExit(err: ExitError, redactor: SecretRedactor): void {
   // Messages may quote upstream text; the sentence stays a sentence, not a dump.
   let text = err.message.length > 4096 ? `${err.message.slice(0, 4096)}…(cut)` : err.message;
-  for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]');
-  process.stderr.write(`wsmirror: ${text}\n`);
+  process.stderr.write(`wsmirror: ${redactor.redact(text)}\n`);
   if (process.env.WSMIRROR_DEBUG_ERRORS === '1' && err.cause) {
-    let detail = String((err.cause as Error).stack ?? err.cause);
-    for (const secret of secrets) if (secret.length >= 4) detail = detail.split(secret).join('[redacted]');
-    process.stderr.write(`${detail}\n`);
+    process.stderr.write(`${redactor.redact(String((err.cause as Error).stack ?? err.cause))}\n`);
   }
 }

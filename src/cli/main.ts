@@ -10,16 +10,14 @@ import { syncCommand } from './commands/sync.js';
 import { verifyCommand } from './commands/verify.js';
 import { reportExit, toExitError } from './exit.js';
 import type { GlobalFlags } from './resources.js';
-
-/** Secrets seen while loading config; the top-level reporter scrubs them from the last sentence. */
-const secrets: string[] = [];
+import { SecretRedactor } from './secrets.js';
 
 function globals(cmd: Command): GlobalFlags {
   const o = cmd.optsWithGlobals<{ config?: string; database?: string; logLevel?: string }>();
   return { config: o.config, database: o.database, logLevel: o.logLevel };
 }
 
-function build(): Command {
+function build(redactor: SecretRedactor): Command {
   const program = new Command('wsmirror')
     .description('Keeps a live, queryable mirror of a Support and Sales Workspace in SQLite or PostgreSQL.')
     .version(packageVersion())
@@ -33,38 +31,38 @@ function build(): Command {
     .command('backfill')
     .description('copy pipelines, deals and tickets (with messages); resumable; then hand the watermark to sync')
     .option('--history [since]', 'also copy the change log: all of it, or from an ISO date')
-    .action(async (opts: { history?: string | boolean }, cmd: Command) => backfillCommand(globals(cmd), opts, secrets));
+    .action(async (opts: { history?: string | boolean }, cmd: Command) => backfillCommand(globals(cmd), opts, redactor));
 
   program
     .command('sync')
     .description('one incremental cycle: read the change log from the watermark until caught up, apply, exit')
-    .action(async (_opts: unknown, cmd: Command) => syncCommand(globals(cmd), secrets));
+    .action(async (_opts: unknown, cmd: Command) => syncCommand(globals(cmd), redactor));
 
   program
     .command('run')
     .description('the daemon: backfill if empty, then sync on every tick; health and metrics server')
     .action(async (_opts: unknown, cmd: Command) => {
       const { runDaemon } = await import('./commands/run.js');
-      await runDaemon(globals(cmd), secrets);
+      await runDaemon(globals(cmd), redactor);
     });
 
   program
     .command('status')
     .description('watermark, lag behind upstream, last run, row counts, quarantined records')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { json?: boolean }, cmd: Command) => statusCommand(globals(cmd), opts, secrets));
+    .action(async (opts: { json?: boolean }, cmd: Command) => statusCommand(globals(cmd), opts, redactor));
 
   program
     .command('verify')
     .description('compare the mirror with upstream; exit 5 on drift')
     .option('--repair', 're-read what differs')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { repair?: boolean; json?: boolean }, cmd: Command) => verifyCommand(globals(cmd), opts, secrets));
+    .action(async (opts: { repair?: boolean; json?: boolean }, cmd: Command) => verifyCommand(globals(cmd), opts, redactor));
 
   program
     .command('migrate')
     .description('apply pending migrations (every other command also does this first)')
-    .action(async (_opts: unknown, cmd: Command) => migrateCommand(globals(cmd), secrets));
+    .action(async (_opts: unknown, cmd: Command) => migrateCommand(globals(cmd), redactor));
 
   program
     .command('report')
@@ -72,7 +70,7 @@ function build(): Command {
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { reportCommand } = await import('./commands/report.js');
-      await reportCommand(globals(cmd), opts, secrets);
+      await reportCommand(globals(cmd), opts, redactor);
     });
 
   program
@@ -111,7 +109,10 @@ function build(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = build();
+  // One per invocation: the resources fill it as they read the config, and the reporter below
+  // scrubs the last sentence with it.
+  const redactor = new SecretRedactor();
+  const program = build(redactor);
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
@@ -121,7 +122,7 @@ export async function main(argv: string[]): Promise<number> {
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     const exit = toExitError(err);
-    reportExit(exit, secrets);
+    reportExit(exit, redactor);
     return exit.exitCode;
   }
 }

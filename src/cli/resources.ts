@@ -4,24 +4,26 @@ import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
 import type { SyncContext, SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
+import type { SecretRedactor } from './secrets.js';
 
 export interface GlobalFlags extends ConfigFlags {}
 
 export interface Resources {
   config: Config;
   logger: Logger;
-  secrets: string[];
+  /** Scrubs this invocation's secrets; the logger and the exit reporter share it. */
+  redactor: SecretRedactor;
 }
 
 /** Config and logger: what every command needs before anything else. */
-export function loadResources(flags: GlobalFlags, secretsOut: string[]): Resources {
+export function loadResources(flags: GlobalFlags, redactor: SecretRedactor): Resources {
   const { config, warnings } = loadConfig({ flags });
-  if (config.apiKey) secretsOut.push(config.apiKey);
+  // Registered before the logger exists, so no line it ever writes can carry them.
   const password = databasePassword(config.database);
-  if (password) secretsOut.push(password, encodeURIComponent(password));
-  const logger = createLogger({ level: config.logLevel, secrets: secretsOut });
+  redactor.add(config.apiKey, password, password === null ? null : encodeURIComponent(password));
+  const logger = createLogger({ level: config.logLevel, secrets: redactor.values });
   for (const warning of warnings) logger.warn(warning);
-  return { config, logger, secrets: secretsOut };
+  return { config, logger, redactor };
 }
 
 /** The password of a postgres:// URL, so the logger and the exit reporter can scrub it. */

@@ -1,36 +1,58 @@
 import type { ApiClient } from '../api/index.js';
-import type { Store } from '../store/index.js';
+import type { AcquireLockOptions, Store, WriterLock } from '../store/index.js';
 import { plausibleHead, type SyncContext, type SyncHooks } from '../sync/index.js';
 import { EXIT, ExitError } from '../util/errors.js';
 import { exitAtOnce, Lifecycle } from './lifecycle.js';
 import { loadResources, openClient, openLockedMirror, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
+import type { SecretRedactor } from './secrets.js';
 
-export interface WriterSession {
+/** What `openWriterSession` hands a writer: the mirror, migrated, under the writer lock. */
+export interface WriterMirror {
+  store: Store;
+  lock: WriterLock;
+  /** Migrations this open applied (logged already). */
+  applied: string[];
+  /** The newest plausible event upstream at the probe (null: the log is empty; undefined: no probe). */
+  head: string | null | undefined;
+}
+
+export interface WriterSessionOptions {
+  /** The client whose probe request proves the key first; null for `migrate`, which needs no upstream. */
+  client: ApiClient | null;
+  lock: AcquireLockOptions;
+  /** Once the lock is held and before migrating: the daemon arms its lock-lost handler here. */
+  onLockHeld?: (store: Store, lock: WriterLock) => void;
+}
+
+/**
+ * The one way every writing command (backfill, sync, verify --repair, run, migrate, demo) opens
+ * the mirror, in an order that keeps a wrong key from writing anything: one probe request (auth,
+ * and the upstream head), then the database, the writer lock and, only once it is held, the
+ * migrations (docs/design.md §2).
+ */
+export async function openWriterSession(res: Resources, life: Lifecycle, options: WriterSessionOptions): Promise<WriterMirror> {
+  const probe = options.client ? await options.client.eventsPage({ limit: 1 }) : null;
+  // An event beyond the upstream's clock is no head: it would show a lag of 0 (docs/sync.md).
+  const head = probe ? plausibleHead(probe, new Date().toISOString()).head : undefined;
+  const { store, lock, applied } = await openLockedMirror(res, life, options.lock, options.onLockHeld);
+  return { store, lock, applied, head };
+}
+
+export interface OneShotWriter {
   res: Resources;
   life: Lifecycle;
   client: ApiClient;
   store: Store;
   ctx: SyncContext;
-  /** The newest event upstream when the command started (null: the log is empty). */
   head: string | null;
 }
 
-export interface WriterOptions {
-  /** `run` waits as a hot standby; one-shot commands exit 2 when another writer holds the mirror. */
-  waitForLock: boolean;
-  onStandby?: () => void;
-  hooks?: SyncHooks;
-  /** Collects secrets for the top-level error reporter. */
-  secrets: string[];
-}
-
 /**
- * Opens everything a writing command needs, in an order that keeps a wrong key from writing
- * anything: config, client, one probe request (auth, and the upstream head), then the database,
- * the writer lock and, only once it is held, the migrations.
+ * A one-shot writing command: config, signals, client, then `openWriterSession` without waiting
+ * for the lock (another writer makes it exit 2).
  */
-export async function openWriter(flags: GlobalFlags, options: WriterOptions): Promise<WriterSession> {
-  const res = loadResources(flags, options.secrets);
+export async function openWriter(flags: GlobalFlags, redactor: SecretRedactor, hooks?: SyncHooks): Promise<OneShotWriter> {
+  const res = loadResources(flags, redactor);
   const life = new Lifecycle();
   try {
     life.handleSignals({
@@ -39,21 +61,8 @@ export async function openWriter(flags: GlobalFlags, options: WriterOptions): Pr
       onForce: exitAtOnce,
     });
     const client = openClient(res, life);
-    const probe = await client.eventsPage({ limit: 1 });
-    const { store } = await openLockedMirror(res, life, {
-      wait: options.waitForLock,
-      signal: life.stop.signal,
-      ...(options.onStandby ? { onWaiting: options.onStandby } : {}),
-    });
-    return {
-      res,
-      life,
-      client,
-      store,
-      ctx: syncContext(res, store, client, life, options.hooks),
-      // An event beyond the upstream's clock is no head: it would show a lag of 0 (docs/sync.md).
-      head: plausibleHead(probe, new Date().toISOString()).head,
-    };
+    const { store, head } = await openWriterSession(res, life, { client, lock: { wait: false } });
+    return { res, life, client, store, ctx: syncContext(res, store, client, life, hooks), head: head ?? null };
   } catch (err) {
     await life.close().catch(() => undefined);
     throw err;
@@ -64,8 +73,8 @@ export async function openWriter(flags: GlobalFlags, options: WriterOptions): Pr
  * For read-only commands: config, logger and the mirror opened read-only, no lock, so a reader
  * never blocks the writer nor waits for it. A mirror with pending migrations asks for `migrate`.
  */
-export async function openReader(flags: GlobalFlags, secrets: string[]): Promise<{ res: Resources; life: Lifecycle; store: Store }> {
-  const res = loadResources(flags, secrets);
+export async function openReader(flags: GlobalFlags, redactor: SecretRedactor): Promise<{ res: Resources; life: Lifecycle; store: Store }> {
+  const res = loadResources(flags, redactor);
   const life = new Lifecycle();
   try {
     const store = await openMirror(res, life, { readonly: true });

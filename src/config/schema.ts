@@ -61,7 +61,7 @@ export const configSchema = z
       .int()
       .min(0)
       .max(86_400)
-      .default(300)
+      .default(1800)
       .describe('how often a window re-reads the full lookback (0: every window); an event late by up to lookbackSeconds is caught within this plus one schedule period'),
     pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),

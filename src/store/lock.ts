@@ -50,39 +50,53 @@ function tryLock(lockPath: string, fileMode: number): Database.Database | null {
 
 export async function acquireSqliteLock(databasePath: string, opts: AcquireLockOptions, fileMode = 0o600): Promise<WriterLock> {
   const lockPath = `${databasePath}.lock`;
-  const pollMs = opts.pollMs ?? 1000;
+  const conn = await pollForLock(async () => tryLock(lockPath, fileMode), opts, {
+    name: databasePath,
+    holder: `it holds ${lockPath}`,
+  });
+  let released = false;
+  return {
+    lost: new AbortController().signal,
+    async release() {
+      if (released) return;
+      released = true;
+      try {
+        conn.exec('ROLLBACK');
+      } finally {
+        conn.close();
+      }
+    },
+  };
+}
+
+/**
+ * The wait shared by both dialects' writer locks: try once; when held, fail with LOCK_HELD or (a
+ * hot standby) announce the wait once and try again every `pollMs` until the signal stops it.
+ * `tryOnce` resolves null while another process holds the lock.
+ */
+export async function pollForLock<T>(
+  tryOnce: () => Promise<T | null>,
+  opts: AcquireLockOptions,
+  where: { name: string; holder: string },
+): Promise<T> {
   let announced = false;
   for (;;) {
     if (opts.signal?.aborted) {
-      throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${databasePath}.`, { cause: opts.signal.reason });
+      throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${where.name}.`, { cause: opts.signal.reason });
     }
-    const conn = tryLock(lockPath, fileMode);
-    if (conn) {
-      let released = false;
-      return {
-        lost: new AbortController().signal,
-        async release() {
-          if (released) return;
-          released = true;
-          try {
-            conn.exec('ROLLBACK');
-          } finally {
-            conn.close();
-          }
-        },
-      };
-    }
+    const held = await tryOnce();
+    if (held !== null) return held;
     if (!opts.wait) {
       throw new StoreError(
         'LOCK_HELD',
-        `Another wsmirror process is writing to ${databasePath} (it holds ${lockPath}); stop it or wait for it to finish, then try again.`,
+        `Another wsmirror process is writing to ${where.name} (${where.holder}); stop it or wait for it to finish, then try again.`,
       );
     }
     if (!announced) {
       announced = true;
       opts.onWaiting?.();
     }
-    await sleep(pollMs, opts.signal);
+    await sleep(opts.pollMs ?? 1000, opts.signal);
   }
 }
 

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { toDbTimestamp } from '../util/time.js';
 import { StoreError } from './errors.js';
-import { sleep, type WriterLock } from './lock.js';
+import { pollForLock, type AcquireLockOptions, type WriterLock } from './lock.js';
 import type { MirrorDatabase } from './schema.js';
 import { buildStore, type Store } from './store.js';
 
@@ -104,7 +104,19 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     label,
     schema,
     acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
+    isRetryable: (err) => RETRYABLE_SQLSTATES.has(sqlState(err)),
+    // Class 22 (data exception: a value out of range, bad text, an invalid JSON escape) and 54001
+    // (a JSON value nested too deep for the server's stack).
+    isRefusedValue: (err) => /^(22|54)/.test(sqlState(err)),
   });
+}
+
+/** deadlock_detected and serialization_failure: the transaction was rolled back whole. */
+const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
+
+function sqlState(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
 }
 
 // Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
@@ -116,7 +128,7 @@ async function acquireAdvisoryLock(
   config: pg.ClientConfig,
   label: string,
   schema: string,
-  opts: { wait: boolean; signal?: AbortSignal; pollMs?: number; onWaiting?: () => void },
+  opts: AcquireLockOptions,
 ): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
   const lost = new AbortController();
@@ -132,26 +144,12 @@ async function acquireAdvisoryLock(
   } catch (cause) {
     throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} to take the writer lock (${(cause as Error).message}).`, { cause });
   }
-  let announced = false;
   try {
-    for (;;) {
-      if (opts.signal?.aborted) {
-        throw new StoreError('LOCK_ABORTED', `Stopped waiting for the writer lock on ${label}.`, { cause: opts.signal.reason });
-      }
-      const r = await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema]);
-      if (r.rows[0]?.ok) break;
-      if (!opts.wait) {
-        throw new StoreError(
-          'LOCK_HELD',
-          `Another wsmirror process is writing to ${label} (it holds the writer lock); stop it or wait for it to finish, then try again.`,
-        );
-      }
-      if (!announced) {
-        announced = true;
-        opts.onWaiting?.();
-      }
-      await sleep(opts.pollMs ?? 1000, opts.signal);
-    }
+    await pollForLock(
+      async () => ((await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null),
+      opts,
+      { name: label, holder: 'it holds the writer lock' },
+    );
   } catch (err) {
     await client.end().catch(() => {});
     throw err;

@@ -53,6 +53,9 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     db,
     readonly,
     label: path,
+    // SQLite serialises transactions on the one connection: none is ever rolled back for another.
+    isRetryable: () => false,
+    isRefusedValue: (err) => (err as { code?: unknown } | null)?.code === 'SQLITE_TOOBIG',
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
       return acquireSqliteLock(path, opts, fileMode);
@@ -109,16 +112,24 @@ function checkpoint(sqlite: Database.Database): CheckpointResult {
   return { busy: r.busy !== 0, walPages: r.log, checkpointedPages: r.checkpointed };
 }
 
-const STATEMENT_CACHE_SIZE = 512;
+export const STATEMENT_CACHE_SIZE = 512;
+/**
+ * The cache is also bounded by the SQL text it holds: a prepared statement's native memory grows
+ * with its text, and `in (?, ?, …)` lists of every length from 1 to 500 would otherwise fill it
+ * with 512 distinct large statements, about 26 MB that a long-running daemon's RSS showed as a
+ * slow rise (docs/operations.md, "Growth").
+ */
+export const STATEMENT_CACHE_TEXT_BYTES = 256 * 1024;
 
 /**
  * Kysely's SQLite driver prepares every query anew; the mirror runs the same few hundred
  * statements millions of times, so preparing showed up as a tenth of a backfill's CPU. Statements
- * are reused by SQL text (LRU-bounded); Kysely serialises queries on the connection, so a cached
- * statement is never in use twice at once.
+ * are reused by SQL text (LRU, bounded by count and by text size); Kysely serialises queries on
+ * the connection, so a cached statement is never in use twice at once.
  */
-function cachingDatabase(sqlite: Database.Database, leaveOpenOnClose: boolean) {
+export function cachingDatabase(sqlite: Database.Database, leaveOpenOnClose: boolean) {
   const cache = new Map<string, Database.Statement>();
+  let textBytes = 0;
   return {
     prepare(sql: string): Database.Statement {
       let stmt = cache.get(sql);
@@ -126,13 +137,23 @@ function cachingDatabase(sqlite: Database.Database, leaveOpenOnClose: boolean) {
         cache.delete(sql);
       } else {
         stmt = sqlite.prepare(sql);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        textBytes += sql.length;
+        while (cache.size > 0 && (cache.size >= STATEMENT_CACHE_SIZE || textBytes > STATEMENT_CACHE_TEXT_BYTES)) {
+          const oldest = cache.keys().next().value as string;
+          cache.delete(oldest);
+          textBytes -= oldest.length;
+        }
       }
       cache.set(sql, stmt);
       return stmt;
     },
+    /** What the cache holds now (tests and diagnostics). */
+    cached(): { statements: number; textBytes: number } {
+      return { statements: cache.size, textBytes };
+    },
     close(): void {
       cache.clear();
+      textBytes = 0;
       if (!leaveOpenOnClose) {
         sqlite.close();
         return;

@@ -62,6 +62,12 @@ export interface Store {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
   getState<T>(key: string): Promise<T | undefined>;
+  /**
+   * True when the database refused a value of one record (PostgreSQL data exceptions, class 22,
+   * or a value too deep for its stack, 54001; SQLite: a string or blob over its limit): the
+   * record's problem, to quarantine, not the cycle's.
+   */
+  isRefusedValue(err: unknown): boolean;
   /** Row count per mirror table, plus `dirty` and `quarantine`. */
   counts(): Promise<Record<string, number>>;
   /** Oldest occurred_at first. */
@@ -92,6 +98,10 @@ export interface StoreBackend {
   schema?: string;
   checkpoint?: () => Promise<CheckpointResult>;
   fileSizes?: () => { database: number; wal: number };
+  /** The transaction was rolled back whole (a deadlock victim): running it again is safe. */
+  isRetryable(err: unknown): boolean;
+  /** See `Store.isRefusedValue`. */
+  isRefusedValue(err: unknown): boolean;
 }
 
 export function buildStore(backend: StoreBackend): Store {
@@ -114,7 +124,8 @@ export function buildStore(backend: StoreBackend): Store {
       }
       return { applied: [] };
     },
-    transaction: (fn) => withDeadlockRetry(() => db.transaction().execute((trx) => fn(createTx(trx)))),
+    transaction: (fn) => withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable),
+    isRefusedValue: (err) => backend.isRefusedValue(err),
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
       const lock = await backend.acquireLock(opts);
@@ -195,20 +206,16 @@ export function buildStore(backend: StoreBackend): Store {
   };
 }
 
-/** PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back whole. */
-const RETRYABLE_SQLSTATES = new Set(['40P01', '40001']);
-
 /**
- * PostgreSQL may abort one of two concurrent transactions that touch the same rows; it was rolled
- * back whole, so running it again is safe. SQLite serialises transactions and never gets here.
+ * Runs a transaction again when the dialect says it was rolled back whole (PostgreSQL may abort
+ * one of two concurrent transactions that touch the same rows), after a short jittered pause.
  */
-async function withDeadlockRetry<T>(run: () => Promise<T>, attempts = 4): Promise<T> {
+async function withRetry<T>(run: () => Promise<T>, retryable: (err: unknown) => boolean, attempts = 4): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (attempt >= attempts || typeof code !== 'string' || !RETRYABLE_SQLSTATES.has(code)) throw err;
+      if (attempt >= attempts || !retryable(err)) throw err;
       await new Promise((r) => setTimeout(r, 5 * attempt + Math.random() * 20));
     }
   }

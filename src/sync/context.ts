@@ -43,21 +43,7 @@ export const STATE = {
   reportingStale: 'reporting_stale',
 } as const;
 
-/** The persisted event window of docs/design.md §4.2. */
-export interface WindowState {
-  /** Inclusive lower bound S = watermark − overlap (null reads the whole log); see src/sync/window.ts. */
-  since: string | null;
-  /** The next cursor to read; null means the window starts at its first page. */
-  cursor: string | null;
-  /** Highest occurredAt seen in the window so far (starts at the old watermark). */
-  maxOccurredAt: string | null;
-  /**
-   * Set on a window that re-reads the full lookback: when it started (local clock) and the
-   * watermark it started from. Its last page records both as the lookback state. Absent on a tick
-   * window, and on a window saved before this field existed (which then counts as a tick).
-   */
-  full?: { startedAt: string; watermark: string | null };
-}
+export type { WindowState } from './state.js';
 
 export function laterOf(a: string | null, b: string | null): string | null {
   if (a === null) return b;

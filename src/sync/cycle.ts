@@ -1,17 +1,17 @@
 import { CursorRejectedError, PagingError, PagingGuard, type Page, type WorkspaceEvent } from '../api/index.js';
 import { WsmirrorError } from '../util/errors.js';
 import { toIsoTimestamp } from '../util/time.js';
-import { laterOf, STATE, type SyncContext, type WindowState } from './context.js';
+import { laterOf, type SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
 import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
 import { refreshReports } from './reporting.js';
-import type { BackfillState } from './backfill.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
-import { planWindow, type LookbackState } from './window.js';
+import { abandonWindow, closeWindow, isBackfilled, readLookback, readWatermark, readWindow as readSavedWindow, saveWindow, type WindowState } from './state.js';
+import { planWindow } from './window.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -48,8 +48,7 @@ export interface CycleResult {
  * moves when the window's last page commits.
  */
 export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<CycleResult> {
-  const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
-  if (!backfill || backfill.phase !== 'done') {
+  if (!(await isBackfilled(ctx.store))) {
     throw new WsmirrorError(
       'NOT_BACKFILLED',
       'The mirror has not been backfilled yet: run `wsmirror backfill` first (or `wsmirror run`, which backfills an empty mirror).',
@@ -69,9 +68,9 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
   await refreshPipelines(ctx);
   watchdog.check();
 
-  const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
-  const saved = (await store.getState<WindowState>(STATE.window)) ?? null;
-  const lookback = (await store.getState<LookbackState>(STATE.lookback)) ?? null;
+  const watermark = await readWatermark(store);
+  const saved = await readSavedWindow(store);
+  const lookback = await readLookback(store);
   const start = saved ?? planWindow(watermark, lookback, ctx.config, ctx.now());
   const read = await readWindow(ctx, stats, watchdog, start);
 
@@ -114,7 +113,7 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
         continue;
       }
       // A runaway listing restarts from the window's start next cycle, not from a cursor that loops.
-      if (err instanceof PagingError) await store.transaction((tx) => tx.setState(STATE.window, null));
+      if (err instanceof PagingError) await store.transaction((tx) => abandonWindow(tx));
       throw err;
     }
     const { events, rejected } = splitImplausible(page, ctx.now());
@@ -158,13 +157,8 @@ async function commitPage(ctx: SyncContext, page: Page<WorkspaceEvent>, events: 
       }
     }
     await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
-    if (next.cursor === null) {
-      await tx.setState(STATE.watermark, next.maxOccurredAt);
-      await tx.setState(STATE.window, null);
-      if (next.full) await tx.setState(STATE.lookback, { lastFullAt: next.full.startedAt, anchor: next.full.watermark } satisfies LookbackState);
-    } else {
-      await tx.setState(STATE.window, next);
-    }
+    if (next.cursor === null) await closeWindow(tx, next);
+    else await saveWindow(tx, next);
     return newIds.size;
   });
 }

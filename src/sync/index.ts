@@ -1,7 +1,18 @@
 export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
-export { STATE, type RecordOutcome, type SyncContext, type SyncHooks, type WindowState } from './context.js';
+export { STATE, type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
+export {
+  isBackfilled,
+  readBackfill,
+  readLastCycle,
+  readWatermark,
+  readWindow,
+  recordLastCycle,
+  type LastCycle,
+  type LookbackState,
+  type WindowState,
+} from './state.js';
 export { runSyncCycle, MID_WINDOW_DRAIN_THRESHOLD, type BehindReason, type CycleResult } from './cycle.js';
-export { DEFAULT_FULL_LOOKBACK_EVERY_SECONDS, DEFAULT_TICK_OVERLAP_SECONDS, planWindow, type LookbackState } from './window.js';
+export { DEFAULT_FULL_LOOKBACK_EVERY_SECONDS, DEFAULT_TICK_OVERLAP_SECONDS, planWindow } from './window.js';
 export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
 export { refreshPipelines } from './pipelines.js';
 export { recordRun } from './runs.js';

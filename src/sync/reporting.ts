@@ -1,5 +1,6 @@
 import { refreshReporting, type ReportingChanges } from '../report/index.js';
-import { STATE, type SyncContext } from './context.js';
+import type { SyncContext } from './context.js';
+import { isReportingStale, setReportingStale } from './state.js';
 import type { RunStats } from './stats.js';
 
 /**
@@ -8,14 +9,14 @@ import type { RunStats } from './stats.js';
  * so a failed refresh never leaves a report silently behind.
  */
 export async function refreshReports(ctx: SyncContext, stats: RunStats, changes: ReportingChanges): Promise<void> {
-  const stale = (await ctx.store.getState<boolean>(STATE.reportingStale)) === true;
+  const stale = await isReportingStale(ctx.store);
   const scope: ReportingChanges = stale ? { tickets: 'all', deals: 'all' } : changes;
   try {
     const result = await refreshReporting(ctx.store, scope);
     stats.reportRefreshMs += result.durationMs;
-    if (stale) await ctx.store.transaction((tx) => tx.setState(STATE.reportingStale, null));
+    if (stale) await ctx.store.transaction((tx) => setReportingStale(tx, false));
   } catch (err) {
-    await ctx.store.transaction((tx) => tx.setState(STATE.reportingStale, true)).catch(() => undefined);
+    await ctx.store.transaction((tx) => setReportingStale(tx, true)).catch(() => undefined);
     ctx.logger.error({ err }, 'refreshing the rpt_ tables failed; the next run rebuilds them in full');
     throw err;
   }

@@ -1,20 +1,14 @@
 import { shiftIso } from '../util/time.js';
-import type { WindowState } from './context.js';
+import type { LookbackState, WindowState } from './state.js';
 
 /** Default of `tickOverlapSeconds` (config schema): what a tick re-reads before the watermark. */
 export const DEFAULT_TICK_OVERLAP_SECONDS = 5;
 /** Default of `fullLookbackEverySeconds` (config schema): how often a window re-reads the lookback. */
-export const DEFAULT_FULL_LOOKBACK_EVERY_SECONDS = 300;
-
 /**
- * Persisted under `STATE.lookback`, written with the last page of a full-lookback window.
- * `lastFullAt` is the local clock (it only paces the re-reads); `anchor` is the watermark that
- * window started from, an upstream time, so the next full window's start never depends on a clock.
+ * 6 × the default lookback: a full window reads about this plus the lookback of log, so the
+ * change log costs at most 1.17 × one read of every event, plus one request per tick.
  */
-export interface LookbackState {
-  lastFullAt: string;
-  anchor: string | null;
-}
+export const DEFAULT_FULL_LOOKBACK_EVERY_SECONDS = 1800;
 
 export interface WindowConfig {
   lookbackSeconds: number;

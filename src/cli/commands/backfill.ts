@@ -2,9 +2,10 @@ import { recordRun, runBackfill } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { Progress } from '../progress.js';
 import { openWriter } from '../session.js';
+import type { SecretRedactor } from '../secrets.js';
 
-export async function backfillCommand(flags: GlobalFlags, opts: { history?: string | boolean }, secrets: string[]): Promise<void> {
-  const session = await openWriter(flags, { waitForLock: false, secrets });
+export async function backfillCommand(flags: GlobalFlags, opts: { history?: string | boolean }, redactor: SecretRedactor): Promise<void> {
+  const session = await openWriter(flags, redactor);
   try {
     const { ctx, res } = session;
     const history = opts.history === true ? 'all' : typeof opts.history === 'string' ? opts.history : res.config.history;

@@ -5,8 +5,9 @@ import { createLogger } from '../../log/index.js';
 import { startSimulator } from '../../simulator/index.js';
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { Lifecycle } from '../lifecycle.js';
-import { openClient, openLockedMirror, syncContext, type Resources } from '../resources.js';
-import { usageError } from '../session.js';
+import { openClient, syncContext, type Resources } from '../resources.js';
+import { SecretRedactor } from '../secrets.js';
+import { openWriterSession, usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
 import { printHeadlines } from './headlines.js';
 import { formatHeadlines } from './report.js';
@@ -35,9 +36,11 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     const sim = await startSimulator({ tickets, deals, seed: 42, activity: 20, apiKeys: { [DEMO_KEY]: '' } });
     life.defer(() => sim.close());
     const config = configSchema.parse({ baseUrl: sim.url, apiKey: DEMO_KEY, database, maxRequestsPerSecond: 500, concurrency: 8, lookbackSeconds: 30 });
-    const res: Resources = { config, logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: [DEMO_KEY] }), secrets: [DEMO_KEY] };
+    const redactor = new SecretRedactor();
+    redactor.add(DEMO_KEY);
+    const res: Resources = { config, logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: redactor.values }), redactor };
     const client = openClient(res, life);
-    const { store } = await openLockedMirror(res, life, { wait: false });
+    const { store } = await openWriterSession(res, life, { client, lock: { wait: false } });
     const ctx = syncContext(res, store, client, life);
 
     out(`Backfilling into ${database}…`);

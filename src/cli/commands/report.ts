@@ -1,6 +1,7 @@
 import { readHeadlines, type Headlines } from '../../report/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
+import type { SecretRedactor } from '../secrets.js';
 
 const num = (n: number | null, digits = 1) => (n === null ? '-' : n.toFixed(digits));
 const pct = (n: number | null) => (n === null ? '-' : `${(n * 100).toFixed(1)}%`);
@@ -31,8 +32,8 @@ export function formatHeadlines(h: Headlines): string[] {
 }
 
 /** A reader: takes no lock, reads only the rpt_ tables. */
-export async function reportCommand(flags: GlobalFlags, opts: { json?: boolean }, secrets: string[]): Promise<void> {
-  const { life, store } = await openReader(flags, secrets);
+export async function reportCommand(flags: GlobalFlags, opts: { json?: boolean }, redactor: SecretRedactor): Promise<void> {
+  const { life, store } = await openReader(flags, redactor);
   try {
     const headlines = await readHeadlines(store);
     if (opts.json) process.stdout.write(`${JSON.stringify(headlines, null, 2)}\n`);

@@ -1,14 +1,15 @@
 import { Cron } from 'croner';
-import { AuthRejectedError } from '../../api/index.js';
-import { CatchUpPolicy, MAX_CATCH_UP_CYCLES } from '../../daemon/catch-up.js';
-import { DaemonMetrics, HealthTracker, maintainMirror, startHealthServer } from '../../daemon/index.js';
+import { AuthRejectedError, type ApiClient } from '../../api/index.js';
+import { CatchUpPolicy, DaemonTelemetry, MAX_CATCH_UP_CYCLES, maintainMirror, startHealthServer, type DaemonMetrics, type HealthTracker } from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
-import { recordRun, runBackfill, runVerify, STATE, type BackfillState, type CycleResult, type SyncContext, type SyncHooks } from '../../sync/index.js';
+import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type CycleResult, type SyncContext } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, openLockedMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { openWriterSession } from '../session.js';
 import { syncOnce } from './sync.js';
+import type { SecretRedactor } from '../secrets.js';
 
 /**
  * `wsmirror run`: wait for the writer lock (hot standby), migrate, backfill an empty mirror, then
@@ -16,18 +17,12 @@ import { syncOnce } from './sync.js';
  * running is then followed at once, as is one that ends behind the upstream (bounded). The
  * first SIGTERM stops the schedule and lets the page in flight commit; a second one exits at once.
  */
-export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<void> {
-  const res = loadResources(flags, secrets);
+export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {
+  const res = loadResources(flags, redactor);
   const { config, logger } = res;
   const life = new Lifecycle();
-  let mirror: Store | null = null;
-  const metrics = new DaemonMetrics(() => mirror?.fileSizes() ?? null);
-  const health = new HealthTracker(config.schedule, config.stallTimeoutMs);
-  // The progress signal: liveness and its gauge move with every answered request and committed page or record.
-  const progress = () => {
-    health.progress();
-    metrics.lastProgress.set(Date.now() / 1000);
-  };
+  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
+  const { metrics, health } = telemetry;
   const fail = { error: null as unknown };
   try {
     life.handleSignals({
@@ -42,17 +37,12 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
       const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health, logger });
       life.defer(() => server.close());
     }
-    const client = openClient(res, life, (e) => {
-      metrics.request(e);
-      if (e.status !== null && e.status >= 200 && e.status < 300) progress();
-    });
-    await client.eventsPage({ limit: 1 }); // a rejected key stops here, before anything is written
-    metrics.leader.set(0);
-    const opened = await takeWriterLock(res, life, health, metrics, fail, (store) => (mirror = store));
-    if (!opened || life.stop.signal.aborted) return;
-    const { store } = opened;
+    const client = openClient(res, life, (e) => telemetry.request(e));
+    telemetry.leader(false);
+    const store = await standByForLock(res, life, client, telemetry, fail);
+    if (!store || life.stop.signal.aborted) return;
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
-    const ctx = syncContext(res, store, client, life, progressHooks(metrics, progress));
+    const ctx = syncContext(res, store, client, life, telemetry.hooks());
     await scheduleCycles(res, life, ctx, metrics, health, fail);
     logger.info('stopped');
   } finally {
@@ -61,58 +51,36 @@ export async function runDaemon(flags: GlobalFlags, secrets: string[]): Promise<
   if (fail.error) throw fail.error;
 }
 
-/** Waits as a hot standby; null when stopped while waiting (a clean exit for `docker stop`). */
-async function takeWriterLock(
-  res: Resources,
-  life: Lifecycle,
-  health: HealthTracker,
-  metrics: DaemonMetrics,
-  fail: { error: unknown },
-  onOpen: (store: Store) => void,
-): Promise<{ store: Store } | null> {
+/**
+ * The writer session of the daemon: waits as a hot standby until the lock is free; null when
+ * stopped while waiting (a clean exit for `docker stop`). A lost lock stops the daemon at once.
+ */
+async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient, telemetry: DaemonTelemetry, fail: { error: unknown }): Promise<Store | null> {
   try {
-    const opened = await openLockedMirror(
-      res,
-      life,
-      { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
-      (store, lock) => {
-        onOpen(store);
+    const { store } = await openWriterSession(res, life, {
+      client, // a rejected key stops at its probe, before anything is written
+      lock: { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
+      onLockHeld: (opened, lock) => {
+        telemetry.attach(opened);
         // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
         // already be writing, so this one must stop at once rather than write alongside it.
-        lock.lost.addEventListener(
-          'abort',
-          () => {
-            health.state.lockLost = true;
-            metrics.leader.set(0);
-            fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
-            life.stop.abort(fail.error);
-            life.abort.abort(fail.error);
-          },
-          { once: true },
-        );
-        if (health.state.role !== 'stopping') health.state.role = 'writer';
-        metrics.leader.set(1);
+        lock.lost.addEventListener('abort', () => lockLost(life, telemetry, fail), { once: true });
+        telemetry.leader(true);
       },
-    );
-    return opened;
+    });
+    return store;
   } catch (err) {
     if (err instanceof StoreError && err.code === 'LOCK_ABORTED' && life.stop.signal.aborted) return null;
     throw err;
   }
 }
 
-function progressHooks(metrics: DaemonMetrics, progress: () => void): SyncHooks {
-  return {
-    onRecord: (type, outcome) => {
-      metrics.record(type, outcome);
-      progress();
-    },
-    onPage: (kind, info) => {
-      if (kind === 'events') metrics.eventsRead(info.items + info.invalid);
-      if (kind === 'history') metrics.eventsRead(info.items);
-      progress();
-    },
-  };
+function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: unknown }): void {
+  telemetry.health.state.lockLost = true;
+  telemetry.leader(false);
+  fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
+  life.stop.abort(fail.error);
+  life.abort.abort(fail.error);
 }
 
 /**
@@ -224,7 +192,7 @@ class ExclusiveWork {
  * resumes from its persisted cursor), then sync.
  */
 async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<CycleResult | null> {
-  const backfill = await ctx.store.getState<BackfillState>(STATE.backfill);
+  const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
     metrics.backfilling.set(1);
@@ -245,7 +213,7 @@ async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['c
     } finally {
       metrics.backfilling.set(0);
     }
-    const after = await ctx.store.getState<BackfillState>(STATE.backfill);
+    const after = await readBackfill(ctx.store);
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return null;
   }
@@ -274,6 +242,6 @@ async function estimateDeals(store: Store, metrics: DaemonMetrics, health: Healt
 }
 
 async function maintain(ctx: SyncContext, res: Resources, metrics: DaemonMetrics): Promise<void> {
-  const watermark = (await ctx.store.getState<string>(STATE.watermark)) ?? null;
+  const watermark = await readWatermark(ctx.store);
   await maintainMirror({ store: ctx.store, watermark, retentionDays: res.config.eventsRetentionDays, metrics, logger: res.logger });
 }

@@ -1,10 +1,11 @@
 import { createApiClient } from '../../api/index.js';
-import { plausibleHead, STATE, type BackfillState, type WindowState } from '../../sync/index.js';
+import { plausibleHead, readBackfill, readLastCycle, readWatermark, readWindow, type LastCycle } from '../../sync/index.js';
 import type { Store } from '../../store/index.js';
 import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
+import type { SecretRedactor } from '../secrets.js';
 
 export interface StatusReport {
   database: string;
@@ -12,6 +13,8 @@ export interface StatusReport {
   watermark: string | null;
   windowInProgress: boolean;
   upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
+  /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
+  lastCycle: LastCycle | null;
   lastRun: Record<string, unknown> | null;
   lastSuccessAt: string | null;
   counts: Record<string, number>;
@@ -26,12 +29,13 @@ export interface StatusReport {
 }
 
 /** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
-export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, secrets: string[]): Promise<void> {
-  const { res, life, store } = await openReader(flags, secrets);
+export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, redactor: SecretRedactor): Promise<void> {
+  const { res, life, store } = await openReader(flags, redactor);
   try {
-    const watermark = (await store.getState<string>(STATE.watermark)) ?? null;
-    const backfill = (await store.getState<BackfillState>(STATE.backfill)) ?? null;
-    const window = (await store.getState<WindowState>(STATE.window)) ?? null;
+    const watermark = await readWatermark(store);
+    const backfill = await readBackfill(store);
+    const window = await readWindow(store);
+    const lastCycle = await readLastCycle(store);
     const runs = await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute();
     const lastRun = runs[0] ?? null;
     const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
@@ -71,6 +75,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       watermark,
       windowInProgress: window !== null,
       upstream,
+      lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
       lastRun: lastRun ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) } : null,
       lastSuccessAt: lastSuccess ? fromDbTimestamp(lastSuccess.finished_at) : null,
@@ -98,6 +103,7 @@ function renderStatus(r: StatusReport): string {
     `Backfill:    ${r.backfill ? `${r.backfill.phase} (${Object.entries(r.backfill.copied).map(([k, v]) => `${v} ${k}`).join(', ')})` : 'not started'}`,
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
     `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,

@@ -1,9 +1,10 @@
-import { recordRun, runSyncCycle, STATE, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
+import { recordLastCycle, recordRun, runSyncCycle, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
+import type { SecretRedactor } from '../secrets.js';
 
-export async function syncCommand(flags: GlobalFlags, secrets: string[]): Promise<void> {
-  const session = await openWriter(flags, { waitForLock: false, secrets });
+export async function syncCommand(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {
+  const session = await openWriter(flags, redactor);
   try {
     const summary = await syncOnce(session.ctx, 'sync', session.head);
     process.stdout.write(
@@ -26,7 +27,7 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
   const { result, stats, durationMs } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s));
   const head = result.head ?? knownHead;
   const lagSeconds = lagBetween(head, result.watermark);
-  await ctx.store.transaction((tx) => tx.setState(STATE.lastCycle, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
+  await ctx.store.transaction((tx) => recordLastCycle(tx, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
   ctx.logger.info(
     {
       eventsRead: stats.eventsRead,

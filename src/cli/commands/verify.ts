@@ -2,14 +2,15 @@ import { emptyStats, recordRun, runVerify } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
 import { openClient, syncContext, type GlobalFlags } from '../resources.js';
 import { openReader, openWriter } from '../session.js';
+import type { SecretRedactor } from '../secrets.js';
 
 /**
  * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found
  * and not repaired.
  */
-export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean; json?: boolean }, secrets: string[]): Promise<void> {
+export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean; json?: boolean }, redactor: SecretRedactor): Promise<void> {
   if (opts.repair) {
-    const session = await openWriter(flags, { waitForLock: false, secrets });
+    const session = await openWriter(flags, redactor);
     try {
       const { result } = await recordRun(session.ctx, 'verify', (s) => runVerify(session.ctx, s, { repair: true }));
       print(result, opts.json);
@@ -18,7 +19,7 @@ export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean
     }
     return;
   }
-  const { res, life, store } = await openReader(flags, secrets);
+  const { res, life, store } = await openReader(flags, redactor);
   try {
     const ctx = syncContext(res, store, openClient(res, life), life);
     const result = await runVerify(ctx, emptyStats(), { repair: false });

@@ -1,0 +1,139 @@
+import type { Store, StoreTx } from '../store/index.js';
+
+/**
+ * All incremental state of a mirror lives in `sync_state`, one JSON value per key, and this module
+ * is its only reader and writer: each key's shape and the transitions between its values are
+ * declared here (docs/design.md §4.2 the window and watermark, §4.6 the backfill hand-over), so
+ * no caller casts a stored value to a type of its own.
+ */
+const KEY = {
+  watermark: 'watermark',
+  window: 'window',
+  backfill: 'backfill',
+  lastCycle: 'last_cycle',
+  lookback: 'lookback',
+  reportingStale: 'reporting_stale',
+} as const;
+
+/** The persisted event window of docs/design.md §4.2. */
+export interface WindowState {
+  /** Inclusive lower bound S = watermark − overlap (null reads the whole log); see src/sync/window.ts. */
+  since: string | null;
+  /** The next cursor to read; null means the window starts at its first page. */
+  cursor: string | null;
+  /** Highest occurredAt seen in the window so far (starts at the old watermark). */
+  maxOccurredAt: string | null;
+  /**
+   * Set on a window that re-reads the full lookback: when it started (local clock) and the
+   * watermark it started from. Its last page records both as the lookback state. Absent on a tick
+   * window, and on a window saved before this field existed (which then counts as a tick).
+   */
+  full?: { startedAt: string; watermark: string | null };
+}
+
+/**
+ * Written with the last page of a full-lookback window (src/sync/window.ts). `lastFullAt` is the
+ * local clock (it only paces the re-reads); `anchor` is the watermark that window started from, an
+ * upstream time, so the next full window's start never depends on a clock.
+ */
+export interface LookbackState {
+  lastFullAt: string;
+  anchor: string | null;
+}
+
+/** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
+export interface BackfillState {
+  phase: 'deals' | 'tickets' | 'history' | 'done';
+  /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
+  handover: string | null;
+  /** Cursor of the list being copied; null starts it from the beginning. */
+  cursor: string | null;
+  startedAt: string;
+  copied: { deals: number; tickets: number; events: number };
+  /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
+  history: string;
+}
+
+/** What the last finished cycle saw, for `status` when the upstream cannot be asked. */
+export interface LastCycle {
+  at: string;
+  head: string | null;
+  watermark: string | null;
+  lagSeconds: number | null;
+}
+
+type StateReader = Pick<Store, 'getState'> | Pick<StoreTx, 'getState'>;
+
+export async function readWatermark(r: StateReader): Promise<string | null> {
+  return (await r.getState<string>(KEY.watermark)) ?? null;
+}
+
+/** The window in progress, or null when the last one closed (the next starts afresh). */
+export async function readWindow(r: StateReader): Promise<WindowState | null> {
+  return (await r.getState<WindowState>(KEY.window)) ?? null;
+}
+
+export async function readBackfill(r: StateReader): Promise<BackfillState | null> {
+  return (await r.getState<BackfillState>(KEY.backfill)) ?? null;
+}
+
+/** True once a backfill handed its watermark over: incremental cycles may run. */
+export async function isBackfilled(r: StateReader): Promise<boolean> {
+  return (await readBackfill(r))?.phase === 'done';
+}
+
+export async function readLookback(r: StateReader): Promise<LookbackState | null> {
+  return (await r.getState<LookbackState>(KEY.lookback)) ?? null;
+}
+
+export async function readLastCycle(r: StateReader): Promise<LastCycle | null> {
+  return (await r.getState<LastCycle>(KEY.lastCycle)) ?? null;
+}
+
+/** Set when a reporting refresh failed: the next one rebuilds everything. */
+export async function isReportingStale(r: StateReader): Promise<boolean> {
+  return (await r.getState<boolean>(KEY.reportingStale)) === true;
+}
+
+/** A window page committed and more follow: its position, with the rows it covers. */
+export async function saveWindow(tx: StoreTx, next: WindowState): Promise<void> {
+  await tx.setState(KEY.window, next);
+}
+
+/**
+ * The window's last page committed: only now does the watermark move (docs/design.md §4.2), and a
+ * full-lookback window records when it started and from where, which paces the next one.
+ */
+export async function closeWindow(tx: StoreTx, window: WindowState): Promise<void> {
+  await tx.setState(KEY.watermark, window.maxOccurredAt);
+  await tx.setState(KEY.window, null);
+  if (window.full) await tx.setState(KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
+}
+
+/** A runaway listing: the next cycle restarts the window from its start, not from a cursor that loops. */
+export async function abandonWindow(tx: StoreTx): Promise<void> {
+  await tx.setState(KEY.window, null);
+}
+
+/** A backfill began or copied one more page: its cursor commits with the rows it covers. */
+export async function saveBackfill(tx: StoreTx, state: BackfillState): Promise<void> {
+  await tx.setState(KEY.backfill, state);
+}
+
+/**
+ * The backfill hands over to `sync`: the head read before the copy becomes the watermark, unless
+ * the mirror already had one (re-running a backfill never opens a gap in the events table).
+ */
+export async function handOverBackfill(tx: StoreTx, final: BackfillState): Promise<void> {
+  if ((await readWatermark(tx)) === null) await tx.setState(KEY.watermark, final.handover);
+  await tx.setState(KEY.window, null);
+  await tx.setState(KEY.backfill, final);
+}
+
+export async function recordLastCycle(tx: StoreTx, cycle: LastCycle): Promise<void> {
+  await tx.setState(KEY.lastCycle, cycle);
+}
+
+export async function setReportingStale(tx: StoreTx, stale: boolean): Promise<void> {
+  await tx.setState(KEY.reportingStale, stale ? true : null);
+}
