@@ -15,6 +15,7 @@ import type { Clock, Pacer, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
 import { redactJson, sanitizeCause, type Redactor } from './redact.js';
 import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
+import { linkSignals } from '../util/signals.js';
 
 /** Upstream error bodies are kept for diagnosis, not archived: a few KB is plenty (docs/sync.md). */
 export const ERROR_BODY_LIMIT = 4096;
@@ -75,8 +76,9 @@ export class Transport {
   async getJson(path: string, query: Record<string, unknown> = {}, callerSignal?: AbortSignal): Promise<JsonResponse> {
     const target = this.d.opts.basePath + path + toQueryString(query);
     const hasCursor = typeof query.cursor === 'string' && query.cursor.length > 0;
-    const signals = [this.d.signal, callerSignal].filter((s): s is AbortSignal => s !== undefined);
-    const signal = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+    // Not AbortSignal.any: on Node 20 it keeps every composite of the client's long-lived signal (src/util/signals.ts).
+    const linked = callerSignal === undefined || this.d.signal === undefined ? null : linkSignals([this.d.signal, callerSignal]);
+    const signal = linked?.signal ?? callerSignal ?? this.d.signal;
     let retriesDone = 0;
     let attempts = 0;
     try {
@@ -114,6 +116,8 @@ export class Transport {
     } catch (err) {
       if (err instanceof RetryableFailure) throw exhausted(err, attempts);
       throw err;
+    } finally {
+      linked?.dispose();
     }
   }
 
@@ -121,12 +125,13 @@ export class Transport {
     const release = await this.d.semaphore.acquire(signal);
     const event: RequestEvent = { method: 'GET', path: shownPath(target), status: null, attempt, durationMs: 0, bytes: 0 };
     let started: number | undefined;
+    let detachTimeout: (() => void) | undefined;
     try {
       await this.d.limiter.acquire(signal);
       started = this.d.clock.now();
       this.stats.requests++;
-      const timeout = AbortSignal.timeout(this.d.opts.requestTimeoutMs);
-      const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
+      const timeout = linkSignals([signal], this.d.opts.requestTimeoutMs);
+      detachTimeout = timeout.dispose;
       let status: number;
       let text: string;
       let retryAfter: string | string[] | undefined;
@@ -134,7 +139,7 @@ export class Transport {
       let contentType = '';
       try {
         const res = await this.d.agent.request({
-          origin: this.d.opts.origin, path: target, method: 'GET', headers: this.headers, signal: combined,
+          origin: this.d.opts.origin, path: target, method: 'GET', headers: this.headers, signal: timeout.signal,
         });
         status = res.statusCode;
         event.status = status;
@@ -157,7 +162,7 @@ export class Transport {
       } catch (err) {
         if (err instanceof ResponseTooLargeError) throw err;
         if (signal?.aborted) throw signal.reason;
-        const key = timeout.aborted ? 'TIMEOUT' : errorKey(err);
+        const key = timeout.timedOut() ? 'TIMEOUT' : errorKey(err);
         event.errorCode = key ?? codeOf(err);
         this.countFailure(key === undefined ? undefined : RETRY_TABLE[key]);
         throw this.transportFailure(key, err, target, attempt);
@@ -170,6 +175,7 @@ export class Transport {
       if (rule?.retry) throw new RetryableFailure(String(status), rule, details, parseRetryAfter(retryAfter));
       throw finalStatusError(status, hasCursor, details);
     } finally {
+      detachTimeout?.();
       release();
       // An attempt aborted before its rate slot came up never reached the network: not reported.
       if (started !== undefined) {
