@@ -100,7 +100,7 @@ export async function deleteKeys(db: Db, table: string, parentColumn: string, pa
  */
 export function rowUpsert<C extends string>(table: string, columns: readonly C[], indexed: readonly C[]) {
   const byMask = new Map<number, InsertStatement>();
-  return async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
+  const write = async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
     let mask = 0;
     if (stored && dialectOf(db) === 'sqlite') {
       indexed.forEach((c, i) => {
@@ -115,4 +115,33 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
     }
     await insertRows(db, stmt, [columns.map((c) => row[c])]);
   };
+  /** Rows new to the mirror (nothing stored, so every column is written): multi-row statements. */
+  write.many = async (db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> => {
+    let stmt = byMask.get(0);
+    if (!stmt) {
+      stmt = insertStatement(table, columns, overwrite(['id'], columns.filter((c) => c !== 'id')));
+      byMask.set(0, stmt);
+    }
+    await insertRows(db, stmt, rows.map((row) => columns.map((c) => row[c])));
+  };
+  return write;
+}
+
+const marks = (n: number) => Array(n).fill('?').join(',');
+
+/** Rows of `table` by id (`columns` besides id), chunked under the parameter limit. */
+export async function selectByIds<R extends { id: string }>(db: Db, columns: readonly string[], table: string, ids: readonly string[]): Promise<Map<string, R>> {
+  const out = new Map<string, R>();
+  for (const batch of chunks(ids, MAX_PARAMS)) {
+    const rows = await run<R>(db, `select "id", ${columns.map(q).join(', ')} from ${q(table)} where "id" in (${marks(batch.length)})`, batch);
+    for (const r of rows) out.set(String(r.id), r);
+  }
+  return out;
+}
+
+/** A valid copy clears a record's quarantine entry (docs/design.md §4.5). */
+export async function deleteQuarantined(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<void> {
+  for (const batch of chunks(ids, MAX_PARAMS - 1)) {
+    await run(db, `delete from "quarantine" where "entity_type" = '${entityType}' and "entity_id" in (${marks(batch.length)})`, batch);
+  }
 }
