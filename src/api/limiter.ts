@@ -65,6 +65,12 @@ export class StartQueue implements Pacer {
     private readonly earliest: (lastStart: number) => number,
     private readonly clock: Clock = realClock,
     private readonly onWait?: (now: number) => void,
+    /**
+     * A start due within a millisecond goes now and counts as made at its due time. For a fixed
+     * ceiling above ~1,000/s: a timer cannot wait less than a millisecond, so sleeping paced the
+     * "unthrottled" 100,000/s at about one start per timer tick. Default false.
+     */
+    private readonly subMillisecond = false,
   ) {}
 
   /** Waits for this caller's turn; an aborted waiter leaves the queue at once. */
@@ -88,14 +94,12 @@ export class StartQueue implements Pacer {
         // time), so the wait is checked again after every sleep.
         const due = this.earliest(this.lastStart);
         const now = this.clock.now();
-        // A timer cannot wait less than a millisecond: sleeping for a start due sooner paced a
-        // high ceiling (100,000/s "unthrottled") at about one start per timer tick. Such a start
-        // goes now and counts as made at its due time, so the spacing holds.
-        if (due - now >= 1) {
-          await this.clock.sleep(Math.ceil(due - now));
+        const wait = due - now;
+        if (wait >= 1 || (wait > 0 && !this.subMillisecond)) {
+          await this.clock.sleep(Math.ceil(wait));
           continue;
         }
-        this.lastStart = due > now ? due : now;
+        this.lastStart = wait > 0 ? due : now;
         this.waiters.shift()!.resolve();
       }
     } finally {
@@ -115,7 +119,7 @@ export class RateLimiter extends StartQueue {
       throw new RangeError(`maxRequestsPerSecond must be a positive number, got ${maxPerSecond}`);
     }
     const intervalMs = 1000 / maxPerSecond;
-    super((lastStart) => lastStart + intervalMs, clock);
+    super((lastStart) => lastStart + intervalMs, clock, undefined, intervalMs < 1);
   }
 }
 

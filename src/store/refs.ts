@@ -34,10 +34,6 @@ export async function upsertContacts(db: Db, refs: readonly (ContactRef | null |
   await insertRows(db, CONTACTS, rows.map((r) => [r.id, r.first_name, r.last_name, r.email]));
 }
 
-export async function upsertCompany(db: Db, company: Company | null | undefined): Promise<void> {
-  await upsertCompanies(db, [company]);
-}
-
 export async function upsertCompanies(db: Db, refs: readonly (Company | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is Company => !!r && r.id !== null && r.id !== undefined),
