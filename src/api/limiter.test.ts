@@ -24,6 +24,17 @@ describe('RateLimiter', () => {
     expect(wakes).toEqual([1100, 1200, 1300, 1400]);
   });
 
+  it('never sleeps for a start due within a millisecond: a ceiling above 1,000/s is not paced by the timer', async () => {
+    const { clock, wakes } = fakeClock();
+    // 0.01 ms apart: 8 concurrent callers are all due within one millisecond.
+    const limiter = new RateLimiter(100_000, clock);
+    await Promise.all(Array.from({ length: 8 }, () => limiter.acquire()));
+    expect(wakes).toEqual([]);
+    // 500 more (5 ms of slots) sleep only for the whole milliseconds the spacing adds up to.
+    await Promise.all(Array.from({ length: 500 }, () => limiter.acquire()));
+    expect(wakes.length).toBeLessThanOrEqual(5);
+  });
+
   it('keeps starts spaced after a stall instead of releasing the overdue waiters together', async () => {
     let t = 1000;
     let stalls = 1;

@@ -45,6 +45,11 @@ function statementsOf(spec: ChildTable): { insert: InsertStatement; select: stri
   return s;
 }
 
+/** Children of parents new to the mirror, each row led by its parent id: multi-row statements. */
+export async function insertChildren(db: Db, spec: ChildTable, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length > 0) await insertRows(db, statementsOf(spec).insert, rows);
+}
+
 /**
  * Makes the children of one parent exactly `rows`, writing only what differs from what is stored:
  * a re-read record usually changes one or two children, and rewriting all of them was most of a

@@ -1,12 +1,12 @@
 import type { Kysely } from 'kysely';
-import type { Deal, Pipeline } from '../api/index.js';
+import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.js';
 import type { DealsTable, MirrorDatabase } from './schema.js';
-import { upsertCompany, upsertContacts, upsertUsers } from './refs.js';
+import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedDealHistory } from './history.js';
 import type { UpsertResult } from './tickets.js';
-import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { insertRows, insertStatement, rowUpsert, run } from './sql.js';
-import { bool, centsText, chunks, dateOnly, fieldRows, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
+import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { deleteQuarantined, insertRows, insertStatement, rowUpsert, selectByIds } from './sql.js';
+import { bool, centsText, chunks, dateOnly, fieldRows, firstOfEach, foldRefs, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -56,8 +56,38 @@ const STAGE_STUB = insertStatement('stages', ['id', 'pipeline_id', 'name', 'posi
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
 const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS = 'select "stage_id", "amount", "amount_cents", "close_date", "owner_id", "status", "pipeline_id", "company_id", "updated_at" from "deals" where "id" = ?';
-type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'amount_cents' | 'close_date' | 'owner_id' | 'status' | 'pipeline_id' | 'company_id' | 'updated_at'>;
+const PREVIOUS_COLUMNS = ['stage_id', 'amount', 'amount_cents', 'close_date', 'owner_id', 'status', 'pipeline_id', 'company_id', 'updated_at'] as const;
+type Previous = Pick<DealsTable, (typeof PREVIOUS_COLUMNS)[number]>;
+
+/** One deal converted for writing: every value checked before the first write. */
+export interface PreparedDeal {
+  readonly row: DealsTable;
+  readonly contacts: readonly ContactRef[];
+  readonly contactRows: ChildRow[];
+  readonly fields: ChildRow[];
+  readonly owner: UserRef | null | undefined;
+  readonly company: Company | null | undefined;
+  /** The stub rows of the deal's pipeline and stage, when it names them. */
+  readonly pipelineStub: readonly unknown[] | null;
+  readonly stageStub: readonly unknown[] | null;
+}
+
+export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
+  const row = dealRow(deal, syncedAt);
+  const contacts = uniqueBy(Array.isArray(deal.contacts) ? deal.contacts : [], (c) => String(c.id));
+  const s = deal.stage;
+  return {
+    row,
+    contacts,
+    contactRows: contacts.map((c, position) => [String(c.id), bool(c.isPrimary ?? false), position]),
+    fields: fieldRows(deal.fields).map((f) => [f.key, f.value_text, f.value_json]),
+    owner: deal.owner,
+    company: deal.company,
+    pipelineStub: row.pipeline_id === null ? null : [row.pipeline_id, str(deal.pipeline.name), null, null, null],
+    stageStub: row.stage_id === null ? null
+      : [row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)],
+  };
+}
 
 /**
  * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
@@ -65,42 +95,61 @@ type Previous = Pick<DealsTable, 'stage_id' | 'amount' | 'amount_cents' | 'close
  * the deal carries, so joins work before the next pipeline read fills in the rest.
  */
 export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<UpsertResult> {
-  const row = dealRow(deal, syncedAt);
-  const id = row.id;
-  const contacts = uniqueBy(Array.isArray(deal.contacts) ? deal.contacts : [], (c) => String(c.id));
-  const contactRows: ChildRow[] = contacts.map((c, position) => [String(c.id), bool(c.isPrimary ?? false), position]);
-  const fields: ChildRow[] = fieldRows(deal.fields).map((f) => [f.key, f.value_text, f.value_json]);
+  const [result] = await writeDeals(db, [prepareDeal(deal, syncedAt)]);
+  return result!;
+}
 
-  await run(db, 'delete from "quarantine" where "entity_type" = \'deal\' and "entity_id" = ?', [id]);
+/** The first stub of each id: a stub never overwrites a row, so the first one written stays. */
+const stubs = (rows: readonly (readonly unknown[] | null)[]) => uniqueBy(rows.filter((r): r is readonly unknown[] => r !== null), (r) => String(r[0]));
 
-  const [previous] = await run<Previous>(db, PREVIOUS, [id]);
-  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
+/**
+ * Writes prepared deals with a few statements per batch, as writeTickets does for tickets (same
+ * preconditions: distinct ids; results in batch order).
+ */
+export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promise<UpsertResult[]> {
+  const ids = batch.map((p) => p.row.id);
+  await deleteQuarantined(db, 'deal', ids);
+  const previous = await selectByIds<Previous & { id: string }>(db, PREVIOUS_COLUMNS, 'deals', ids);
 
-  await upsertUsers(db, [deal.owner]);
-  await upsertCompany(db, deal.company);
-  await upsertContacts(db, contacts);
-  if (row.pipeline_id !== null) {
-    await insertRows(db, PIPELINE_STUB, [[row.pipeline_id, str(deal.pipeline.name), null, null, null]]);
+  const results: UpsertResult[] = [];
+  const live: { p: PreparedDeal; previous: Previous | undefined; result: UpsertResult }[] = [];
+  for (const p of batch) {
+    const before = previous.get(p.row.id);
+    const stale = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const result = { history: 0, stale, quarantined: false };
+    results.push(result);
+    if (!stale) live.push({ p, previous: before, result });
   }
-  if (row.stage_id !== null) {
-    const s = deal.stage;
-    await insertRows(db, STAGE_STUB, [
-      [row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)],
-    ]);
+  if (live.length === 0) return results;
+
+  await upsertUsers(db, foldRefs(live.map(({ p }) => firstOfEach([p.owner]))));
+  await upsertCompanies(db, foldRefs(live.map(({ p }) => firstOfEach([p.company]))));
+  await upsertContacts(db, foldRefs(live.map(({ p }) => firstOfEach(p.contacts))));
+  const pipelines = stubs(live.map(({ p }) => p.pipelineStub));
+  if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
+  const stages = stubs(live.map(({ p }) => p.stageStub));
+  if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
+
+  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
+  if (fresh.length > 0) {
+    await writeDeal.many(db, fresh.map((p) => p.row));
+    const under = (p: PreparedDeal, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
+    await insertChildren(db, CONTACTS, fresh.flatMap((p) => under(p, p.contactRows)));
+    await insertChildren(db, FIELDS, fresh.flatMap((p) => under(p, p.fields)));
   }
 
-  await writeDeal(db, row, previous);
-
-  const existed = previous !== undefined;
-  await replaceChildren(db, CONTACTS, id, contactRows, existed);
-  await replaceChildren(db, FIELDS, id, fields, existed);
-
-  if (!previous) return { history: 0, stale: false, quarantined: false };
-  const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
-  const changes = diffFields(exact(previous), exact(row), TRACKED);
-  const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
-  const history = await writeObservedDealHistory(db, id, changes, observedSince, row.updated_at!);
-  return { history, stale: false, quarantined: false };
+  for (const { p, previous: before, result } of live) {
+    if (before === undefined) continue;
+    const { row } = p;
+    await writeDeal(db, row, before);
+    await replaceChildren(db, CONTACTS, row.id, p.contactRows, true);
+    await replaceChildren(db, FIELDS, row.id, p.fields, true);
+    const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
+    const changes = diffFields(exact(before), exact(row), TRACKED);
+    const observedSince = before.updated_at === null ? null : String(before.updated_at);
+    result.history = await writeObservedDealHistory(db, row.id, changes, observedSince, row.updated_at!);
+  }
+  return results;
 }
 
 export interface UpsertPipelinesOptions {

@@ -34,7 +34,11 @@ export async function upsertContacts(db: Db, refs: readonly (ContactRef | null |
   await insertRows(db, CONTACTS, rows.map((r) => [r.id, r.first_name, r.last_name, r.email]));
 }
 
-export async function upsertCompany(db: Db, company: Company | null | undefined): Promise<void> {
-  if (!company || company.id === null || company.id === undefined) return;
-  await insertRows(db, COMPANIES, [[String(company.id), str(company.name), str(company.domain)]]);
+export async function upsertCompanies(db: Db, refs: readonly (Company | null | undefined)[]): Promise<void> {
+  const rows = uniqueBy(
+    refs.filter((r): r is Company => !!r && r.id !== null && r.id !== undefined),
+    (r) => String(r.id),
+  ).map((r) => ({ id: String(r.id), name: str(r.name), domain: str(r.domain) })).sort(byId);
+  if (rows.length === 0) return;
+  await insertRows(db, COMPANIES, rows.map((r) => [r.id, r.name, r.domain]));
 }

@@ -52,10 +52,29 @@ export function insertStatement(table: string, columns: readonly string[], tail 
   return { table, columns, tail, texts: new Map() };
 }
 
+/**
+ * Row counts per statement: the largest power of two under the parameter limit, then powers of two
+ * down to one. A statement text per row count up to the limit would fill the statement cache with
+ * hundreds of large prepared statements (SQLite keeps each one's program in memory).
+ */
+function rowCounts(total: number, columns: number): number[] {
+  let size = 1;
+  while (size * 2 * columns <= MAX_PARAMS) size *= 2;
+  const out: number[] = [];
+  for (let left = total; left > 0; ) {
+    while (size > left) size /= 2;
+    out.push(size);
+    left -= size;
+  }
+  return out;
+}
+
 /** Inserts `rows` (values in the statement's column order), chunked under the parameter limit. */
 export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
-  const perStatement = Math.max(1, Math.floor(MAX_PARAMS / stmt.columns.length));
-  for (const batch of rows.length <= perStatement ? [rows] : chunks(rows, perStatement)) {
+  let start = 0;
+  for (const count of rowCounts(rows.length, stmt.columns.length)) {
+    const batch = rows.slice(start, start + count);
+    start += count;
     let text = stmt.texts.get(batch.length);
     if (text === undefined) {
       const tuple = `(${stmt.columns.map(() => '?').join(',')})`;
@@ -100,7 +119,7 @@ export async function deleteKeys(db: Db, table: string, parentColumn: string, pa
  */
 export function rowUpsert<C extends string>(table: string, columns: readonly C[], indexed: readonly C[]) {
   const byMask = new Map<number, InsertStatement>();
-  return async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
+  const write = async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
     let mask = 0;
     if (stored && dialectOf(db) === 'sqlite') {
       indexed.forEach((c, i) => {
@@ -115,4 +134,40 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
     }
     await insertRows(db, stmt, [columns.map((c) => row[c])]);
   };
+  /** Rows new to the mirror (nothing stored, so every column is written): multi-row statements. */
+  write.many = async (db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> => {
+    let stmt = byMask.get(0);
+    if (!stmt) {
+      stmt = insertStatement(table, columns, overwrite(['id'], columns.filter((c) => c !== 'id')));
+      byMask.set(0, stmt);
+    }
+    await insertRows(db, stmt, rows.map((row) => columns.map((c) => row[c])));
+  };
+  return write;
+}
+
+const marks = (n: number) => Array(n).fill('?').join(',');
+
+/** An id list padded (with its last id) to a power of two, so few statement texts are ever prepared. */
+function padded(ids: readonly string[]): readonly string[] {
+  let size = 1;
+  while (size < ids.length) size *= 2;
+  return size === ids.length ? ids : [...ids, ...Array<string>(size - ids.length).fill(ids[ids.length - 1]!)];
+}
+
+/** Rows of `table` by id (`columns` besides id), chunked under the parameter limit. */
+export async function selectByIds<R extends { id: string }>(db: Db, columns: readonly string[], table: string, ids: readonly string[]): Promise<Map<string, R>> {
+  const out = new Map<string, R>();
+  for (const batch of chunks(ids, 512).map(padded)) {
+    const rows = await run<R>(db, `select "id", ${columns.map(q).join(', ')} from ${q(table)} where "id" in (${marks(batch.length)})`, batch);
+    for (const r of rows) out.set(String(r.id), r);
+  }
+  return out;
+}
+
+/** A valid copy clears a record's quarantine entry (docs/design.md §4.5). */
+export async function deleteQuarantined(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<void> {
+  for (const batch of chunks(ids, 512).map(padded)) {
+    await run(db, `delete from "quarantine" where "entity_type" = '${entityType}' and "entity_id" in (${marks(batch.length)})`, batch);
+  }
 }

@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
-import type { TicketWithMessages } from '../api/index.js';
+import type { ContactRef, TicketWithMessages, UserRef } from '../api/index.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';
-import { bool, fieldRows, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
-import { replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { rowUpsert, run } from './sql.js';
+import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
+import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { deleteQuarantined, rowUpsert, selectByIds } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -70,7 +70,7 @@ const MESSAGES: ChildTable = {
 const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
 const FIELDS: ChildTable = { table: 'ticket_fields', parent: 'ticket_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS = 'select "status", "priority", "assignee_id", "team_id", "contact_id", "updated_at" from "tickets" where "id" = ?';
+const PREVIOUS_COLUMNS = ['status', 'priority', 'assignee_id', 'team_id', 'contact_id', 'updated_at'] as const;
 type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'contact_id' | 'updated_at'>;
 
 // Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
@@ -84,13 +84,19 @@ const TICKET_COLUMNS = Object.keys({
 } satisfies Record<keyof TicketsTable, 0>) as (keyof TicketsTable)[];
 const writeTicket = rowUpsert('tickets', TICKET_COLUMNS, ['status', 'assignee_id', 'contact_id', 'updated_at']);
 
-/**
- * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
- * junk value throws StoreError('INVALID_VALUE') with nothing written and the transaction usable.
- */
-export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult> {
+/** One ticket converted for writing: every value checked before the first write. */
+export interface PreparedTicket {
+  readonly row: TicketsTable;
+  readonly tags: ChildRow[];
+  readonly fields: ChildRow[];
+  readonly messages: ChildRow[];
+  readonly users: readonly (UserRef | null | undefined)[];
+  readonly contact: ContactRef | null | undefined;
+}
+
+/** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
+export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
   const row = ticketRow(ticket, syncedAt);
-  const id = row.id;
   const messages: ChildRow[] = uniqueBy(Array.isArray(ticket.messages) ? ticket.messages : [], (m) => String(m.id)).map((m) => [
     String(m.id),
     str(m.body),
@@ -103,25 +109,67 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
   ]);
   const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [tag]);
   const fields: ChildRow[] = fieldRows(ticket.fields).map((f) => [f.key, f.value_text, f.value_json]);
+  return { row, tags, fields, messages, users: [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)], contact: ticket.contact };
+}
 
-  await run(db, 'delete from "quarantine" where "entity_type" = \'ticket\' and "entity_id" = ?', [id]);
+/** Message ids of a prepared ticket: a batch must not hold one twice (bulk.ts splits it). */
+export const messageIdsOf = (p: PreparedTicket): readonly string[] => p.messages.map((m) => m[0]);
 
-  const [previous] = await run<Previous>(db, PREVIOUS, [id]);
-  if (previous?.updated_at && String(previous.updated_at) > row.updated_at!) return { history: 0, stale: true, quarantined: false };
+/**
+ * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
+ * junk value throws StoreError('INVALID_VALUE') with nothing written and the transaction usable.
+ */
+export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult> {
+  const [result] = await writeTickets(db, [prepareTicket(ticket, syncedAt)]);
+  return result!;
+}
 
-  await upsertUsers(db, [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)]);
-  await upsertContacts(db, [ticket.contact]);
+/**
+ * Writes prepared tickets with a few statements per batch instead of several per record: one
+ * statement each for the quarantine clean-up, the stored versions, the references, the new rows
+ * and each child table of the new rows. Records the mirror already holds keep the per-record path
+ * (only the columns and children that differ are written, and observed history is derived).
+ * The ids of `batch` are distinct and no message id appears under two of its tickets (bulk.ts),
+ * so the outcome is that of upserting the records one after another. Results are in batch order.
+ */
+export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Promise<UpsertResult[]> {
+  const ids = batch.map((p) => p.row.id);
+  await deleteQuarantined(db, 'ticket', ids);
+  const previous = await selectByIds<Previous & { id: string }>(db, PREVIOUS_COLUMNS, 'tickets', ids);
 
-  await writeTicket(db, row, previous);
+  const results: UpsertResult[] = [];
+  const live: { p: PreparedTicket; previous: Previous | undefined; result: UpsertResult }[] = [];
+  for (const p of batch) {
+    const before = previous.get(p.row.id);
+    const stale = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const result = { history: 0, stale, quarantined: false };
+    results.push(result);
+    if (!stale) live.push({ p, previous: before, result });
+  }
+  if (live.length === 0) return results;
 
-  const existed = previous !== undefined;
-  await replaceChildren(db, TAGS, id, tags, existed);
-  await replaceChildren(db, FIELDS, id, fields, existed);
-  await replaceChildren(db, MESSAGES, id, messages, existed);
+  await upsertUsers(db, foldRefs(live.map(({ p }) => firstOfEach(p.users))));
+  await upsertContacts(db, foldRefs(live.map(({ p }) => firstOfEach([p.contact]))));
 
-  if (!previous) return { history: 0, stale: false, quarantined: false };
-  const changes = diffFields(previous, row, TRACKED);
-  const observedSince = previous.updated_at === null ? null : String(previous.updated_at);
-  const history = await writeObservedTicketHistory(db, id, changes, observedSince, row.updated_at!);
-  return { history, stale: false, quarantined: false };
+  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
+  if (fresh.length > 0) {
+    await writeTicket.many(db, fresh.map((p) => p.row));
+    const under = (p: PreparedTicket, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
+    await insertChildren(db, TAGS, fresh.flatMap((p) => under(p, p.tags)));
+    await insertChildren(db, FIELDS, fresh.flatMap((p) => under(p, p.fields)));
+    await insertChildren(db, MESSAGES, fresh.flatMap((p) => under(p, p.messages)));
+  }
+
+  for (const { p, previous: before, result } of live) {
+    if (before === undefined) continue;
+    const { row } = p;
+    await writeTicket(db, row, before);
+    await replaceChildren(db, TAGS, row.id, p.tags, true);
+    await replaceChildren(db, FIELDS, row.id, p.fields, true);
+    await replaceChildren(db, MESSAGES, row.id, p.messages, true);
+    const changes = diffFields(before, row, TRACKED);
+    const observedSince = before.updated_at === null ? null : String(before.updated_at);
+    result.history = await writeObservedTicketHistory(db, row.id, changes, observedSince, row.updated_at!);
+  }
+  return results;
 }

@@ -147,3 +147,31 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/** The references of one record as its own upsert wrote them: those with an id, the first of each. */
+export function firstOfEach<R extends { id?: unknown }>(refs: readonly (R | null | undefined)[]): R[] {
+  return uniqueBy(refs.filter((r): r is R => !!r && r.id !== null && r.id !== undefined), (r) => String(r.id));
+}
+
+/**
+ * The references of several records, one per id, as upserting the records one after another
+ * would leave them: a reference's upsert keeps the stored value where it brings null, so per
+ * field the last non-null value wins. Ids keep their order of first appearance.
+ */
+export function foldRefs<R extends { id?: unknown }>(perRecord: readonly (readonly R[])[]): R[] {
+  const out = new Map<string, R>();
+  for (const refs of perRecord) {
+    for (const r of refs) {
+      const key = String(r.id);
+      const before = out.get(key);
+      if (!before) {
+        out.set(key, r);
+        continue;
+      }
+      const merged: Record<string, unknown> = { ...before };
+      for (const [k, v] of Object.entries(r)) if (v !== null && v !== undefined) merged[k] = v;
+      out.set(key, merged as R);
+    }
+  }
+  return [...out.values()];
+}

@@ -57,12 +57,12 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
 
   await refreshPipelines(ctx);
   if (state.phase === 'deals') {
-    const done = await copyList(ctx, state.cursor, (cursor) => client.dealsPage({ cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
+    const done = await copyList(ctx, state.cursor, (cursor) => client.dealsPage({ cursor, limit: ctx.config.pageSize }), noLoad, async (page, _, cursor) => {
       const known = await store.knownStageIds();
       if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
       const now = ctx.now();
       state = await store.transaction(async (tx) => {
-        for (const deal of page.items) await tx.upsertDeal(deal, now);
+        await tx.upsertDeals(page.items, now);
         await quarantineInvalid(tx, page.invalid, now);
         const next = { ...state!, cursor, copied: { ...state!.copied, deals: state!.copied.deals + page.items.length } };
         await tx.setState(STATE.backfill, next);
@@ -78,11 +78,10 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   }
 
   if (state.phase === 'tickets') {
-    const done = await copyList(ctx, state.cursor, (cursor) => client.ticketsPage({ cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
-      const full = await readTickets(ctx, page.items, stats);
+    const done = await copyList(ctx, state.cursor, (cursor) => client.ticketsPage({ cursor, limit: ctx.config.pageSize }), (page) => readTickets(ctx, page.items, stats), async (page, full, cursor) => {
       const now = ctx.now();
       state = await store.transaction(async (tx) => {
-        for (const ticket of full.ok) await tx.upsertTicket(ticket, now);
+        await tx.upsertTickets(full.ok, now);
         await quarantineInvalid(tx, page.invalid, now);
         for (const bad of full.invalid) {
           await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
@@ -101,7 +100,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
 
   if (state.phase === 'history') {
     const since = state.history === 'all' ? undefined : toIsoTimestamp(state.history) ?? undefined;
-    const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), async (page, cursor) => {
+    const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), noLoad, async (page, _, cursor) => {
       const now = ctx.now();
       const committed = await store.transaction(async (tx) => {
         // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
@@ -137,40 +136,62 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   return final;
 }
 
+const noLoad = async (): Promise<null> => null;
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+
 /**
- * Pages a list from `cursor` until its end, handing each page and the cursor that follows it to
- * `apply`. Returns false when a graceful stop ended it early (the cursor is persisted).
- * A cursor the upstream no longer accepts restarts the list: upserts make the re-copy harmless.
+ * Pages a list from `cursor` until its end, handing each page, what `load` read for it, and the
+ * cursor that follows it to `apply`. Returns false when a graceful stop ended it early (the cursor
+ * is persisted). A cursor the upstream no longer accepts restarts the list: upserts make the
+ * re-copy harmless.
+ *
+ * The next page is fetched and loaded while `apply` commits this one, so the network and the store
+ * work at the same time; the next page is applied only after this one committed, so each saved
+ * cursor still commits with exactly the rows it covers (docs/design.md §4.6). A prefetch that a
+ * stop or a failure leaves unused is awaited (never left running) and its answer dropped.
  */
-async function copyList<T>(
+async function copyList<T, L>(
   ctx: SyncContext,
   start: string | null,
   fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
-  apply: (page: Page<T>, nextCursor: string | null) => Promise<void>,
+  load: (page: Page<T>) => Promise<L>,
+  apply: (page: Page<T>, loaded: L, nextCursor: string | null) => Promise<void>,
 ): Promise<boolean> {
-  let cursor = start;
   let restarted = false;
   let guard = new PagingGuard('a backfill list');
-  if (cursor !== null) guard.start(cursor);
-  for (;;) {
-    if (ctx.stopSignal.aborted) return false;
-    let page: Page<T>;
-    try {
-      page = await fetchPage(cursor ?? undefined);
-      guard.check(page.items.map((item) => String((item as { id?: unknown }).id)), page.nextCursor);
-    } catch (err) {
-      if (err instanceof CursorRejectedError && cursor !== null && !restarted) {
-        ctx.logger.warn({ status: err.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
-        restarted = true;
-        cursor = null;
-        guard = new PagingGuard('a backfill list');
-        continue;
+  if (start !== null) guard.start(start);
+  const read = async (cursor: string | null): Promise<{ page: Page<T>; loaded: L }> => {
+    const page = await fetchPage(cursor ?? undefined);
+    guard.check(page.items.map((item) => String((item as { id?: unknown }).id)), page.nextCursor);
+    return { page, loaded: await load(page) };
+  };
+  let cursor = start;
+  let pending: Promise<Settled<{ page: Page<T>; loaded: L }>> | null = null;
+  try {
+    for (;;) {
+      if (ctx.stopSignal.aborted) return false;
+      const got: Settled<{ page: Page<T>; loaded: L }> = await (pending ?? settle(read(cursor)));
+      pending = null;
+      if (!got.ok) {
+        if (got.error instanceof CursorRejectedError && cursor !== null && !restarted) {
+          ctx.logger.warn({ status: got.error.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
+          restarted = true;
+          cursor = null;
+          guard = new PagingGuard('a backfill list');
+          continue;
+        }
+        throw got.error;
       }
-      throw err;
+      const { page, loaded }: { page: Page<T>; loaded: L } = got.value;
+      if (page.nextCursor !== null && !ctx.stopSignal.aborted) pending = settle(read(page.nextCursor));
+      await apply(page, loaded, page.nextCursor);
+      if (page.nextCursor === null) return true;
+      cursor = page.nextCursor;
     }
-    await apply(page, page.nextCursor);
-    if (page.nextCursor === null) return true;
-    cursor = page.nextCursor;
+  } finally {
+    if (pending) await pending;
   }
 }
 

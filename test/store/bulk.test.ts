@@ -1,0 +1,121 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Deal, TicketWithMessages } from '../../src/api/types.js';
+import { openStore, type Store } from '../../src/store/index.js';
+import { dialects } from '../helpers/dialects.js';
+import { deal, SYNCED, ticket } from './fixtures.js';
+
+/**
+ * upsertTickets / upsertDeals write a page with a few multi-row statements; their outcome must be
+ * that of upserting the same records one by one, whatever the batch holds: repeated ids, a message
+ * that moves between two tickets of the batch, references repeated with different nulls, a stale
+ * copy, a value the store cannot hold, a record the mirror already has.
+ */
+
+const at = (minute: number) => `2024-05-01T10:${String(minute).padStart(2, '0')}:00.000Z`;
+
+function ticketBatch(): TicketWithMessages[] {
+  const msg = (id: string, author: TicketWithMessages['messages'][number]['author']) => ({
+    id, body: `body ${id}`, authorType: 'agent', author, isInternal: false, attachments: [], createdAt: at(1),
+  });
+  return [
+    ticket({ id: 'a', updatedAt: at(5), assignee: { id: 'u1', name: null, email: 'one@x.test' }, messages: [msg('ma', null), msg('shared', { id: 'u2', name: 'Two', email: null })] }),
+    ticket({ id: 'b', updatedAt: at(5), assignee: { id: 'u1', name: 'One', email: null }, messages: [msg('mb', { id: 'u2', name: null, email: 'two@x.test' })] }),
+    // The message moves from a to c; the upsert of c must see a's rows written.
+    ticket({ id: 'c', updatedAt: at(5), contact: { id: 'c1', firstName: null, lastName: 'L', email: null }, messages: [msg('shared', null)] }),
+    // A repeat of b, newer: replaces it and writes observed history.
+    ticket({ id: 'b', updatedAt: at(9), status: 'solved', assignee: null, tags: ['x'], messages: [] }),
+    // A repeat of a, older: stale.
+    ticket({ id: 'a', updatedAt: at(1), status: 'pending' }),
+    // A junk timestamp: quarantined, the rest goes on.
+    ticket({ id: 'bad', updatedAt: 'not a time' }),
+    ticket({ id: 'existing', updatedAt: at(7), priority: 'urgent', tags: ['new'] }),
+  ];
+}
+
+function dealBatch(): Deal[] {
+  return [
+    deal({ id: 'd1', updatedAt: at(5), owner: { id: 'u9', name: null, email: 'o@x.test' } }),
+    deal({ id: 'd2', updatedAt: at(5), owner: { id: 'u9', name: 'Owner', email: null }, company: { id: 'co1', name: null, domain: 'new.test' } }),
+    deal({ id: 'd1', updatedAt: at(8), amount: '99.00', stage: { id: 's2', name: 'Won', position: 3, isWon: true, isLost: false } }),
+    deal({ id: 'd3', updatedAt: at(5), amount: 'twelve' }),
+    deal({ id: 'existing', updatedAt: at(7), contacts: [], fields: { source: 'phone' } }),
+  ];
+}
+
+const TABLES = [
+  'tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'ticket_history', 'users', 'contacts', 'companies',
+  'deals', 'deal_contacts', 'deal_fields', 'deal_history', 'pipelines', 'stages', 'quarantine',
+] as const;
+
+/** Every row of the mirror tables, without surrogate ids and the quarantine's raw copy. */
+async function snapshot(store: Store): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {};
+  for (const table of TABLES) {
+    const rows = (await store.db.selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
+    out[table] = rows
+      .map(({ id, raw_json, ...rest }) => JSON.stringify(table.endsWith('_history') ? rest : { id, ...rest, raw: table === 'quarantine' ? null : raw_json }))
+      .sort();
+  }
+  return out;
+}
+
+for (const dialect of dialects) {
+  describe(`bulk upserts on ${dialect.name}`, () => {
+    const dbs: { drop(): Promise<void> }[] = [];
+    const stores: Store[] = [];
+    const fresh = async () => {
+      const db = await dialect.newDatabase();
+      dbs.push(db);
+      const store = await openStore({ database: db.database });
+      await store.migrate();
+      stores.push(store);
+      // One record the mirror already holds, so the batch mixes new and known records.
+      await store.transaction(async (tx) => {
+        await tx.upsertTicket(ticket({ id: 'existing', updatedAt: at(0) }), SYNCED);
+        await tx.upsertDeal(deal({ id: 'existing', updatedAt: at(0) }), SYNCED);
+      });
+      return store;
+    };
+    afterAll(async () => {
+      for (const s of stores) await s.close();
+      for (const d of dbs) await d.drop();
+    });
+
+    it('leaves the mirror as upserting the records one by one does, with the same results', async () => {
+      const one = await fresh();
+      const many = await fresh();
+      const seq = await one.transaction(async (tx) => {
+        const r = [];
+        for (const t of ticketBatch()) r.push(await tx.upsertTicket(t, SYNCED));
+        for (const d of dealBatch()) r.push(await tx.upsertDeal(d, SYNCED));
+        return r;
+      });
+      const bulk = await many.transaction(async (tx) => [...(await tx.upsertTickets(ticketBatch(), SYNCED)), ...(await tx.upsertDeals(dealBatch(), SYNCED))]);
+      expect(bulk).toEqual(seq);
+      expect(seq.filter((r) => r.quarantined)).toHaveLength(2);
+      expect(seq.filter((r) => r.stale)).toHaveLength(1);
+      expect(seq.some((r) => r.history > 0)).toBe(true);
+      expect(await snapshot(many)).toEqual(await snapshot(one));
+      const moved = await many.db.selectFrom('ticket_messages').select('ticket_id').where('id', '=', 'shared').executeTakeFirstOrThrow();
+      expect(moved.ticket_id).toBe('c');
+    });
+
+    if (dialect.name === 'postgres') {
+      it('quarantines only the record holding a value PostgreSQL refuses, and writes the rest of the batch', async () => {
+        const store = await fresh();
+        const batch = [
+          ticket({ id: 'ok1', updatedAt: at(3) }),
+          // jsonb refuses a lone surrogate escape (class 22); SQLite stores it.
+          ticket({ id: 'refused', updatedAt: at(3), fields: { broken: 'a\ud800b' } }),
+          ticket({ id: 'ok2', updatedAt: at(3), messages: [] }),
+        ];
+        const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
+        expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
+        const ids = (await store.db.selectFrom('tickets').select('id').orderBy('id').execute()).map((r) => r.id);
+        expect(ids).toEqual(['existing', 'ok1', 'ok2']);
+        const q = await store.db.selectFrom('quarantine').selectAll().where('entity_id', '=', 'refused').executeTakeFirstOrThrow();
+        expect(q.reason).toMatch(/the database refused a value of this record \(22/);
+      });
+    }
+  });
+}
