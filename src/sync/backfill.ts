@@ -1,27 +1,27 @@
-import { CursorRejectedError, NotFoundError, PagingGuard, type Page, type Ticket, type TicketWithMessages } from '../api/index.js';
+import {
+  CursorRejectedError,
+  NotFoundError,
+  PagingGuard,
+  type Deal,
+  type Page,
+  type Ticket,
+  type TicketWithMessages,
+  type WorkspaceEvent,
+} from '../api/index.js';
+import type { StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { toIsoTimestamp } from '../util/time.js';
-import { STATE, type SyncContext } from './context.js';
+import type { SyncContext } from './context.js';
 import { recordFailure } from './drain.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { splitImplausible } from './cycle.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import { refreshReports } from './reporting.js';
+import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
 import type { RunStats } from './stats.js';
 
-/** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
-export interface BackfillState {
-  phase: 'deals' | 'tickets' | 'history' | 'done';
-  /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
-  handover: string | null;
-  /** Cursor of the list being copied; null starts it from the beginning. */
-  cursor: string | null;
-  startedAt: string;
-  copied: { deals: number; tickets: number; events: number };
-  /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
-  history: string;
-}
+export type { BackfillState };
 
 export interface BackfillOptions {
   /** Copy the change log too: 'none' (default), 'all', or an ISO date. */
@@ -31,112 +31,164 @@ export interface BackfillOptions {
   onProgress?: (p: { phase: BackfillState['phase']; copied: BackfillState['copied'] }) => void;
 }
 
+type ListName = 'deals' | 'tickets' | 'history';
+
+/** What one committed page added: rows the mirror now holds, and records or events quarantined. */
+interface PageCount {
+  copied: number;
+  quarantined: number;
+}
+
+/**
+ * One list of the backfill, copied page by page (docs/design.md §4.6). `load` runs outside the
+ * page's transaction (and overlaps the previous page's commit); `apply` writes the page and says
+ * what it added, from the store's own verdicts, so a record the store quarantines is never
+ * counted as copied.
+ */
+interface Phase<T, L> {
+  name: ListName;
+  fetch(ctx: SyncContext, state: BackfillState): (cursor: string | undefined) => Promise<Page<T>>;
+  load(ctx: SyncContext, page: Page<T>, stats: RunStats): Promise<L>;
+  apply(tx: StoreTx, page: Page<T>, loaded: L, now: string): Promise<PageCount>;
+  /** The phase after this list's last page. */
+  next(state: BackfillState): BackfillState['phase'];
+}
+
+const dealsPhase: Phase<Deal, null> = {
+  name: 'deals',
+  fetch: (ctx) => (cursor) => ctx.client.dealsPage({ cursor, limit: ctx.config.pageSize }),
+  async load(ctx, page, stats) {
+    stats.recordsFetched += page.items.length;
+    const known = await ctx.store.knownStageIds();
+    if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
+    return null;
+  },
+  async apply(tx, page, _, now) {
+    const verdicts = await tx.upsertDeals(page.items, now);
+    await quarantineInvalid(tx, page.invalid, now);
+    const stored = verdicts.filter((v) => !v.quarantined).length;
+    return { copied: stored, quarantined: page.invalid.length + verdicts.length - stored };
+  },
+  next: () => 'tickets',
+};
+
+const ticketsPhase: Phase<Ticket, ReadTickets> = {
+  name: 'tickets',
+  fetch: (ctx) => (cursor) => ctx.client.ticketsPage({ cursor, limit: ctx.config.pageSize }),
+  load: (ctx, page, stats) => readTickets(ctx, page.items, stats),
+  async apply(tx, page, full, now) {
+    const verdicts = await tx.upsertTickets(full.ok, now);
+    await quarantineInvalid(tx, page.invalid, now);
+    for (const bad of full.invalid) {
+      await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
+    }
+    const stored = verdicts.filter((v) => !v.quarantined).length;
+    return { copied: stored, quarantined: page.invalid.length + full.invalid.length + verdicts.length - stored };
+  },
+  next: (state) => (state.history === 'none' ? 'done' : 'history'),
+};
+
+const historyPhase: Phase<WorkspaceEvent, null> = {
+  name: 'history',
+  fetch(ctx, state) {
+    const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
+    return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
+  },
+  load: async () => null,
+  async apply(tx, page, _, now) {
+    // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
+    // their records were just copied, so they need no re-read.
+    const { events, rejected } = splitImplausible(page, now);
+    const { newIds } = await tx.insertEvents(events, now);
+    await quarantineInvalid(tx, page.invalid, now);
+    await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+  },
+  next: () => 'done',
+};
+
+const PHASES = [dealsPhase, ticketsPhase, historyPhase] as const;
+
 export async function runBackfill(ctx: SyncContext, stats: RunStats, options: BackfillOptions = {}): Promise<BackfillState> {
-  const { store, client } = ctx;
-  let state = await store.getState<BackfillState>(STATE.backfill);
-  if (!state || state.phase === 'done') {
-    // Step 1: the newest event is read before anything is copied, so whatever changes during the
-    // copy is replayed by the first sync through the lookback window.
-    // Only a plausible head may become the watermark (docs/sync.md, "Hostile upstream").
-    const head = options.head !== undefined ? options.head : plausibleHead(await client.eventsPage({ limit: 1 }), ctx.now()).head;
-    state = {
-      phase: 'deals',
-      handover: toIsoTimestamp(head),
-      cursor: null,
-      startedAt: ctx.now(),
-      copied: { deals: 0, tickets: 0, events: 0 },
-      history: options.history ?? 'none',
-    };
-    await store.transaction((tx) => tx.setState(STATE.backfill, state));
-  }
-  const save = async (next: BackfillState) => {
-    state = next;
-    await store.transaction((tx) => tx.setState(STATE.backfill, next));
-  };
-  const progress = () => options.onProgress?.({ phase: state!.phase, copied: state!.copied });
+  let state = (await readBackfill(ctx.store)) ?? null;
+  if (!state || state.phase === 'done') state = await beginBackfill(ctx, options);
+  const progress = (s: BackfillState) => options.onProgress?.({ phase: s.phase, copied: s.copied });
 
   await refreshPipelines(ctx);
-  if (state.phase === 'deals') {
-    const done = await copyList(ctx, state.cursor, (cursor) => client.dealsPage({ cursor, limit: ctx.config.pageSize }), noLoad, async (page, _, cursor) => {
-      const known = await store.knownStageIds();
-      if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
-      const now = ctx.now();
-      state = await store.transaction(async (tx) => {
-        await tx.upsertDeals(page.items, now);
-        await quarantineInvalid(tx, page.invalid, now);
-        const next = { ...state!, cursor, copied: { ...state!.copied, deals: state!.copied.deals + page.items.length } };
-        await tx.setState(STATE.backfill, next);
-        return next;
-      });
-      stats.recordsFetched += page.items.length;
-      stats.quarantined += page.invalid.length;
-      ctx.hooks?.onPage?.('deals', { items: page.items.length, invalid: page.invalid.length });
-      progress();
+  for (const phase of PHASES) {
+    if (state.phase !== phase.name) continue;
+    const copied = await copyPhase(ctx, stats, state, phase as Phase<unknown, unknown>, (s) => {
+      state = s;
+      progress(s);
     });
-    if (!done) return state;
-    await save({ ...state, phase: 'tickets', cursor: null });
+    if (!copied) return state;
+    const next: BackfillState = { ...state, phase: phase.next(state), cursor: null };
+    if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
+    state = next;
   }
 
-  if (state.phase === 'tickets') {
-    const done = await copyList(ctx, state.cursor, (cursor) => client.ticketsPage({ cursor, limit: ctx.config.pageSize }), (page) => readTickets(ctx, page.items, stats), async (page, full, cursor) => {
-      const now = ctx.now();
-      state = await store.transaction(async (tx) => {
-        await tx.upsertTickets(full.ok, now);
-        await quarantineInvalid(tx, page.invalid, now);
-        for (const bad of full.invalid) {
-          await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
-        }
-        const next = { ...state!, cursor, copied: { ...state!.copied, tickets: state!.copied.tickets + full.ok.length } };
-        await tx.setState(STATE.backfill, next);
-        return next;
-      });
-      stats.quarantined += page.invalid.length + full.invalid.length;
-      ctx.hooks?.onPage?.('tickets', { items: page.items.length, invalid: page.invalid.length });
-      progress();
-    });
-    if (!done) return state;
-    await save({ ...state, phase: state.history === 'none' ? 'done' : 'history', cursor: null });
-  }
-
-  if (state.phase === 'history') {
-    const since = state.history === 'all' ? undefined : toIsoTimestamp(state.history) ?? undefined;
-    const done = await copyList(ctx, state.cursor, (cursor) => client.eventsPage({ since, cursor, limit: ctx.config.pageSize }), noLoad, async (page, _, cursor) => {
-      const now = ctx.now();
-      const committed = await store.transaction(async (tx) => {
-        // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
-        // their records were just copied, so they need no re-read.
-        const { events, rejected } = splitImplausible(page, now);
-        const { newIds } = await tx.insertEvents(events, now);
-        await quarantineInvalid(tx, page.invalid, now);
-        await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
-        const next = { ...state!, cursor, copied: { ...state!.copied, events: state!.copied.events + newIds.size } };
-        await tx.setState(STATE.backfill, next);
-        return next;
-      });
-      stats.eventsRead += page.items.length;
-      stats.eventsNew += committed.copied.events - state!.copied.events;
-      state = committed;
-      ctx.hooks?.onPage?.('history', { items: page.items.length, invalid: page.invalid.length });
-      progress();
-    });
-    if (!done) return state;
-  }
-
-  // Hand over: keep an older watermark if the mirror already had one, so re-running a backfill
-  // never opens a gap in the events table.
-  const existing = (await store.getState<string>(STATE.watermark)) ?? null;
   const final: BackfillState = { ...state, phase: 'done', cursor: null };
-  await store.transaction(async (tx) => {
-    if (existing === null) await tx.setState(STATE.watermark, state!.handover);
-    await tx.setState(STATE.window, null);
-    await tx.setState(STATE.backfill, final);
-  });
+  await ctx.store.transaction((tx) => handOverBackfill(tx, final));
   await refreshReports(ctx, stats, { tickets: 'all', deals: 'all' });
-  progress();
+  progress(final);
   return final;
 }
 
-const noLoad = async (): Promise<null> => null;
+/**
+ * Step 1: the newest event is read before anything is copied, so whatever changes during the
+ * copy is replayed by the first sync through the lookback window. Only a plausible head may
+ * become the watermark (docs/sync.md, "Hostile upstream").
+ */
+async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promise<BackfillState> {
+  const head = options.head !== undefined ? options.head : plausibleHead(await ctx.client.eventsPage({ limit: 1 }), ctx.now()).head;
+  const state: BackfillState = {
+    phase: 'deals',
+    handover: toIsoTimestamp(head),
+    cursor: null,
+    startedAt: ctx.now(),
+    copied: { deals: 0, tickets: 0, events: 0 },
+    history: options.history ?? 'none',
+  };
+  await ctx.store.transaction((tx) => saveBackfill(tx, state));
+  return state;
+}
+
+/** Copies one phase's list from the saved cursor; false when a graceful stop ended it early. */
+async function copyPhase(
+  ctx: SyncContext,
+  stats: RunStats,
+  start: BackfillState,
+  phase: Phase<unknown, unknown>,
+  committed: (state: BackfillState) => void,
+): Promise<boolean> {
+  let state = start;
+  return copyList(
+    ctx,
+    state.cursor,
+    phase.fetch(ctx, state),
+    (page) => phase.load(ctx, page, stats),
+    async (page, loaded, cursor) => {
+      const now = ctx.now();
+      const { next, count } = await ctx.store.transaction(async (tx) => {
+        const count = await phase.apply(tx, page, loaded, now);
+        const key = phase.name === 'history' ? 'events' : phase.name;
+        const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + count.copied } };
+        await saveBackfill(tx, next);
+        return { next, count };
+      });
+      // Counted after the commit: a transaction may run again (PostgreSQL deadlock).
+      state = next;
+      stats.quarantined += count.quarantined;
+      if (phase.name === 'history') {
+        stats.eventsRead += page.items.length;
+        stats.eventsNew += count.copied;
+      }
+      ctx.hooks?.onPage?.(phase.name, { items: page.items.length, invalid: page.invalid.length });
+      committed(next);
+    },
+  );
+}
+
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
