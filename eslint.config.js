@@ -23,6 +23,8 @@ export default tseslint.config(
     rules: {
       // Rejecting with an AbortSignal's `reason` (typed any) forwards the caller's own abort error, as `throw signal.reason` does under only-throw-error's defaults.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // The code's convention: `_name` is unused on purpose (a loop that only counts), and destructuring a key away keeps the rest.
+      '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
   {

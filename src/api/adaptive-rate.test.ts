@@ -8,9 +8,10 @@ function fakeClock() {
   let t = 1000;
   const clock: Clock = {
     now: () => t,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       t += ms;
       wakes.push(t);
+      return Promise.resolve();
     },
   };
   return { clock, wakes, now: () => t, advance: (ms: number) => (t += ms) };

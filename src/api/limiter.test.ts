@@ -7,9 +7,10 @@ function fakeClock() {
   let t = 1000;
   const clock: Clock = {
     now: () => t,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       t += ms;
       wakes.push(t);
+      return Promise.resolve();
     },
   };
   return { clock, wakes, advance: (ms: number) => (t += ms) };

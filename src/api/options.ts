@@ -104,6 +104,7 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
   if (typeof o.apiKey !== 'string' || o.apiKey.length === 0) {
     throw new WsmirrorError('CONFIG_INVALID', 'No API key was given. Set WSMIRROR_API_KEY.');
   }
+  // eslint-disable-next-line no-control-regex -- finding control characters (a pasted newline) is this check's purpose
   if (/[\s\u0000-\u001f\u007f]/.test(o.apiKey)) {
     throw new WsmirrorError('CONFIG_INVALID', 'The API key contains whitespace or control characters. Check WSMIRROR_API_KEY for a stray newline or space.');
   }

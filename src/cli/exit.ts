@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
 
 /**
@@ -55,7 +56,8 @@ export function reportExit(err: ExitError, secrets: readonly string[]): void {
   for (const secret of secrets) if (secret.length >= 4) text = text.split(secret).join('[redacted]');
   process.stderr.write(`wsmirror: ${text}\n`);
   if (process.env.WSMIRROR_DEBUG_ERRORS === '1' && err.cause) {
-    let detail = String((err.cause as Error).stack ?? err.cause);
+    // inspect() shows a cause that is not an Error (a plain object, say) instead of `[object Object]`.
+    let detail = err.cause instanceof Error ? (err.cause.stack ?? String(err.cause)) : inspect(err.cause);
     for (const secret of secrets) if (secret.length >= 4) detail = detail.split(secret).join('[redacted]');
     process.stderr.write(`${detail}\n`);
   }

@@ -5,7 +5,7 @@ import { openStore, type AcquireLockOptions, type Store, type WriterLock } from 
 import type { SyncContext, SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
 
-export interface GlobalFlags extends ConfigFlags {}
+export type GlobalFlags = ConfigFlags;
 
 export interface Resources {
   config: Config;

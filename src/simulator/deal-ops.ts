@@ -114,7 +114,8 @@ export function createDeal(world: World, actor: string, input: unknown): Deal {
   const c = readCommon(world, body, pipeline, issues, true);
   issues.throwIfAny();
   if (!pipeline) throw new ApiError(422, 'validation_failed', 'The workspace has no pipeline.');
-  const stage = c.stage ?? (pipeline.stages[0] as Stage);
+  const stage = c.stage ?? pipeline.stages[0];
+  if (!stage) throw new ApiError(422, 'validation_failed', 'The pipeline has no stage.');
   const ms = world.clock.nowMs();
   const fields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(c.fields ?? {})) if (v !== null) fields[k] = v;

@@ -18,7 +18,7 @@ interface Block {
 /** The SQL blocks of docs/bi.md, read from the markdown itself so the doc and this test cannot drift. */
 const DOC = readFileSync(join(import.meta.dirname, '../../docs/bi.md'), 'utf8');
 const BLOCKS: Block[] = [...DOC.matchAll(/```sql (sqlite|postgres)\n([\s\S]*?)```/g)].map((m) => ({
-  dialect: m[1] as Block['dialect'], text: m[2]!, at: m.index!,
+  dialect: m[1] as Block['dialect'], text: m[2]!, at: m.index,
 }));
 const EXAMPLES_AT = DOC.indexOf('## Five example queries');
 

@@ -9,6 +9,7 @@ const STORED = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 const RAW = JSON.stringify({ id: 't1', createdAt: '2024-05-01T09:00:00.000Z' });
 
 /** A mirror as the release before migration 0200 wrote it: 24-char ISO text, integer booleans, text amounts. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tables as 0100 left them, which the live MirrorDatabase type no longer describes
 async function writeOldMirror(db: Kysely<any>): Promise<void> {
   const iso = '2024-05-01T09:00:00.000Z';
   await db.insertInto('tickets').values({
@@ -51,7 +52,7 @@ for (const dialect of dialects) describe(`migration 0200 on a mirror written by 
     const target = await dialect.newDatabase();
     drop = target.drop;
     store = await openStore({ database: target.database });
-    const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+    const migrator = new Migrator({ db: store.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
     const to0100 = await migrator.migrateTo('0100_reporting');
     expect(to0100.error).toBeUndefined();
     await writeOldMirror(store.db);

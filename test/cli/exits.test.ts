@@ -38,7 +38,7 @@ describe('CLI exits', () => {
   it('a missing base URL exits 2 and says which variable to set', async () => {
     const { dir, cleanup } = tempDir();
     const env = { ...cliConfig(dir, { url: sim.url }), WSMIRROR_BASE_URL: undefined };
-    const r = await runCli(['sync'], env as Record<string, string | undefined>);
+    const r = await runCli(['sync'], env);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('WSMIRROR_BASE_URL');
     cleanup();

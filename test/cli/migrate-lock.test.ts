@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -21,8 +21,8 @@ async function schemaFingerprint(store: Store): Promise<string> {
   return JSON.stringify({ applied: applied.rows.map((r) => r.name), objects: objects.rows.map((r) => r.name) });
 }
 
-function migrator(db: Kysely<any>, schema: string | undefined): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+function migrator(db: Store['db'], schema: string | undefined): Migrator {
+  return new Migrator({ db, provider: { getMigrations: () => Promise.resolve(migrations) }, ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
 describe.each(dialects)('migrations run only under the writer lock ($name)', (dialect) => {

@@ -24,7 +24,7 @@ const cycles = (p: Proc) => (p.log().match(/"msg":"sync cycle"/g) ?? []).length;
 /** Waits for two more cycles than now: the second one began after this call. */
 async function twoMoreCycles(p: Proc): Promise<void> {
   const n = cycles(p);
-  await poll(async () => cycles(p) >= n + 2, 90_000).catch((err: Error) => {
+  await poll(() => Promise.resolve(cycles(p) >= n + 2), 90_000).catch((err: Error) => {
     throw new Error(`${err.message}; the process logged:\n${p.log().split('\n').slice(-8).join('\n')}`);
   });
 }
@@ -115,8 +115,8 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       }
       // Nothing leaked into the default schema: each mirror, and its migrations, live in its own.
       const pub = await openStore({ database, readonly: true });
-      const leaked = await pub.db.selectFrom('information_schema.tables' as any).select('table_name' as any).where('table_schema' as any, '=', 'public').execute();
-      expect(leaked).toEqual([]);
+      const leaked = await sql<{ table_name: string }>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`.execute(pub.db);
+      expect(leaked.rows).toEqual([]);
       await pub.close();
       for (const s of standbys) {
         s.kill('SIGTERM');

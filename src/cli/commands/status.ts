@@ -1,6 +1,7 @@
+import type { Selectable } from 'kysely';
 import { createApiClient } from '../../api/index.js';
 import { plausibleHead, STATE, type BackfillState, type WindowState } from '../../sync/index.js';
-import type { Store } from '../../store/index.js';
+import type { MirrorDatabase, Store } from '../../store/index.js';
 import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
@@ -12,7 +13,8 @@ export interface StatusReport {
   watermark: string | null;
   windowInProgress: boolean;
   upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
-  lastRun: Record<string, unknown> | null;
+  /** The latest sync_runs row, its timestamps in ISO form. */
+  lastRun: LastRun | null;
   lastSuccessAt: string | null;
   counts: Record<string, number>;
   dirty: number;
@@ -24,6 +26,11 @@ export interface StatusReport {
   /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
   quarantinedByType: Record<string, number>;
 }
+
+type LastRun = Omit<Selectable<MirrorDatabase['sync_runs']>, 'started_at' | 'finished_at'> & {
+  started_at: string | null;
+  finished_at: string | null;
+};
 
 /** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
 export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, secrets: string[]): Promise<void> {
@@ -98,7 +105,7 @@ function renderStatus(r: StatusReport): string {
     `Backfill:    ${r.backfill ? `${r.backfill.phase} (${Object.entries(r.backfill.copied).map(([k, v]) => `${v} ${k}`).join(', ')})` : 'not started'}`,
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
-    `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
+    `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
     `Events:      oldest ${r.events.oldest ?? 'none'}; kept ${r.events.retentionDays === 0 ? 'forever' : `${r.events.retentionDays} days before the watermark`}`,
@@ -111,13 +118,18 @@ function renderStatus(r: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+function lastRunLine(run: LastRun): string {
+  const counts = `${run.events_read ?? 0} events read, ${run.records_fetched ?? 0} records, ${run.requests ?? 0} requests`;
+  return `${run.kind} ${run.outcome ?? 'interrupted'} at ${run.started_at} (${counts})${run.error ? `: ${run.error}` : ''}`;
+}
+
 function storageOf(sizes: { database: number; wal: number } | null): StatusReport['storage'] {
   return sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null;
 }
 
 async function oldestEvent(store: Store): Promise<string | null> {
   const row = await store.db.selectFrom('events').select((eb) => eb.fn.min('occurred_at').as('oldest')).executeTakeFirst();
-  return fromDbTimestamp(row?.oldest as string | null | undefined);
+  return fromDbTimestamp(row?.oldest);
 }
 
 function mib(bytes: number): string {
