@@ -292,6 +292,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  // prettier-ignore
   for (const table of [
     'dirty', 'sync_state', 'sync_runs', 'quarantine', 'deal_history', 'ticket_history', 'events',
     'deal_fields', 'deal_contacts', 'deals', 'stages', 'pipelines', 'ticket_fields', 'ticket_tags',

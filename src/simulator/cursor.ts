@@ -46,9 +46,16 @@ export function decodeCursor(world: World, kind: CursorState['kind'], raw: strin
     throw garbage('not a cursor issued by this server');
   }
   if (
-    typeof wire !== 'object' || wire === null || wire.v !== 1 ||
-    typeof wire.s !== 'number' || typeof wire.m !== 'number' || typeof wire.i !== 'string' ||
-    typeof wire.t !== 'number' || typeof wire.n !== 'number' || typeof wire.f !== 'object' || wire.f === null
+    typeof wire !== 'object' ||
+    wire === null ||
+    wire.v !== 1 ||
+    typeof wire.s !== 'number' ||
+    typeof wire.m !== 'number' ||
+    typeof wire.i !== 'string' ||
+    typeof wire.t !== 'number' ||
+    typeof wire.n !== 'number' ||
+    typeof wire.f !== 'object' ||
+    wire.f === null
   )
     throw garbage('not a cursor issued by this server');
   if (wire.k !== kind) throw garbage(`issued for the ${String(wire.k)} list, not ${kind}`);

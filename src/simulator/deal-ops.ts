@@ -149,7 +149,7 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
   const body = asBody(input);
   const issues = new Issues();
   if (has(body, 'pipelineId') && body.pipelineId !== d.pipelineId)
-    issues.add('pipelineId', "cannot be changed; move the deal to a stage of its own pipeline");
+    issues.add('pipelineId', 'cannot be changed; move the deal to a stage of its own pipeline');
   const c = readCommon(world, body, pipelineOf(world, d.pipelineId), issues, false);
   issues.throwIfAny();
 
@@ -192,7 +192,14 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
     world.emit('deal.stage_changed', 'deal', d.id, { from, to: to.id }, actor, ms);
     // The document says a stage move is logged on every linked contact's timeline.
     for (const contactId of d.contactIds)
-      world.emit('contact.activity_logged', 'contact', contactId, { dealId: d.id, activity: 'deal_stage_changed', from, to: to.id }, actor, ms);
+      world.emit(
+        'contact.activity_logged',
+        'contact',
+        contactId,
+        { dealId: d.id, activity: 'deal_stage_changed', from, to: to.id },
+        actor,
+        ms,
+      );
   }
   world.commitWrite(d, ms);
   return d;

@@ -50,7 +50,10 @@ describe('CLI exits', () => {
     const r = await runCli(['backfill'], env);
     expect(r.code).toBe(4);
     // Retry warnings are JSON log lines; the one plain sentence closes stderr.
-    const plain = r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'));
+    const plain = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('{'));
     expect(plain).toHaveLength(1);
     expect(plain[0]).toMatch(/^wsmirror: The workspace is unavailable.*try again later/);
     cleanup();

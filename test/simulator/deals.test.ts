@@ -37,7 +37,14 @@ describe('deals', () => {
     const r = await c.send('POST', '/api/v1/deals', { name: 'Big one', amount: 1234.5 });
     expect(r.status).toBe(201);
     const first = (await c.get('/api/v1/pipelines')).body.pipelines[0];
-    expect(r.body.deal).toMatchObject({ name: 'Big one', amount: '1234.50', currency: 'USD', status: 'open', pipeline: { id: first.id }, stage: { id: first.stages[0].id } });
+    expect(r.body.deal).toMatchObject({
+      name: 'Big one',
+      amount: '1234.50',
+      currency: 'USD',
+      status: 'open',
+      pipeline: { id: first.id },
+      stage: { id: first.stages[0].id },
+    });
     const s = await c.send('POST', '/api/v1/deals', { name: 'Str', amount: '99.9', closeDate: '2024-07-01', currency: 'eur' });
     expect(s.body.deal).toMatchObject({ amount: '99.90', closeDate: '2024-07-01', currency: 'EUR' });
     const n = await c.send('POST', '/api/v1/deals', { name: 'Null', amount: null });

@@ -51,8 +51,16 @@ describe('events', () => {
     const before = (await c.get('/api/v1/events?limit=1')).body.events[0].id;
     const records = c.sim.control.actEveryKind();
     expect(records.map((r) => r.kind)).toEqual([
-      'create_ticket', 'update_ticket', 'change_status', 'reply', 'add_note', 'change_tags',
-      'create_deal', 'move_deal_stage', 'change_amount', 'delete_deal',
+      'create_ticket',
+      'update_ticket',
+      'change_status',
+      'reply',
+      'add_note',
+      'change_tags',
+      'create_deal',
+      'move_deal_stage',
+      'change_amount',
+      'delete_deal',
     ]);
     const fresh: Wire[] = [];
     for (const e of await c.pageAll('/api/v1/events?limit=100', 'events')) {
@@ -60,7 +68,18 @@ describe('events', () => {
       fresh.push(e);
     }
     const types = new Set(fresh.map((e) => e.type));
-    for (const t of ['contact.created', 'ticket.created', 'ticket.status_changed', 'ticket.replied', 'ticket.note_added', 'ticket.updated', 'deal.created', 'deal.stage_changed', 'deal.updated', 'deal.deleted'])
+    for (const t of [
+      'contact.created',
+      'ticket.created',
+      'ticket.status_changed',
+      'ticket.replied',
+      'ticket.note_added',
+      'ticket.updated',
+      'deal.created',
+      'deal.stage_changed',
+      'deal.updated',
+      'deal.deleted',
+    ])
       expect(types).toContain(t);
     for (const e of fresh) {
       expect(e.actor).toEqual(expect.objectContaining({ id: expect.any(String) }));

@@ -100,7 +100,13 @@ describe('faults', () => {
     await fetch(`${c.sim.url}/_control/truth`);
     const log = c.sim.control.requests();
     expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ method: 'GET', path: '/api/v1/tickets', query: { limit: '3', status: 'open' }, status: 200, authorized: true });
+    expect(log[0]).toMatchObject({
+      method: 'GET',
+      path: '/api/v1/tickets',
+      query: { limit: '3', status: 'open' },
+      status: 200,
+      authorized: true,
+    });
   });
 });
 

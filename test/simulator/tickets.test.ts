@@ -49,7 +49,12 @@ describe('list validation', () => {
   it('filters: status categories and labels, unassigned, tag, q by number', async () => {
     const all = c.sim.control.truth().tickets as Wire[];
     const unresolved = (await c.get('/api/v1/tickets?status=unresolved&limit=100')).body.tickets;
-    expect(unresolved.map((t: Wire) => t.id).sort()).toEqual(all.filter((t) => ['open', 'pending', 'on_hold'].includes(t.status)).map((t) => t.id).sort());
+    expect(unresolved.map((t: Wire) => t.id).sort()).toEqual(
+      all
+        .filter((t) => ['open', 'pending', 'on_hold'].includes(t.status))
+        .map((t) => t.id)
+        .sort(),
+    );
     const onHold = (await c.get('/api/v1/tickets?status=On%20hold&limit=100')).body.tickets;
     expect(onHold.every((t: Wire) => t.status === 'on_hold')).toBe(true);
     const unassigned = (await c.get('/api/v1/tickets?assigneeId=unassigned&limit=100')).body.tickets;
@@ -104,7 +109,12 @@ describe('single tickets', () => {
   it('PATCH emits one event per kind of change and bumps updatedAt', async () => {
     const t = await newTicket();
     const r = await c.send('PATCH', `/api/v1/tickets/${t.id}`, {
-      status: 'Pending', priority: 'high', assigneeId: member.id, addTags: ['vip'], subject: 'Help!', fields: { mrr: 10 },
+      status: 'Pending',
+      priority: 'high',
+      assigneeId: member.id,
+      addTags: ['vip'],
+      subject: 'Help!',
+      fields: { mrr: 10 },
     });
     expect(r.status).toBe(200);
     expect(r.body.ticket).toMatchObject({ status: 'pending', priority: 'high', subject: 'Help!', tags: ['vip'] });
@@ -114,7 +124,9 @@ describe('single tickets', () => {
     expect(byType['ticket.priority_changed'].payload).toEqual({ from: 'normal', to: 'high' });
     expect(byType['ticket.assigned'].payload).toEqual({ from: null, to: member.id });
     expect(byType['ticket.updated'].payload).toEqual({
-      subject: { from: 'Help', to: 'Help!' }, tags: { from: [], to: ['vip'] }, 'fields.mrr': { from: null, to: 10 },
+      subject: { from: 'Help', to: 'Help!' },
+      tags: { from: [], to: ['vip'] },
+      'fields.mrr': { from: null, to: 10 },
     });
     expect(r.body.ticket.updatedAt).toBe(byType['ticket.status_changed'].occurredAt);
     expect(r.body.ticket.statusChangedAt).toBe(r.body.ticket.updatedAt);
@@ -147,7 +159,10 @@ describe('single tickets', () => {
     const note = await c.send('POST', `/api/v1/tickets/${t.id}/messages`, { body: 'fyi', internal: true });
     expect(note.body.ticket).toMatchObject({ status: 'open', assignee: null, firstAgentReplyAt: null });
     expect(note.body.message.isInternal).toBe(true);
-    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({ type: 'ticket.note_added', payload: { messageId: note.body.message.id } });
+    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({
+      type: 'ticket.note_added',
+      payload: { messageId: note.body.message.id },
+    });
     const solved = await c.send('POST', `/api/v1/tickets/${t.id}/messages`, { body: 'done', status: 'solved' });
     expect(solved.body.ticket.status).toBe('solved');
     expect(solved.body.ticket.resolvedAt).toBe(solved.body.message.createdAt);
@@ -188,7 +203,12 @@ describe('single tickets', () => {
     }
     const types = (await c.get('/api/v1/events?limit=3')).body.events.map((e: Wire) => e.type);
     expect(types).toEqual(['ticket.merged', 'ticket.spam', 'ticket.deleted']);
-    expect(c.sim.control.truth().hiddenTickets.map((h) => h.id).sort()).toEqual([...ids].sort());
+    expect(
+      c.sim.control
+        .truth()
+        .hiddenTickets.map((h) => h.id)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 
   it('removeMessage drops a message, bumps updatedAt and logs ticket.message_removed', async () => {
@@ -199,6 +219,9 @@ describe('single tickets', () => {
     const after = (await c.get(`/api/v1/tickets/${t.id}`)).body.ticket;
     expect(after.messageCount).toBe(1);
     expect(Date.parse(after.updatedAt)).toBeGreaterThan(Date.parse(reply.ticket.updatedAt));
-    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({ type: 'ticket.message_removed', payload: { messageId: reply.message.id } });
+    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({
+      type: 'ticket.message_removed',
+      payload: { messageId: reply.message.id },
+    });
   });
 });

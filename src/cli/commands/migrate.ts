@@ -8,7 +8,9 @@ export async function migrateCommand(flags: GlobalFlags, secrets: string[]): Pro
   const life = new Lifecycle();
   try {
     const { applied } = await openLockedMirror(res, life, { wait: false });
-    process.stdout.write(applied.length === 0 ? 'The mirror schema is up to date.\n' : `Applied ${applied.length} migration(s): ${applied.join(', ')}.\n`);
+    process.stdout.write(
+      applied.length === 0 ? 'The mirror schema is up to date.\n' : `Applied ${applied.length} migration(s): ${applied.join(', ')}.\n`,
+    );
   } finally {
     await life.close();
   }
