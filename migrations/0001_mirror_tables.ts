@@ -1,5 +1,5 @@
 import { sql, type Kysely, type CreateTableBuilder } from 'kysely';
-import { types } from '../src/store/dialect.js';
+import { dialectOf } from '../src/store/dialect.js';
 
 /**
  * The mirror tables of docs/design.md §5 (a public contract: names only change through a new
@@ -7,6 +7,24 @@ import { types } from '../src/store/dialect.js';
  * parent with ON DELETE CASCADE so BI tools can infer joins; history and events carry no foreign
  * keys because they may name records the mirror has not fetched (yet).
  */
+/**
+ * Column types per dialect as this migration created them, copied here (as 0100 keeps its own) so
+ * a later change to the live map in src/store/dialect.ts cannot change what 0001 creates.
+ */
+function types(db: Kysely<any>) {
+  const pg = dialectOf(db) === 'postgres';
+  return {
+    timestamp: pg ? 'timestamptz' : 'datetime',
+    date: 'date',
+    boolean: pg ? 'boolean' : 'integer',
+    json: pg ? 'jsonb' : 'text',
+    decimal: pg ? 'numeric' : 'text',
+    bigint: pg ? 'bigint' : 'integer',
+    serial: pg ? 'bigserial' : 'integer',
+    pg,
+  } as const;
+}
+
 export async function up(db: Kysely<any>): Promise<void> {
   const t = types(db);
   const ts = sql.raw(t.timestamp);
@@ -274,6 +292,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  // prettier-ignore
   for (const table of [
     'dirty', 'sync_state', 'sync_runs', 'quarantine', 'deal_history', 'ticket_history', 'events',
     'deal_fields', 'deal_contacts', 'deals', 'stages', 'pipelines', 'ticket_fields', 'ticket_tags',

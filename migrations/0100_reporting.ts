@@ -11,15 +11,19 @@ import { dialectOf } from '../src/store/dialect.js';
 
 type Kind = 'text' | 'int' | 'real' | 'money' | 'bool' | 'ts' | 'date';
 
+// Packed by hand so each table reads as its schema (Prettier would put one column on a line).
+// prettier-ignore
 const SQLITE: Record<Kind, string> = {
   text: 'text', int: 'integer', real: 'real', money: 'real', bool: 'boolean', ts: 'datetime', date: 'date',
 };
+// prettier-ignore
 const POSTGRES: Record<Kind, string> = {
   text: 'text', int: 'bigint', real: 'double precision', money: 'numeric(20,2)', bool: 'boolean', ts: 'timestamptz', date: 'date',
 };
 
 type Columns = readonly (readonly [string, Kind])[];
 
+// prettier-ignore
 export const RPT_TABLES: Record<string, { columns: Columns; primaryKey?: readonly string[] }> = {
   rpt_tickets: {
     primaryKey: ['ticket_id'],
@@ -140,7 +144,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     await b.execute();
   }
   for (const [name, table, columns] of INDEXES) {
-    await db.schema.createIndex(name).ifNotExists().on(table).columns([...columns]).execute();
+    await db.schema
+      .createIndex(name)
+      .ifNotExists()
+      .on(table)
+      .columns([...columns])
+      .execute();
   }
   if (dialectOf(db) === 'postgres') {
     // Every refresh rewrites age_minutes on all unresolved rows; free space on each page lets

@@ -8,9 +8,10 @@ function fakeClock() {
   let t = 1000;
   const clock: Clock = {
     now: () => t,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       t += ms;
       wakes.push(t);
+      return Promise.resolve();
     },
   };
   return { clock, wakes, now: () => t, advance: (ms: number) => (t += ms) };
@@ -64,7 +65,10 @@ describe('AdaptiveRateLimiter', () => {
   it('never exceeds the hard ceiling, whatever the upstream states', async () => {
     const { clock } = fakeClock();
     const limiter = new AdaptiveRateLimiter({ ceiling: 7 }, clock);
-    await drive(limiter, 200, () => ({ status: 200, headers: { 'ratelimit-policy': '1000;w=1', 'ratelimit-limit': '1000', 'ratelimit-remaining': '1000' } }));
+    await drive(limiter, 200, () => ({
+      status: 200,
+      headers: { 'ratelimit-policy': '1000;w=1', 'ratelimit-limit': '1000', 'ratelimit-remaining': '1000' },
+    }));
     expect(limiter.rate).toBe(7);
   });
 

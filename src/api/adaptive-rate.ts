@@ -54,7 +54,10 @@ export class AdaptiveRateLimiter implements Pacer {
   private readonly ceiling: number;
   private readonly maxPauseMs: number;
 
-  constructor(options: AdaptiveRateOptions, private readonly clock: Clock = realClock) {
+  constructor(
+    options: AdaptiveRateOptions,
+    private readonly clock: Clock = realClock,
+  ) {
     if (!(options.ceiling > 0) || !Number.isFinite(options.ceiling)) {
       throw new RangeError(`maxRequestsPerSecondCeiling must be a positive number, got ${options.ceiling}`);
     }

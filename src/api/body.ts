@@ -19,7 +19,11 @@ export interface BoundedBody {
  * which closes that connection instead of draining it.
  */
 export async function readBounded(
-  body: BodyStream, limit: number, announced: number | null, refuse: boolean, budget?: BodyBudget,
+  body: BodyStream,
+  limit: number,
+  announced: number | null,
+  refuse: boolean,
+  budget?: BodyBudget,
 ): Promise<BoundedBody> {
   if (refuse && announced !== null && announced > limit) {
     body.destroy?.();

@@ -3,8 +3,14 @@ import { Agent } from 'undici';
 import { WsmirrorError } from '../util/errors.js';
 import type { z } from 'zod';
 import {
-  ApiError, AuthRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError, NotWorkspaceApiError,
-  UpstreamRejectedError, type ApiErrorDetails,
+  ApiError,
+  AuthRejectedError,
+  InvalidRecordError,
+  InvalidResponseError,
+  NotFoundError,
+  NotWorkspaceApiError,
+  UpstreamRejectedError,
+  type ApiErrorDetails,
 } from './errors.js';
 import { quote } from './json-bounds.js';
 import { createPacer } from './adaptive-rate.js';
@@ -99,7 +105,12 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
   });
 
   async function page<S extends z.ZodType>(
-    path: string, key: string, entityType: EntityType, schema: S, q: Record<string, unknown>, signal?: AbortSignal,
+    path: string,
+    key: string,
+    entityType: EntityType,
+    schema: S,
+    q: Record<string, unknown>,
+    signal?: AbortSignal,
   ): Promise<Page<z.output<S>>> {
     const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
     const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
@@ -108,7 +119,8 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     const where = { method: 'GET', path: shownPath(opts.basePath + path + toQueryString(query)) };
     const envelope = json as Record<string, unknown> | null;
     const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
-    if (!Array.isArray(items)) throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
+    if (!Array.isArray(items))
+      throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
     const next = envelope?.nextCursor;
     if (next !== null && typeof next !== 'string') {
       throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
@@ -118,7 +130,9 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
   }
 
   async function* iterate<T>(
-    first: Record<string, unknown>, fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>, path: string,
+    first: Record<string, unknown>,
+    fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>,
+    path: string,
   ): AsyncIterable<Page<T>> {
     let cursor = (first.cursor as string | null | undefined) ?? null;
     const guard = new PagingGuard(opts.basePath + path);
@@ -133,7 +147,12 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
   }
 
   async function single<S extends z.ZodType>(
-    path: string, key: string, entityType: EntityType, requestedId: string, schema: S, signal?: AbortSignal,
+    path: string,
+    key: string,
+    entityType: EntityType,
+    requestedId: string,
+    schema: S,
+    signal?: AbortSignal,
   ): Promise<z.output<S>> {
     const { json } = await transport.getJson(path, {}, signal).catch((err: unknown) => {
       // A 403 on one record is that record's problem; the workspace's key is judged by the change log.
@@ -151,7 +170,10 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     if (!r.ok) throw new InvalidRecordError({ ...r.invalid, id: requestedId }, details);
     const got = (r.value as { id: string }).id;
     if (got !== requestedId) {
-      throw new InvalidRecordError({ entityType, id: requestedId, reason: `the body is for id ${quote(got)}, not the id asked for`, raw }, details);
+      throw new InvalidRecordError(
+        { entityType, id: requestedId, reason: `the body is for id ${quote(got)}, not the id asked for`, raw },
+        details,
+      );
     }
     return r.value;
   }
@@ -177,7 +199,9 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
       const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
       if (!Array.isArray(raws)) {
         throw new InvalidResponseError('expected {"pipelines": [...]} but "pipelines" is not an array', {
-          status: 200, method: 'GET', path: `${opts.basePath}/api/v1/pipelines`,
+          status: 200,
+          method: 'GET',
+          path: `${opts.basePath}/api/v1/pipelines`,
         });
       }
       return validateItems('pipeline', pipelineSchema, raws);

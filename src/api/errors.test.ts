@@ -39,7 +39,14 @@ describe('redaction', () => {
 });
 
 describe('ApiError serialisation', () => {
-  const details = { status: 503, method: 'GET', path: '/api/v1/deals/d_1', attempts: 6, body: redactJson({ echo: KEY }, redact), cause: sanitizeCause(undiciLikeError(), redact) };
+  const details = {
+    status: 503,
+    method: 'GET',
+    path: '/api/v1/deals/d_1',
+    attempts: 6,
+    body: redactJson({ echo: KEY }, redact),
+    cause: sanitizeCause(undiciLikeError(), redact),
+  };
   const errors = [
     new UpstreamUnavailableError('it answered 503', details),
     new RateLimitedError({ ...details, status: 429 }),
@@ -56,13 +63,24 @@ describe('ApiError serialisation', () => {
     expect(unavailable).toBeInstanceOf(ApiError);
     expect(unavailable).toBeInstanceOf(WsmirrorError);
     expect(JSON.parse(JSON.stringify(unavailable))).toMatchObject({
-      name: 'UpstreamUnavailableError', code: 'UPSTREAM_UNAVAILABLE', status: 503, method: 'GET', path: '/api/v1/deals/d_1',
-      attempts: 6, body: { echo: REDACTED }, cause: { name: 'Error', code: 'ECONNRESET' },
+      name: 'UpstreamUnavailableError',
+      code: 'UPSTREAM_UNAVAILABLE',
+      status: 503,
+      method: 'GET',
+      path: '/api/v1/deals/d_1',
+      attempts: 6,
+      body: { echo: REDACTED },
+      cause: { name: 'Error', code: 'ECONNRESET' },
     });
     expect(unavailable!.message).toMatch(/after 6 attempts\. Check baseUrl/);
     expect(limited!.message).toMatch(/Lower maxRequestsPerSecond/);
     expect(auth!.message).toMatch(/Check WSMIRROR_API_KEY/);
-    expect(JSON.parse(JSON.stringify(invalid))).toMatchObject({ code: 'INVALID_RECORD', entityType: 'deal', entityId: 'd_1', reason: 'amount: bad' });
+    expect(JSON.parse(JSON.stringify(invalid))).toMatchObject({
+      code: 'INVALID_RECORD',
+      entityType: 'deal',
+      entityId: 'd_1',
+      reason: 'amount: bad',
+    });
   });
 });
 

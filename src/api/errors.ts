@@ -37,9 +37,10 @@ export class ApiError extends WsmirrorError {
 
   /** Structured form for pino and JSON output; the cause is summarised, never the raw object. */
   toJSON(): Record<string, unknown> {
-    const cause = this.cause instanceof Error
-      ? { name: this.cause.name, message: this.cause.message, code: (this.cause as { code?: unknown }).code }
-      : undefined;
+    const cause =
+      this.cause instanceof Error
+        ? { name: this.cause.name, message: this.cause.message, code: (this.cause as { code?: unknown }).code }
+        : undefined;
     return {
       name: this.name,
       code: this.code,

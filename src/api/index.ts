@@ -4,17 +4,50 @@ export { MAX_PAGES_WITHOUT_NEW_ITEMS, PagingGuard } from './paging.js';
 export type { ApiClient, CallOptions, DealsQuery, EventsQuery, TicketsQuery } from './client.js';
 export type { ApiClientOptions, ClientStats, RequestEvent } from './options.js';
 export type {
-  Company, ContactRef, Deal, DealContact, InvalidItem, Message, Page, Pipeline, Sla, Stage, Ticket, TicketWithMessages,
-  UserRef, WorkspaceEvent,
+  Company,
+  ContactRef,
+  Deal,
+  DealContact,
+  InvalidItem,
+  Message,
+  Page,
+  Pipeline,
+  Sla,
+  Stage,
+  Ticket,
+  TicketWithMessages,
+  UserRef,
+  WorkspaceEvent,
 } from './types.js';
 export {
-  ApiError, AuthRejectedError, CursorRejectedError, InvalidRecordError, InvalidResponseError, NotFoundError,
-  NotWorkspaceApiError, PagingError, RateLimitedError, ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError,
+  ApiError,
+  AuthRejectedError,
+  CursorRejectedError,
+  InvalidRecordError,
+  InvalidResponseError,
+  NotFoundError,
+  NotWorkspaceApiError,
+  PagingError,
+  RateLimitedError,
+  ResponseTooLargeError,
+  UpstreamRejectedError,
+  UpstreamUnavailableError,
 } from './errors.js';
 export { clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
 export type { ApiErrorDetails } from './errors.js';
 export {
-  amountSchema, companySchema, contactRefSchema, dealContactSchema, dealSchema, eventSchema, messageSchema,
-  pipelineSchema, slaSchema, stageSchema, ticketSchema, ticketWithMessagesSchema, userRefSchema,
+  amountSchema,
+  companySchema,
+  contactRefSchema,
+  dealContactSchema,
+  dealSchema,
+  eventSchema,
+  messageSchema,
+  pipelineSchema,
+  slaSchema,
+  stageSchema,
+  ticketSchema,
+  ticketWithMessagesSchema,
+  userRefSchema,
 } from './schemas.js';
 export { RETRY_TABLE } from './retry-policy.js';

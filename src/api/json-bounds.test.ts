@@ -38,9 +38,12 @@ describe('JSON bounds', () => {
 });
 
 describe('readBounded', () => {
-  const chunks = (n: number, size: number) => Readable.from((function* () {
-    for (let i = 0; i < n; i++) yield Buffer.alloc(size, 'a');
-  })());
+  const chunks = (n: number, size: number) =>
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < n; i++) yield Buffer.alloc(size, 'a');
+      })(),
+    );
 
   it('refuses a body past the limit after reading at most one chunk beyond it', async () => {
     const r = await readBounded(chunks(1000, 1024), 10 * 1024, null, true);

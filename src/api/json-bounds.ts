@@ -21,7 +21,10 @@ export function clipText(text: string, max = MAX_REASON_CHARS): string {
 export function quote(value: unknown, max = MAX_QUOTED_CHARS): string {
   let text: string;
   try {
-    text = typeof value === 'string' ? JSON.stringify(value.length > max ? value.slice(0, max) : value) : (JSON.stringify(value) ?? String(value));
+    text =
+      typeof value === 'string'
+        ? JSON.stringify(value.length > max ? value.slice(0, max) : value)
+        : (JSON.stringify(value) ?? String(value));
   } catch {
     text = Object.prototype.toString.call(value);
   }

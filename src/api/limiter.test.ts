@@ -7,9 +7,10 @@ function fakeClock() {
   let t = 1000;
   const clock: Clock = {
     now: () => t,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       t += ms;
       wakes.push(t);
+      return Promise.resolve();
     },
   };
   return { clock, wakes, advance: (ms: number) => (t += ms) };
@@ -64,10 +65,12 @@ describe('RateLimiter', () => {
     const limiter = new RateLimiter(20);
     const t0 = performance.now();
     const starts: number[] = [];
-    await Promise.all(Array.from({ length: 12 }, async () => {
-      await limiter.acquire();
-      starts.push(performance.now());
-    }));
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        await limiter.acquire();
+        starts.push(performance.now());
+      }),
+    );
     starts.sort((a, b) => a - b);
     // The k-th start (0-based) can come no earlier than k slots after the first call.
     starts.forEach((at, k) => expect(at - t0).toBeGreaterThanOrEqual(50 * k));
@@ -133,14 +136,16 @@ describe('Semaphore', () => {
     const sem = new Semaphore(3);
     let active = 0;
     let peak = 0;
-    await Promise.all(Array.from({ length: 20 }, async (_, i) => {
-      const release = await sem.acquire();
-      active++;
-      peak = Math.max(peak, active);
-      await abortableSleep(i % 3);
-      active--;
-      release();
-    }));
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const release = await sem.acquire();
+        active++;
+        peak = Math.max(peak, active);
+        await abortableSleep(i % 3);
+        active--;
+        release();
+      }),
+    );
     expect(peak).toBe(3);
   });
 });

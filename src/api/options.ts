@@ -97,15 +97,23 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
   try {
     url = new URL(o.baseUrl);
   } catch (cause) {
-    throw new WsmirrorError('CONFIG_INVALID', `baseUrl ${JSON.stringify(o.baseUrl)} is not a URL; give the workspace address, e.g. https://acme.example.com.`, { cause });
+    throw new WsmirrorError(
+      'CONFIG_INVALID',
+      `baseUrl ${JSON.stringify(o.baseUrl)} is not a URL; give the workspace address, e.g. https://acme.example.com.`,
+      { cause },
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') invalid('baseUrl', o.baseUrl, 'an http:// or https:// address');
   // The key itself is never echoed, not even when it is malformed.
   if (typeof o.apiKey !== 'string' || o.apiKey.length === 0) {
     throw new WsmirrorError('CONFIG_INVALID', 'No API key was given. Set WSMIRROR_API_KEY.');
   }
+  // eslint-disable-next-line no-control-regex -- finding control characters (a pasted newline) is this check's purpose
   if (/[\s\u0000-\u001f\u007f]/.test(o.apiKey)) {
-    throw new WsmirrorError('CONFIG_INVALID', 'The API key contains whitespace or control characters. Check WSMIRROR_API_KEY for a stray newline or space.');
+    throw new WsmirrorError(
+      'CONFIG_INVALID',
+      'The API key contains whitespace or control characters. Check WSMIRROR_API_KEY for a stray newline or space.',
+    );
   }
   const rps = o.maxRequestsPerSecond ?? 10;
   if (rps !== 'auto' && (!(rps > 0) || !Number.isFinite(rps))) invalid('maxRequestsPerSecond', rps, 'a positive number or "auto"');

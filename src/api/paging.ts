@@ -35,11 +35,17 @@ export class PagingGuard {
     }
     if (nextCursor === null) return;
     if (this.cursors.has(nextCursor)) {
-      throw new PagingError(`nextCursor ${quote(nextCursor, 60)} was already given in this listing (the pages would repeat forever)`, { status: 200, path: this.path });
+      throw new PagingError(`nextCursor ${quote(nextCursor, 60)} was already given in this listing (the pages would repeat forever)`, {
+        status: 200,
+        path: this.path,
+      });
     }
     this.stale = fresh === 0 ? this.stale + 1 : 0;
     if (this.stale >= MAX_PAGES_WITHOUT_NEW_ITEMS) {
-      throw new PagingError(`${this.stale} pages in a row brought nothing new yet still carried a nextCursor`, { status: 200, path: this.path });
+      throw new PagingError(`${this.stale} pages in a row brought nothing new yet still carried a nextCursor`, {
+        status: 200,
+        path: this.path,
+      });
     }
     if (this.cursors.size >= MAX_REMEMBERED) this.cursors.clear();
     this.cursors.add(nextCursor);

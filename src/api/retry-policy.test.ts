@@ -8,7 +8,17 @@ describe('retry table', () => {
   });
 
   it('retries the network and timeout codes', () => {
-    for (const code of ['UND_ERR_SOCKET', 'ECONNRESET', 'ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'EPIPE', 'ETIMEDOUT', 'TIMEOUT']) {
+    for (const code of [
+      'UND_ERR_SOCKET',
+      'ECONNRESET',
+      'ECONNREFUSED',
+      'UND_ERR_CONNECT_TIMEOUT',
+      'UND_ERR_HEADERS_TIMEOUT',
+      'UND_ERR_BODY_TIMEOUT',
+      'EPIPE',
+      'ETIMEDOUT',
+      'TIMEOUT',
+    ]) {
       expect(RETRY_TABLE[code]?.retry, code).toBe(true);
     }
     expect(RETRY_TABLE.ENOTFOUND?.retry).toBe(false);
@@ -41,7 +51,8 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Wed, 01 May 2024 11:00:00 GMT', now)).toBe(0);
   });
   it('ignores garbage', () => {
-    for (const v of [undefined, '', 'soon', '-1', '5s', '1e3', 'NaN', 'Wed, 99 Foo 2024 GMT']) expect(parseRetryAfter(v, now), String(v)).toBeUndefined();
+    for (const v of [undefined, '', 'soon', '-1', '5s', '1e3', 'NaN', 'Wed, 99 Foo 2024 GMT'])
+      expect(parseRetryAfter(v, now), String(v)).toBeUndefined();
   });
 });
 

@@ -6,7 +6,9 @@ import { deal, message, T, ticket } from '../../test/api/records.js';
 
 describe('ticket schema', () => {
   it('keeps unknown extra fields, at the top and nested', () => {
-    const t = ticketSchema.parse(ticket({ brandNew: { x: 1 }, contact: { id: 'c_1', firstName: 'A', lastName: null, email: null, vip: true } }));
+    const t = ticketSchema.parse(
+      ticket({ brandNew: { x: 1 }, contact: { id: 'c_1', firstName: 'A', lastName: null, email: null, vip: true } }),
+    );
     expect(t.brandNew).toEqual({ x: 1 });
     expect(t.contact?.vip).toBe(true);
   });
@@ -20,7 +22,17 @@ describe('ticket schema', () => {
     const raw = ticket();
     for (const k of ['summary', 'tags', 'fields', 'team', 'cc', 'sla', 'assignee', 'key', 'firstAgentReplyAt']) delete raw[k];
     const t = ticketSchema.parse({ ...raw, cc: null, tags: null });
-    expect(t).toMatchObject({ summary: null, tags: [], fields: {}, team: null, cc: [], sla: null, assignee: null, key: '#1', firstAgentReplyAt: null });
+    expect(t).toMatchObject({
+      summary: null,
+      tags: [],
+      fields: {},
+      team: null,
+      cc: [],
+      sla: null,
+      assignee: null,
+      key: '#1',
+      firstAgentReplyAt: null,
+    });
   });
 
   it('accepts any team object and any cc elements', () => {
@@ -60,7 +72,10 @@ describe('ticket schema', () => {
 
 describe('ticket with messages', () => {
   it('parses messages and keeps their extras', () => {
-    const t = ticketWithMessagesSchema.parse({ ...ticket(), messages: [message({ channel: 'email' }), message({ id: 'm_2', author: null, attachments: undefined })] });
+    const t = ticketWithMessagesSchema.parse({
+      ...ticket(),
+      messages: [message({ channel: 'email' }), message({ id: 'm_2', author: null, attachments: undefined })],
+    });
     expect(t.messages.map((m) => m.id)).toEqual(['m_1', 'm_2']);
     expect(t.messages[0]?.channel).toBe('email');
     expect(t.messages[1]?.attachments).toEqual([]);
@@ -68,7 +83,10 @@ describe('ticket with messages', () => {
   });
 
   it('makes the whole ticket invalid when one message is', () => {
-    const r = validateRecord('ticket', ticketWithMessagesSchema, { ...ticket(), messages: [message(), message({ id: 'm_2', isInternal: 'yes' })] });
+    const r = validateRecord('ticket', ticketWithMessagesSchema, {
+      ...ticket(),
+      messages: [message(), message({ id: 'm_2', isInternal: 'yes' })],
+    });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.invalid).toMatchObject({ entityType: 'ticket', id: 't_1', reason: 'messages.1.isInternal: must be a boolean' });
   });
@@ -80,8 +98,15 @@ describe('ticket with messages', () => {
 
 describe('deal amount', () => {
   it.each([
-    ['1200.50', '1200.50'], ['12.5', '12.50'], ['12', '12.00'], [12.5, '12.50'], [12, '12.00'], [0.1, '0.10'],
-    [-3.25, '-3.25'], [null, null], [undefined, null],
+    ['1200.50', '1200.50'],
+    ['12.5', '12.50'],
+    ['12', '12.00'],
+    [12.5, '12.50'],
+    [12, '12.00'],
+    [0.1, '0.10'],
+    [-3.25, '-3.25'],
+    [null, null],
+    [undefined, null],
   ])('normalises %j to %j', (input, out) => {
     expect(amountSchema.parse(input)).toBe(out);
   });
@@ -113,12 +138,28 @@ describe('deal schema', () => {
   it('defaults optional relations', () => {
     const raw = deal();
     for (const k of ['owner', 'company', 'contacts', 'fields', 'currency', 'closeDate', 'amount']) delete raw[k];
-    expect(dealSchema.parse(raw)).toMatchObject({ owner: null, company: null, contacts: [], fields: {}, currency: null, closeDate: null, amount: null });
+    expect(dealSchema.parse(raw)).toMatchObject({
+      owner: null,
+      company: null,
+      contacts: [],
+      fields: {},
+      currency: null,
+      closeDate: null,
+      amount: null,
+    });
   });
 });
 
 describe('event and pipeline schemas', () => {
-  const event = { id: 'e_1', type: 'spaceship.launched', entityType: 'spaceship', entityId: 'x', payload: { from: 1, to: 2 }, actor: null, occurredAt: T };
+  const event = {
+    id: 'e_1',
+    type: 'spaceship.launched',
+    entityType: 'spaceship',
+    entityId: 'x',
+    payload: { from: 1, to: 2 },
+    actor: null,
+    occurredAt: T,
+  };
 
   it('stores unknown event and entity types as they come', () => {
     expect(eventSchema.parse(event)).toMatchObject({ type: 'spaceship.launched', entityType: 'spaceship' });

@@ -7,7 +7,17 @@
 import { z } from 'zod';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import type {
-  Company, ContactRef, Deal, DealContact, Message, Pipeline, Sla, Stage, Ticket, TicketWithMessages, UserRef,
+  Company,
+  ContactRef,
+  Deal,
+  DealContact,
+  Message,
+  Pipeline,
+  Sla,
+  Stage,
+  Ticket,
+  TicketWithMessages,
+  UserRef,
   WorkspaceEvent,
 } from './types.js';
 
@@ -32,14 +42,12 @@ function representable(v: string): boolean {
   return year >= 1 && year <= 9999;
 }
 
-export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine(
-  (v) => ISO_8601.test(v) && representable(v),
-  {
-    error: (iss) => typeof iss.input === 'string' && ISO_8601.test(iss.input) && !Number.isNaN(Date.parse(iss.input))
+export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine((v) => ISO_8601.test(v) && representable(v), {
+  error: (iss) =>
+    typeof iss.input === 'string' && ISO_8601.test(iss.input) && !Number.isNaN(Date.parse(iss.input))
       ? `out of range: not between years 1 and 9999 in UTC (got ${quote(iss.input)})`
       : `not a valid ISO 8601 timestamp (got ${quote(iss.input)})`,
-  },
-);
+});
 
 const nullableTimestamp = timestamp.nullable().default(null);
 const optionalString = z.string().nullable().default(null);
@@ -48,7 +56,10 @@ const bool = z.boolean({ error: 'must be a boolean' });
 const jsonObject = z.record(z.string(), z.unknown());
 /** Missing or null -> {}; anything but an object is still an error. */
 const objectOrEmpty = jsonObject.nullish().transform((v) => v ?? {});
-const unknownArray = z.array(z.unknown()).nullish().transform((v) => v ?? []);
+const unknownArray = z
+  .array(z.unknown())
+  .nullish()
+  .transform((v) => v ?? []);
 
 export const userRefSchema = z.looseObject({ id, name: optionalString, email: optionalString });
 
@@ -74,7 +85,10 @@ const ticketShape = {
   status: z.string({ error: 'must be a string' }),
   priority: z.string({ error: 'must be a string' }),
   summary: optionalString,
-  tags: z.array(z.string()).nullish().transform((v) => v ?? []),
+  tags: z
+    .array(z.string())
+    .nullish()
+    .transform((v) => v ?? []),
   fields: objectOrEmpty,
   contact: contactRefSchema.nullable().default(null),
   assignee: userRefSchema.nullable().default(null),
@@ -172,7 +186,10 @@ export const dealSchema = z.looseObject({
   stage: stageSchema,
   owner: userRefSchema.nullable().default(null),
   company: companySchema.nullable().default(null),
-  contacts: z.array(dealContactSchema).nullish().transform((v) => v ?? []),
+  contacts: z
+    .array(dealContactSchema)
+    .nullish()
+    .transform((v) => v ?? []),
   fields: objectOrEmpty,
   createdAt: timestamp,
   updatedAt: timestamp,

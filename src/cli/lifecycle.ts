@@ -53,15 +53,16 @@ export class Lifecycle {
   }
 
   async close(): Promise<void> {
-    let first: unknown = null;
+    // Boxed, so whatever the first cleanup threw is rethrown as it was, even a falsy value.
+    let first: { err: unknown } | null = null;
     while (this.cleanups.length > 0) {
       const cleanup = this.cleanups.pop()!;
       try {
         await cleanup();
       } catch (err) {
-        first ??= err;
+        first ??= { err };
       }
     }
-    if (first) throw first;
+    if (first) throw first.err;
   }
 }

@@ -89,7 +89,9 @@ function build(redactor: SecretRedactor): Command {
     .addOption(new Option('--error-rate <fraction>', 'fraction of requests answered 5xx'))
     .addOption(new Option('--rate-limit-rate <fraction>', 'fraction of requests answered 429'))
     .addOption(new Option('--drop-rate <fraction>', 'fraction of connections dropped'))
-    .addOption(new Option('--rate-limit <requests/s>', 'token-bucket rate limit: 429 with Retry-After and RateLimit-* headers once exceeded'))
+    .addOption(
+      new Option('--rate-limit <requests/s>', 'token-bucket rate limit: 429 with Retry-After and RateLimit-* headers once exceeded'),
+    )
     .addOption(new Option('--rate-limit-burst <n>', 'bucket size of --rate-limit (default: one second of it)'))
     .action(async (opts: SimulateOptions) => simulateCommand(opts));
 

@@ -20,7 +20,9 @@ export class Progress {
     const total = Object.values(copied).reduce((a, b) => a + b, 0);
     const rate = elapsedS > 0 ? total / elapsedS : 0;
     if (this.tty) {
-      const parts = Object.entries(copied).map(([k, v]) => `${k} ${v}`).join(', ');
+      const parts = Object.entries(copied)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
       process.stderr.write(`\r\x1b[2K${phase}: ${parts} · ${rate.toFixed(0)} records/s · ${elapsedS.toFixed(1)} s`);
       this.drawn = true;
       return;

@@ -6,7 +6,7 @@ import type { SyncContext, SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { SecretRedactor } from './secrets.js';
 
-export interface GlobalFlags extends ConfigFlags {}
+export type GlobalFlags = ConfigFlags;
 
 export interface Resources {
   config: Config;

@@ -57,7 +57,8 @@ export async function openWriter(flags: GlobalFlags, redactor: SecretRedactor, h
   try {
     life.handleSignals({
       graceMs: 10_000,
-      onFirst: (signal) => res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
+      onFirst: (signal) =>
+        res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
       onForce: exitAtOnce,
     });
     const client = openClient(res, life);

@@ -128,10 +128,17 @@ function describeIssue(
     });
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${named.join(', ')}: remove or rename ${issue.keys.length > 1 ? 'them' : 'it'} (see config.example.json for the keys)`;
   }
-  const given = valueAt(merged, issue.path as PropertyKey[]);
+  const given = valueAt(merged, issue.path);
   const shown = key === 'apiKey' ? '(hidden)' : JSON.stringify(given);
   const top = String(issue.path[0] ?? '');
-  const origin = top in sources.flags ? ' (from a flag)' : top in sources.env ? ' (from the environment)' : sources.file ? ` (from ${sources.file})` : '';
+  const origin =
+    top in sources.flags
+      ? ' (from a flag)'
+      : top in sources.env
+        ? ' (from the environment)'
+        : sources.file
+          ? ` (from ${sources.file})`
+          : '';
   return `${key}: got ${shown}${origin}; ${allowedText(issue)}`;
 }
 
@@ -141,7 +148,7 @@ function knownKeys(path: readonly PropertyKey[]): string[] {
   for (const p of path) {
     let inner: unknown = schema;
     // Unwrap .default()/.optional() to reach the object.
-    while (inner && typeof inner === 'object' && 'unwrap' in inner && typeof (inner as { unwrap: unknown }).unwrap === 'function' && !('shape' in inner)) {
+    while (inner && typeof inner === 'object' && 'unwrap' in inner && typeof inner.unwrap === 'function' && !('shape' in inner)) {
       inner = (inner as { unwrap(): unknown }).unwrap();
     }
     const shape = (inner as { shape?: Record<string, z.ZodType> }).shape;

@@ -60,7 +60,11 @@ export class HealthTracker {
    * @param schedule croner pattern of the sync; readiness allows three of its ticks since the last success.
    * @param stallMs liveness fails when a running cycle makes no progress for this long (config `stallTimeoutMs`).
    */
-  constructor(schedule: string, readonly stallMs: number, private readonly now: () => number = Date.now) {
+  constructor(
+    schedule: string,
+    readonly stallMs: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.tickMs = tickInterval(schedule);
   }
 
@@ -99,7 +103,8 @@ export class HealthTracker {
     const stalled = this.stalledMs();
     let problem: string | null = null;
     if (s.lockLost) problem = 'the writer lock was lost; this process stops writing and should be restarted';
-    else if (stalled > this.stallMs) problem = `the running cycle has made no progress for ${Math.round(stalled / 1000)} s (bound ${Math.round(this.stallMs / 1000)} s)`;
+    else if (stalled > this.stallMs)
+      problem = `the running cycle has made no progress for ${Math.round(stalled / 1000)} s (bound ${Math.round(this.stallMs / 1000)} s)`;
     else if (s.consecutiveStuck >= UNHEALTHY_AFTER_FAILURES)
       problem = `the last ${s.consecutiveStuck} cycles made no progress (a listing that never ends or a stalled cycle): ${s.lastError ?? ''}`;
     return { ok: problem === null, body: { status: problem === null ? 'ok' : 'unhealthy', ...(problem ? { reason: problem } : {}), ...s } };
@@ -113,7 +118,8 @@ export class HealthTracker {
     if (s.role === 'standby') return { ok: true, body: { status: 'standby', ...s } };
     if (s.backfill !== null) return { ok: false, body: { status: 'not ready', reason: 'backfilling', progress: s.backfill, ...s } };
     const boundMs = 3 * this.tickMs;
-    if (s.lastSuccessAt !== null && this.now() - Date.parse(s.lastSuccessAt) <= boundMs) return { ok: true, body: { status: 'ready', ...s } };
+    if (s.lastSuccessAt !== null && this.now() - Date.parse(s.lastSuccessAt) <= boundMs)
+      return { ok: true, body: { status: 'ready', ...s } };
     const reason =
       s.lastSuccessAt === null
         ? s.lastError

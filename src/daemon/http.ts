@@ -35,7 +35,9 @@ export async function startHealthServer(options: {
       );
       return;
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not found; try /healthz, /readyz or /metrics' }));
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: 'not found; try /healthz, /readyz or /metrics' }));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));
@@ -60,10 +62,16 @@ export async function startHealthServer(options: {
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
   if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
     const what = err.code === 'EADDRINUSE' ? 'is already in use' : 'may not be opened by this user';
-    return new WsmirrorError('PORT_IN_USE', `http.port ${port} on ${host} ${what}; choose another http.port (or WSMIRROR_HTTP_PORT), or 0 to disable the health server.`, { cause: err });
+    return new WsmirrorError(
+      'PORT_IN_USE',
+      `http.port ${port} on ${host} ${what}; choose another http.port (or WSMIRROR_HTTP_PORT), or 0 to disable the health server.`,
+      { cause: err },
+    );
   }
   if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') {
-    return new WsmirrorError('PORT_IN_USE', `http.host ${host} is not an address of this machine; fix http.host (or WSMIRROR_HTTP_HOST).`, { cause: err });
+    return new WsmirrorError('PORT_IN_USE', `http.host ${host} is not an address of this machine; fix http.host (or WSMIRROR_HTTP_HOST).`, {
+      cause: err,
+    });
   }
   return err;
 }

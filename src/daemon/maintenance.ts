@@ -29,7 +29,11 @@ export async function maintainMirror(options: {
   const checkpoint = await store.checkpoint();
   if (checkpoint) {
     metrics.checkpoints.inc({ result: checkpoint.busy ? 'busy' : 'complete' });
-    if (checkpoint.busy) logger.debug({ walPages: checkpoint.walPages }, 'WAL checkpoint incomplete: a reader holds an older snapshot; the next cycle retries');
+    if (checkpoint.busy)
+      logger.debug(
+        { walPages: checkpoint.walPages },
+        'WAL checkpoint incomplete: a reader holds an older snapshot; the next cycle retries',
+      );
   }
   metrics.dirty.set(await store.dirtyCount());
   const counts = await store.counts();

@@ -15,11 +15,35 @@ export type FileSizes = () => { database: number; wal: number } | null;
 export class DaemonMetrics {
   readonly registry = new Registry();
   private readonly r = [this.registry];
-  private readonly cycles = new Counter({ name: 'wsmirror_sync_cycles_total', help: 'Cycles by outcome (success, failed, aborted, skipped)', labelNames: ['outcome'], registers: this.r });
-  private readonly events = new Counter({ name: 'wsmirror_events_total', help: 'Change-log events read (per page) and new to the mirror (per cycle)', labelNames: ['kind'], registers: this.r });
-  private readonly records = new Counter({ name: 'wsmirror_records_total', help: 'Records re-read, by entity type and outcome', labelNames: ['entity_type', 'outcome'], registers: this.r });
-  private readonly requests = new Counter({ name: 'wsmirror_requests_total', help: 'Upstream request attempts, by endpoint and status class', labelNames: ['endpoint', 'status_class'], registers: this.r });
-  private readonly retries = new Counter({ name: 'wsmirror_retries_total', help: 'Upstream attempts that were retries of an earlier one', registers: this.r });
+  private readonly cycles = new Counter({
+    name: 'wsmirror_sync_cycles_total',
+    help: 'Cycles by outcome (success, failed, aborted, skipped)',
+    labelNames: ['outcome'],
+    registers: this.r,
+  });
+  private readonly events = new Counter({
+    name: 'wsmirror_events_total',
+    help: 'Change-log events read (per page) and new to the mirror (per cycle)',
+    labelNames: ['kind'],
+    registers: this.r,
+  });
+  private readonly records = new Counter({
+    name: 'wsmirror_records_total',
+    help: 'Records re-read, by entity type and outcome',
+    labelNames: ['entity_type', 'outcome'],
+    registers: this.r,
+  });
+  private readonly requests = new Counter({
+    name: 'wsmirror_requests_total',
+    help: 'Upstream request attempts, by endpoint and status class',
+    labelNames: ['endpoint', 'status_class'],
+    registers: this.r,
+  });
+  private readonly retries = new Counter({
+    name: 'wsmirror_retries_total',
+    help: 'Upstream attempts that were retries of an earlier one',
+    registers: this.r,
+  });
   private readonly duration = new Histogram({
     name: 'wsmirror_cycle_duration_seconds',
     help: 'Duration of finished cycles, by kind (backfill, sync, reconcile)',
@@ -27,22 +51,52 @@ export class DaemonMetrics {
     buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400],
     registers: this.r,
   });
-  readonly backfillDone = new Gauge({ name: 'wsmirror_backfill_records', help: 'Records copied so far by the backfill, per list', labelNames: ['list'], registers: this.r });
+  readonly backfillDone = new Gauge({
+    name: 'wsmirror_backfill_records',
+    help: 'Records copied so far by the backfill, per list',
+    labelNames: ['list'],
+    registers: this.r,
+  });
   readonly backfillEstimate = new Gauge({
     name: 'wsmirror_backfill_total_estimate',
-    help: 'Expected records per list where the upstream tells (deals: the sum of the pipelines\' dealCount)',
+    help: "Expected records per list where the upstream tells (deals: the sum of the pipelines' dealCount)",
     labelNames: ['list'],
     registers: this.r,
   });
   readonly backfilling = new Gauge({ name: 'wsmirror_backfill_in_progress', help: '1 while the backfill runs', registers: this.r });
-  readonly lag = new Gauge({ name: 'wsmirror_lag_seconds', help: 'Newest upstream event minus the watermark, at the end of the last cycle', registers: this.r });
+  readonly lag = new Gauge({
+    name: 'wsmirror_lag_seconds',
+    help: 'Newest upstream event minus the watermark, at the end of the last cycle',
+    registers: this.r,
+  });
   readonly dirty = new Gauge({ name: 'wsmirror_dirty_records', help: 'Records waiting to be re-read', registers: this.r });
   readonly quarantined = new Gauge({ name: 'wsmirror_quarantined_records', help: 'Records in quarantine', registers: this.r });
-  readonly lastSuccess = new Gauge({ name: 'wsmirror_last_success_timestamp_seconds', help: 'End of the last successful cycle (unix seconds)', registers: this.r });
-  readonly lastProgress = new Gauge({ name: 'wsmirror_last_progress_timestamp_seconds', help: 'Last answered request or committed page/record (unix seconds)', registers: this.r });
-  readonly leader = new Gauge({ name: 'wsmirror_is_writer', help: '1 when this process holds the writer lock, 0 in standby', registers: this.r });
-  readonly checkpoints = new Counter({ name: 'wsmirror_wal_checkpoints_total', help: 'SQLite WAL checkpoints after a cycle, by result (complete, busy)', labelNames: ['result'], registers: this.r });
-  readonly eventsPruned = new Counter({ name: 'wsmirror_events_pruned_total', help: 'Change-log events deleted by the retention setting', registers: this.r });
+  readonly lastSuccess = new Gauge({
+    name: 'wsmirror_last_success_timestamp_seconds',
+    help: 'End of the last successful cycle (unix seconds)',
+    registers: this.r,
+  });
+  readonly lastProgress = new Gauge({
+    name: 'wsmirror_last_progress_timestamp_seconds',
+    help: 'Last answered request or committed page/record (unix seconds)',
+    registers: this.r,
+  });
+  readonly leader = new Gauge({
+    name: 'wsmirror_is_writer',
+    help: '1 when this process holds the writer lock, 0 in standby',
+    registers: this.r,
+  });
+  readonly checkpoints = new Counter({
+    name: 'wsmirror_wal_checkpoints_total',
+    help: 'SQLite WAL checkpoints after a cycle, by result (complete, busy)',
+    labelNames: ['result'],
+    registers: this.r,
+  });
+  readonly eventsPruned = new Counter({
+    name: 'wsmirror_events_pruned_total',
+    help: 'Change-log events deleted by the retention setting',
+    registers: this.r,
+  });
 
   constructor(fileSizes?: FileSizes) {
     collectDefaultMetrics({ register: this.registry, prefix: 'wsmirror_process_' });
@@ -102,7 +156,10 @@ export class DaemonMetrics {
  * give every record its own time series.
  */
 export function endpointOf(path: string): string {
-  const segments = path.split('?')[0]!.split('/').filter((s) => s.length > 0);
+  const segments = path
+    .split('?')[0]!
+    .split('/')
+    .filter((s) => s.length > 0);
   const v1 = segments.lastIndexOf('v1');
   const rest = v1 >= 0 ? segments.slice(v1 + 1) : segments;
   return rest.map((s, i) => (i % 2 === 1 ? ':id' : s)).join('/') || '/';

@@ -12,14 +12,30 @@ import type { World } from './world.js';
  */
 
 export const ACTIVITY_KINDS = [
-  'create_ticket', 'update_ticket', 'change_status', 'reply', 'add_note', 'change_tags',
-  'create_deal', 'move_deal_stage', 'change_amount', 'delete_deal',
+  'create_ticket',
+  'update_ticket',
+  'change_status',
+  'reply',
+  'add_note',
+  'change_tags',
+  'create_deal',
+  'move_deal_stage',
+  'change_amount',
+  'delete_deal',
 ] as const;
 export type ActivityKind = (typeof ACTIVITY_KINDS)[number];
 
 const WEIGHTS: Record<ActivityKind, number> = {
-  create_ticket: 0.12, update_ticket: 0.1, change_status: 0.12, reply: 0.2, add_note: 0.1, change_tags: 0.08,
-  create_deal: 0.06, move_deal_stage: 0.1, change_amount: 0.08, delete_deal: 0.04,
+  create_ticket: 0.12,
+  update_ticket: 0.1,
+  change_status: 0.12,
+  reply: 0.2,
+  add_note: 0.1,
+  change_tags: 0.08,
+  create_deal: 0.06,
+  move_deal_stage: 0.1,
+  change_amount: 0.08,
+  delete_deal: 0.04,
 };
 
 function pickKind(world: World): ActivityKind {
@@ -57,7 +73,8 @@ export function performActivity(world: World, kind: ActivityKind, strict = false
   runAutomations(world);
   const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({ kind: k, entityType: 'ticket', entityId: t.id });
   const dealRecord = (k: string, d: Deal): ActivityRecord => ({ kind: k, entityType: 'deal', entityId: d.id });
-  const needsTicket = kind === 'update_ticket' || kind === 'change_status' || kind === 'reply' || kind === 'add_note' || kind === 'change_tags';
+  const needsTicket =
+    kind === 'update_ticket' || kind === 'change_status' || kind === 'reply' || kind === 'add_note' || kind === 'change_tags';
   const ticket = needsTicket ? randomTicket(world, true) : undefined;
   if (needsTicket && !ticket) return performActivity(world, 'create_ticket');
   const needsDeal = kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
@@ -113,7 +130,10 @@ export function performActivity(world: World, kind: ActivityKind, strict = false
         currency: rng.pick(['USD', 'EUR', 'GBP']),
         ownerId: actor,
         companyId: company?.id ?? null,
-        contactIds: rng.sample(world.contactList.slice(0, 500).map((c) => c.id), rng.int(0, 2)),
+        contactIds: rng.sample(
+          world.contactList.slice(0, 500).map((c) => c.id),
+          rng.int(0, 2),
+        ),
       };
       return dealRecord(kind, createDeal(world, actor, body));
     }

@@ -77,11 +77,7 @@ export const DEAL_FIELDS: readonly FieldDef[] = [
  * Validates a `fields` object against the definitions; null clears a field. Returns the accepted
  * values (undefined if the input was not an object, after adding an issue).
  */
-export function checkFields(
-  defs: readonly FieldDef[],
-  input: unknown,
-  issues: Issues,
-): Record<string, unknown> | undefined {
+export function checkFields(defs: readonly FieldDef[], input: unknown, issues: Issues): Record<string, unknown> | undefined {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     issues.add('fields', 'must be an object keyed by custom field key');
     return undefined;
@@ -125,22 +121,27 @@ export function checkFields(
 
 export const TEAM_NAMES = ['Support', 'Billing', 'Technical', 'Onboarding', 'Escalations'] as const;
 
+// Word lists, packed by hand to read as blocks (Prettier would put one word on a line).
+// prettier-ignore
 export const TAGS = [
   'billing', 'refund', 'bug', 'feature-request', 'login', 'vip', 'onboarding',
   'integration', 'api', 'mobile', 'feedback', 'outage', 'invoice', 'security',
 ] as const;
 
+// prettier-ignore
 export const FIRST_NAMES = [
   'Ada', 'Ben', 'Chloe', 'Dev', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kira', 'Liam',
   'Maya', 'Noah', 'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara', 'Umar', 'Vera', 'Wes', 'Yuki', 'Zoe',
 ] as const;
 
+// prettier-ignore
 export const LAST_NAMES = [
   'Adams', 'Berg', 'Costa', 'Dubois', 'Evans', 'Fischer', 'Garcia', 'Hansen', 'Ito', 'Jensen', 'Kowalski',
   'Larsen', 'Moreau', 'Nakamura', 'Okafor', 'Patel', 'Quist', 'Rossi', 'Silva', 'Tanaka', 'Ueda', 'Varga',
   'Weber', 'Young', 'Zhang',
 ] as const;
 
+// prettier-ignore
 export const COMPANY_WORDS = [
   'Acme', 'Globex', 'Initech', 'Umbrella', 'Stark', 'Wayne', 'Hooli', 'Vandelay', 'Tyrell', 'Cyberdyne',
   'Soylent', 'Aperture', 'Wonka', 'Gringotts', 'Oceanic', 'Massive', 'Pied', 'Nimbus', 'Vertex', 'Blue',
@@ -148,6 +149,7 @@ export const COMPANY_WORDS = [
 
 export const COMPANY_SUFFIXES = ['Labs', 'Corp', 'Systems', 'Logistics', 'Health', 'Retail', 'Media', 'Energy'] as const;
 
+// prettier-ignore
 export const SUBJECTS = [
   'Cannot log in after password reset', 'Invoice shows the wrong amount', 'Export to CSV times out',
   'Feature request: dark mode', 'Refund for duplicate charge', 'API returns 500 on bulk update',
@@ -156,6 +158,7 @@ export const SUBJECTS = [
   'Report numbers do not match', 'Two-factor codes not arriving', 'Cancel my subscription',
 ] as const;
 
+// prettier-ignore
 export const SENTENCES = [
   'Thanks for reaching out.', 'I have attached a screenshot of the problem.', 'This started yesterday afternoon.',
   'Could you take a look as soon as possible?', 'We have reproduced the issue on our side.',

@@ -23,8 +23,7 @@ export function createControlHandler(control: SimulatorControl): (req: IncomingM
         }
         dispatch(control, req.method ?? 'GET', path.slice('/_control'.length), body, res);
       } catch (err) {
-        const e =
-          err instanceof ApiError ? err : new ApiError(400, 'control_error', err instanceof Error ? err.message : String(err));
+        const e = err instanceof ApiError ? err : new ApiError(400, 'control_error', err instanceof Error ? err.message : String(err));
         send(res, e.status, e.body());
       }
     })();

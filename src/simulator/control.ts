@@ -43,7 +43,8 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
       runAutomations(world);
     },
     hideTicket(id: string, reason: HideReason): void {
-      if (reason !== 'spam' && reason !== 'deleted' && reason !== 'merged') throw new TypeError("reason must be 'spam', 'deleted' or 'merged'");
+      if (reason !== 'spam' && reason !== 'deleted' && reason !== 'merged')
+        throw new TypeError("reason must be 'spam', 'deleted' or 'merged'");
       const into = reason === 'merged' ? world.ticketIndex.newestFirst().find((t) => t.id !== id)?.id : undefined;
       hideTicket(world, id, reason, into);
     },

@@ -46,16 +46,23 @@ export function decodeCursor(world: World, kind: CursorState['kind'], raw: strin
     throw garbage('not a cursor issued by this server');
   }
   if (
-    typeof wire !== 'object' || wire === null || wire.v !== 1 ||
-    typeof wire.s !== 'number' || typeof wire.m !== 'number' || typeof wire.i !== 'string' ||
-    typeof wire.t !== 'number' || typeof wire.n !== 'number' || typeof wire.f !== 'object' || wire.f === null
+    typeof wire !== 'object' ||
+    wire === null ||
+    wire.v !== 1 ||
+    typeof wire.s !== 'number' ||
+    typeof wire.m !== 'number' ||
+    typeof wire.i !== 'string' ||
+    typeof wire.t !== 'number' ||
+    typeof wire.n !== 'number' ||
+    typeof wire.f !== 'object' ||
+    wire.f === null
   )
     throw garbage('not a cursor issued by this server');
   if (wire.k !== kind) throw garbage(`issued for the ${String(wire.k)} list, not ${kind}`);
   const ttl = world.faults.cursorTtlMs;
   if (wire.n <= world.cursorsExpiredUpTo || (ttl > 0 && world.clock.nowMs() - wire.t > ttl))
     throw new ApiError(410, 'cursor_expired', 'The cursor has expired; start again from the first page.');
-  return { kind, snapshot: wire.s, ms: wire.m, key: wire.i, filters: wire.f as Record<string, string> };
+  return { kind, snapshot: wire.s, ms: wire.m, key: wire.i, filters: wire.f };
 }
 
 /**
@@ -64,7 +71,7 @@ export function decodeCursor(world: World, kind: CursorState['kind'], raw: strin
  */
 export function filtersFor(cursor: CursorState | null, query: Record<string, string>, names: readonly string[]): Record<string, string> {
   const given: Record<string, string> = {};
-  for (const n of names) if (query[n] !== undefined) given[n] = query[n] as string;
+  for (const n of names) if (query[n] !== undefined) given[n] = query[n];
   if (cursor === null) return given;
   for (const [n, v] of Object.entries(given)) {
     if (cursor.filters[n] !== v) throw garbage(`issued for a different ${n} filter`);

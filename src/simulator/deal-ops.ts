@@ -114,7 +114,8 @@ export function createDeal(world: World, actor: string, input: unknown): Deal {
   const c = readCommon(world, body, pipeline, issues, true);
   issues.throwIfAny();
   if (!pipeline) throw new ApiError(422, 'validation_failed', 'The workspace has no pipeline.');
-  const stage = c.stage ?? (pipeline.stages[0] as Stage);
+  const stage = c.stage ?? pipeline.stages[0];
+  if (!stage) throw new ApiError(422, 'validation_failed', 'The pipeline has no stage.');
   const ms = world.clock.nowMs();
   const fields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(c.fields ?? {})) if (v !== null) fields[k] = v;
@@ -148,7 +149,7 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
   const body = asBody(input);
   const issues = new Issues();
   if (has(body, 'pipelineId') && body.pipelineId !== d.pipelineId)
-    issues.add('pipelineId', "cannot be changed; move the deal to a stage of its own pipeline");
+    issues.add('pipelineId', 'cannot be changed; move the deal to a stage of its own pipeline');
   const c = readCommon(world, body, pipelineOf(world, d.pipelineId), issues, false);
   issues.throwIfAny();
 
@@ -191,7 +192,14 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
     world.emit('deal.stage_changed', 'deal', d.id, { from, to: to.id }, actor, ms);
     // The document says a stage move is logged on every linked contact's timeline.
     for (const contactId of d.contactIds)
-      world.emit('contact.activity_logged', 'contact', contactId, { dealId: d.id, activity: 'deal_stage_changed', from, to: to.id }, actor, ms);
+      world.emit(
+        'contact.activity_logged',
+        'contact',
+        contactId,
+        { dealId: d.id, activity: 'deal_stage_changed', from, to: to.id },
+        actor,
+        ms,
+      );
   }
   world.commitWrite(d, ms);
   return d;

@@ -32,7 +32,8 @@ export function mergeFaults(target: FaultConfig, patch: Partial<FaultConfig>): v
       if (value !== 'seconds' && value !== 'http-date') throw new TypeError("faults.retryAfterFormat must be 'seconds' or 'http-date'");
       target.retryAfterFormat = value;
     } else if (key === 'rateLimitHeaders') {
-      if (value !== 'all' && value !== 'no-policy' && value !== 'none') throw new TypeError("faults.rateLimitHeaders must be 'all', 'no-policy' or 'none'");
+      if (value !== 'all' && value !== 'no-policy' && value !== 'none')
+        throw new TypeError("faults.rateLimitHeaders must be 'all', 'no-policy' or 'none'");
       target.rateLimitHeaders = value;
     } else {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)

@@ -51,7 +51,10 @@ export class FaultInjector {
 
   decide(method: string, path: string): FaultDecision {
     const rule = this.rules.find(
-      (r) => r.remaining > 0 && (r.path === undefined || path.startsWith(r.path)) && (r.method === undefined || r.method.toUpperCase() === method),
+      (r) =>
+        r.remaining > 0 &&
+        (r.path === undefined || path.startsWith(r.path)) &&
+        (r.method === undefined || r.method.toUpperCase() === method),
     );
     if (rule) {
       rule.remaining--;

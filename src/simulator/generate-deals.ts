@@ -26,10 +26,11 @@ export function generateDeals(ctx: GenContext, count: number): void {
     const won = pipeline.stages.find((s) => s.isWon) as Stage;
     const lost = pipeline.stages.find((s) => s.isLost) as Stage;
     const r = rng.next();
-    const path: Stage[] = r < 0.55 ? open.slice(0, rng.int(1, open.length)) : r < 0.8 ? [...open, won] : [...open.slice(0, rng.int(1, open.length)), lost];
+    const path: Stage[] =
+      r < 0.55 ? open.slice(0, rng.int(1, open.length)) : r < 0.8 ? [...open, won] : [...open.slice(0, rng.int(1, open.length)), lost];
     const createdAtMs = startMs - HOUR - Math.floor(rng.next() ** 1.5 * 180 * DAY);
     const company = rng.chance(0.8) ? rng.pick(companies) : null;
-    const pool = company ? contactsByCompany.get(company.id) ?? [] : [];
+    const pool = company ? (contactsByCompany.get(company.id) ?? []) : [];
     const contactIds = rng.sample(pool.length > 0 ? pool : fallbackContacts, rng.int(0, 3));
     const ownerId = rng.chance(0.9) ? rng.pick(members) : null;
     const amountCents = rng.chance(0.12) ? null : rng.int(500, 150_000) * 100 + (rng.chance(0.4) ? rng.int(1, 99) : 0);
@@ -57,7 +58,14 @@ export function generateDeals(ctx: GenContext, count: number): void {
     if (rng.chance(0.5)) d.fields.probability = final.isWon ? 100 : final.isLost ? 0 : Math.min(90, 10 + final.position * 20);
 
     const first = path[0] as Stage;
-    ctx.drafts.push({ type: 'deal.created', entityType: 'deal', entityId: id, payload: { name: d.name, pipelineId: pipeline.id, stageId: first.id }, actor: ownerId, ms: createdAtMs });
+    ctx.drafts.push({
+      type: 'deal.created',
+      entityType: 'deal',
+      entityId: id,
+      payload: { name: d.name, pipelineId: pipeline.id, stageId: first.id },
+      actor: ownerId,
+      ms: createdAtMs,
+    });
     const span = startMs - 60_000 - createdAtMs;
     let at = createdAtMs;
     for (let k = 1; k < path.length; k++) {
@@ -67,8 +75,12 @@ export function generateDeals(ctx: GenContext, count: number): void {
       ctx.drafts.push({ type: 'deal.stage_changed', entityType: 'deal', entityId: id, payload: { from, to }, actor: ownerId, ms: at });
       for (const contactId of contactIds)
         ctx.drafts.push({
-          type: 'contact.activity_logged', entityType: 'contact', entityId: contactId,
-          payload: { dealId: id, activity: 'deal_stage_changed', from, to }, actor: ownerId, ms: at,
+          type: 'contact.activity_logged',
+          entityType: 'contact',
+          entityId: contactId,
+          payload: { dealId: id, activity: 'deal_stage_changed', from, to },
+          actor: ownerId,
+          ms: at,
         });
     }
     d.updatedAtMs = at;

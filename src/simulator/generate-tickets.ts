@@ -6,7 +6,12 @@ import { refreshSla, slaDue } from './sla.js';
 const MINUTE = 60_000;
 /** Shared by every seeded message without attachments; nothing mutates attachment arrays. */
 const NO_ATTACHMENTS: Attachment[] = [];
-const PRIORITY_WEIGHTS: [string, number][] = [['low', 0.2], ['normal', 0.5], ['high', 0.22], ['urgent', 0.08]];
+const PRIORITY_WEIGHTS: [string, number][] = [
+  ['low', 0.2],
+  ['normal', 0.5],
+  ['high', 0.22],
+  ['urgent', 0.08],
+];
 
 export function messageText(ctx: GenContext): string {
   const n = ctx.rng.int(1, 3);

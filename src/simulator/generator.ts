@@ -1,6 +1,4 @@
-import {
-  COMPANY_SUFFIXES, COMPANY_WORDS, FIRST_NAMES, LAST_NAMES, OPEN_STAGE_NAMES, PIPELINE_NAMES, TEAM_NAMES,
-} from './catalog.js';
+import { COMPANY_SUFFIXES, COMPANY_WORDS, FIRST_NAMES, LAST_NAMES, OPEN_STAGE_NAMES, PIPELINE_NAMES, TEAM_NAMES } from './catalog.js';
 import { generateDeals } from './generate-deals.js';
 import { generateTickets } from './generate-tickets.js';
 import type { Contact, Pipeline, SimEvent, Stage } from './model.js';
@@ -86,7 +84,9 @@ function generatePeople(ctx: GenContext, counts: GenerateCounts): void {
     const first = rng.pick(FIRST_NAMES);
     const last = rng.pick(LAST_NAMES);
     const companyId = rng.chance(0.7) ? rng.pick(companyIds) : null;
-    const domain = companyId ? (world.companies.get(companyId)?.domain as string) : rng.pick(['mail.example', 'inbox.example', 'post.example']);
+    const domain = companyId
+      ? (world.companies.get(companyId)?.domain as string)
+      : rng.pick(['mail.example', 'inbox.example', 'post.example']);
     const c: Contact = {
       id: world.ids.next('con'),
       firstName: first,
@@ -96,7 +96,11 @@ function generatePeople(ctx: GenContext, counts: GenerateCounts): void {
     };
     world.addContact(c);
     ctx.drafts.push({
-      type: 'contact.created', entityType: 'contact', entityId: c.id, payload: { email: c.email }, actor: null,
+      type: 'contact.created',
+      entityType: 'contact',
+      entityId: c.id,
+      payload: { email: c.email },
+      actor: null,
       ms: ctx.startMs - 200 * DAY + Math.floor(rng.next() * 100 * DAY),
     });
   }

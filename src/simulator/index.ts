@@ -12,8 +12,17 @@ import type { Simulator, SimulatorOptions } from './types.js';
 import { World } from './world.js';
 
 export type {
-  ActivityRecord, CorruptionKind, FailNextRule, FaultConfig, HideReason, InjectedEvent, RequestLogEntry, Simulator,
-  SimulatorControl, SimulatorOptions, Truth,
+  ActivityRecord,
+  CorruptionKind,
+  FailNextRule,
+  FaultConfig,
+  HideReason,
+  InjectedEvent,
+  RequestLogEntry,
+  Simulator,
+  SimulatorControl,
+  SimulatorOptions,
+  Truth,
 } from './types.js';
 export { defaultFaults } from './faults-config.js';
 export { STATUSES, PRIORITIES, TICKET_FIELDS, DEAL_FIELDS } from './catalog.js';
@@ -54,7 +63,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   for (const [key, memberId] of Object.entries(options.apiKeys ?? { 'test-key': first })) {
     // An empty member id means "the workspace owner" (the first member), so a CLI can just list keys.
     const id = memberId === '' ? first : memberId;
-    if (!world.members.has(id)) world.addMember({ id, name: 'API user', email: `${id.toLowerCase().replace(/[^a-z0-9._-]/g, '')}@workspace.example` });
+    if (!world.members.has(id))
+      world.addMember({ id, name: 'API user', email: `${id.toLowerCase().replace(/[^a-z0-9._-]/g, '')}@workspace.example` });
     apiKeys.set(key, id);
   }
 

@@ -16,7 +16,12 @@ export function has(body: Body, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(body, key) && body[key] !== undefined;
 }
 
-export function text(body: Body, key: string, issues: Issues, opts: { required?: boolean; nullable?: boolean } = {}): string | null | undefined {
+export function text(
+  body: Body,
+  key: string,
+  issues: Issues,
+  opts: { required?: boolean; nullable?: boolean } = {},
+): string | null | undefined {
   if (!has(body, key)) {
     if (opts.required) issues.add(key, 'is required');
     return undefined;

@@ -148,8 +148,9 @@ export function listEvents(world: World, query: Query): string {
   const now = world.clock.nowMs();
   const page = world.events.page(filter, after, limit, now);
   const last = page.events[page.events.length - 1];
-  const next = page.more && last
-    ? encodeCursor(world, { kind: 'events', snapshot: 0, ms: last.occurredAtMs, key: String(last.seq), filters: f })
-    : null;
+  const next =
+    page.more && last
+      ? encodeCursor(world, { kind: 'events', snapshot: 0, ms: last.occurredAtMs, key: String(last.seq), filters: f })
+      : null;
   return `{"events":[${page.events.map((e) => eventJson(world, e)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
 }

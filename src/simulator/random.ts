@@ -58,8 +58,12 @@ export class IdFactory {
   next(prefix: string): string {
     for (;;) {
       // Two draws of 36^6 each give the 12 base-36 characters.
-      const a = Math.floor(this.rng.next() * 2176782336).toString(36).padStart(6, '0');
-      const b = Math.floor(this.rng.next() * 2176782336).toString(36).padStart(6, '0');
+      const a = Math.floor(this.rng.next() * 2176782336)
+        .toString(36)
+        .padStart(6, '0');
+      const b = Math.floor(this.rng.next() * 2176782336)
+        .toString(36)
+        .padStart(6, '0');
       const s = `${prefix}_${a}${b}`;
       if (!this.used.has(s)) return s;
     }

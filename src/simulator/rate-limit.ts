@@ -46,13 +46,20 @@ export class TokenBucket {
     if (allowed) return { headers };
     // Whole seconds, rounded up and at least 1, so a client that honours it never comes back early.
     const retryAfter = Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / rate / 1000));
-    const value = f.retryAfterFormat === 'http-date'
-      ? new Date(Math.ceil((Date.now() + retryAfter * 1000) / 1000) * 1000).toUTCString()
-      : String(retryAfter);
-    const error = new ApiError(429, 'rate_limited', `Rate limit of ${rate} requests per second exceeded; retry after the time in Retry-After.`, undefined, {
-      ...headers,
-      'retry-after': value,
-    });
+    const value =
+      f.retryAfterFormat === 'http-date'
+        ? new Date(Math.ceil((Date.now() + retryAfter * 1000) / 1000) * 1000).toUTCString()
+        : String(retryAfter);
+    const error = new ApiError(
+      429,
+      'rate_limited',
+      `Rate limit of ${rate} requests per second exceeded; retry after the time in Retry-After.`,
+      undefined,
+      {
+        ...headers,
+        'retry-after': value,
+      },
+    );
     return { error, headers };
   }
 }

@@ -42,7 +42,7 @@ export function messageOut(world: World, m: Message): object {
 
 function ticketObject(world: World, t: Ticket): Record<string, unknown> {
   const c = world.contacts.get(t.contactId);
-  const team = t.teamId === null ? null : world.teams.get(t.teamId) ?? { id: t.teamId, name: null };
+  const team = t.teamId === null ? null : (world.teams.get(t.teamId) ?? { id: t.teamId, name: null });
   const out: Record<string, unknown> = {
     id: t.id,
     number: t.number,
@@ -123,7 +123,7 @@ export function formatCents(cents: number): string {
 function dealObject(world: World, d: Deal): Record<string, unknown> {
   const stage = world.stages.get(d.stageId) as Stage;
   const pipeline = world.pipelines.find((p) => p.id === d.pipelineId) as Pipeline;
-  const company = d.companyId === null ? null : world.companies.get(d.companyId) ?? null;
+  const company = d.companyId === null ? null : (world.companies.get(d.companyId) ?? null);
   const out: Record<string, unknown> = {
     id: d.id,
     name: d.name,

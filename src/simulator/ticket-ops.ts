@@ -200,14 +200,14 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   if (Object.keys(changes).length > 0) world.emit('ticket.updated', 'ticket', t.id, changes, actor, ms);
   if (priorityChanges) {
     world.emit('ticket.priority_changed', 'ticket', t.id, { from: t.priority, to: priority }, actor, ms);
-    t.priority = priority as string;
+    t.priority = priority;
     Object.assign(t, slaDue(t.priority, t.createdAtMs));
   }
   if (assigneeChanges) {
     world.emit('ticket.assigned', 'ticket', t.id, { from: t.assigneeId, to: assigneeId ?? null }, actor, ms);
     t.assigneeId = assigneeId ?? null;
   }
-  if (statusChanges) changeStatus(world, t, status as string, actor, ms);
+  if (statusChanges) changeStatus(world, t, status, actor, ms);
   commitTicketWrite(world, t, ms);
   return t;
 }

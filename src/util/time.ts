@@ -30,7 +30,6 @@ export function shiftIso(iso: string, ms: number): string {
   return new Date(new Date(iso).getTime() + ms).toISOString();
 }
 
-
 /**
  * The mirror's stored timestamp form (docs/schema.md): `YYYY-MM-DD HH:MM:SS.SSS`, UTC, always 23
  * characters. It is SQLite's own form, so text order is time order and text comparison with

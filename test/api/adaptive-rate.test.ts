@@ -81,7 +81,13 @@ describe('maxRequestsPerSecond "auto" against a token bucket', () => {
 
   it('with 429s as the only signal, every call still succeeds and the hard ceiling holds', async () => {
     limitTo('none');
-    const client = createApiClient({ baseUrl: sim.url, apiKey: KEY, maxRequestsPerSecond: 'auto', maxRequestsPerSecondCeiling: 30, concurrency: 8 });
+    const client = createApiClient({
+      baseUrl: sim.url,
+      apiKey: KEY,
+      maxRequestsPerSecond: 'auto',
+      maxRequestsPerSecondCeiling: 30,
+      concurrency: 8,
+    });
     try {
       await mapConcurrent(backfillShape(), 8, async (id) => void (await client.getTicket(id)));
     } finally {

@@ -1,8 +1,16 @@
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
-  AuthRejectedError, createApiClient, CursorRejectedError, InvalidRecordError, NotFoundError, RateLimitedError,
-  UpstreamRejectedError, UpstreamUnavailableError, type ApiClient, type ApiClientOptions,
+  AuthRejectedError,
+  createApiClient,
+  CursorRejectedError,
+  InvalidRecordError,
+  NotFoundError,
+  RateLimitedError,
+  UpstreamRejectedError,
+  UpstreamUnavailableError,
+  type ApiClient,
+  type ApiClientOptions,
 } from '../../src/api/index.js';
 import { json, startFixture, type Fixture, type Handler } from './http-fixture.js';
 import { deal, event, message, ticket } from './records.js';
@@ -16,9 +24,16 @@ afterEach(async () => {
 async function setup(handler: Handler, options: Partial<ApiClientOptions> = {}): Promise<{ fx: Fixture; client: ApiClient }> {
   const fx = await startFixture(handler);
   const client = createApiClient({
-    baseUrl: fx.url, apiKey: KEY, retry: { minDelayMs: 5, maxDelayMs: 50 }, maxRequestsPerSecond: 1000, ...options,
+    baseUrl: fx.url,
+    apiKey: KEY,
+    retry: { minDelayMs: 5, maxDelayMs: 50 },
+    maxRequestsPerSecond: 1000,
+    ...options,
   });
-  cleanups.push(() => fx.close(), () => client.close());
+  cleanups.push(
+    () => fx.close(),
+    () => client.close(),
+  );
   return { fx, client };
 }
 
@@ -36,7 +51,11 @@ describe('request basics', () => {
     await c2.getDeal('d_1');
     expect(fx.log[0]!.url).toBe('/api/v1/deals/d%201');
     expect(fx.log[1]!.url).toBe('/ws/api/v1/deals/d_1');
-    expect(fx.log[0]!.headers).toMatchObject({ authorization: `Bearer ${KEY}`, 'user-agent': 'wsmirror/0.1.0', accept: 'application/json' });
+    expect(fx.log[0]!.headers).toMatchObject({
+      authorization: `Bearer ${KEY}`,
+      'user-agent': 'wsmirror/0.1.0',
+      accept: 'application/json',
+    });
   });
 
   it('normalises a deal read and counts bytes and statuses', async () => {
@@ -51,12 +70,19 @@ describe('request basics', () => {
 describe('retries', () => {
   it('retries 5xx until success and reports each attempt', async () => {
     const events: Array<{ status: number | null; attempt: number }> = [];
-    const { fx, client } = await setup((_req, res, n) => (n <= 2 ? json(res, n === 1 ? 503 : 500, { error: 'busy' }) : json(res, 200, { deal: deal() })), {
-      onRequest: (e) => events.push({ status: e.status, attempt: e.attempt }),
-    });
+    const { fx, client } = await setup(
+      (_req, res, n) => (n <= 2 ? json(res, n === 1 ? 503 : 500, { error: 'busy' }) : json(res, 200, { deal: deal() })),
+      {
+        onRequest: (e) => events.push({ status: e.status, attempt: e.attempt }),
+      },
+    );
     await client.getDeal('d_1');
     expect(fx.log).toHaveLength(3);
-    expect(events).toEqual([{ status: 503, attempt: 1 }, { status: 500, attempt: 2 }, { status: 200, attempt: 3 }]);
+    expect(events).toEqual([
+      { status: 503, attempt: 1 },
+      { status: 500, attempt: 2 },
+      { status: 200, attempt: 3 },
+    ]);
     expect(client.stats()).toMatchObject({ requests: 3, retries: 2, byStatus: { '503': 1, '500': 1, '200': 1 } });
   });
 
@@ -85,7 +111,9 @@ describe('retries', () => {
   });
 
   it('gives up on 429 with RATE_LIMITED after maxAttempts', async () => {
-    const { fx, client } = await setup((_req, res) => json(res, 429, { error: 'no' }, { 'retry-after': '0' }), { retry: { maxAttempts: 3, minDelayMs: 1, maxDelayMs: 5 } });
+    const { fx, client } = await setup((_req, res) => json(res, 429, { error: 'no' }, { 'retry-after': '0' }), {
+      retry: { maxAttempts: 3, minDelayMs: 1, maxDelayMs: 5 },
+    });
     const err = await client.getDeal('d_1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(err).toMatchObject({ code: 'RATE_LIMITED', status: 429, attempts: 3, path: '/api/v1/deals/d_1', body: { error: 'no' } });
@@ -100,7 +128,10 @@ describe('retries', () => {
   });
 
   it('retries a timeout, then fails with UPSTREAM_UNAVAILABLE', async () => {
-    const { fx, client } = await setup(() => undefined /* never answers */, { requestTimeoutMs: 150, retry: { maxAttempts: 3, minDelayMs: 5, maxDelayMs: 10 } });
+    const { fx, client } = await setup(() => undefined /* never answers */, {
+      requestTimeoutMs: 150,
+      retry: { maxAttempts: 3, minDelayMs: 5, maxDelayMs: 10 },
+    });
     const err = await client.getDeal('d_1').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect(err).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE', status: null, attempts: 3 });
@@ -120,7 +151,10 @@ describe('retries', () => {
 
   it('stops waiting at once when the signal aborts', async () => {
     const ac = new AbortController();
-    const { fx, client } = await setup((_req, res) => json(res, 503, {}, { 'retry-after': '30' }), { signal: ac.signal, retry: { maxDelayMs: 60_000 } });
+    const { fx, client } = await setup((_req, res) => json(res, 503, {}, { 'retry-after': '30' }), {
+      signal: ac.signal,
+      retry: { maxDelayMs: 60_000 },
+    });
     const started = performance.now();
     const p = client.getDeal('d_1');
     while (fx.log.length === 0) await new Promise((r) => setTimeout(r, 5));
@@ -140,7 +174,7 @@ describe('final errors', () => {
     expect(fx.log).toHaveLength(1);
   });
 
-  it('403 is AUTH_REJECTED on a list, but one record\'s own problem (UPSTREAM_REJECTED) on a single read', async () => {
+  it("403 is AUTH_REJECTED on a list, but one record's own problem (UPSTREAM_REJECTED) on a single read", async () => {
     const { client } = await setup((_req, res) => json(res, 403, {}));
     await expect(client.eventsPage({ limit: 1 })).rejects.toMatchObject({ code: 'AUTH_REJECTED', status: 403 });
     await expect(client.getDeal('d_1')).rejects.toMatchObject({ code: 'UPSTREAM_REJECTED', status: 403 });
@@ -148,7 +182,11 @@ describe('final errors', () => {
 
   it('a body for another id than the one asked for is INVALID_RECORD under the asked id', async () => {
     const { client } = await setup((_req, res) => json(res, 200, { deal: deal({ id: 'd_other' }) }));
-    await expect(client.getDeal('d_1')).rejects.toMatchObject({ code: 'INVALID_RECORD', entityId: 'd_1', reason: expect.stringMatching(/d_other/) });
+    await expect(client.getDeal('d_1')).rejects.toMatchObject({
+      code: 'INVALID_RECORD',
+      entityId: 'd_1',
+      reason: expect.stringMatching(/d_other/),
+    });
   });
 
   it('a rejected cursor is CURSOR_REJECTED; without a cursor 404 is NOT_FOUND and 422 UPSTREAM_REJECTED', async () => {
@@ -183,10 +221,14 @@ describe('final errors', () => {
 describe('bad records', () => {
   it('a page with one invalid record returns the others and reports it', async () => {
     const bad = ticket({ id: 't_2', updatedAt: 'last tuesday' });
-    const { client } = await setup((_req, res) => json(res, 200, { tickets: [ticket(), bad, ticket({ id: 't_3', status: 'brand_new' })], nextCursor: null }));
+    const { client } = await setup((_req, res) =>
+      json(res, 200, { tickets: [ticket(), bad, ticket({ id: 't_3', status: 'brand_new' })], nextCursor: null }),
+    );
     const page = await client.ticketsPage({ status: 'unresolved' });
     expect(page.items.map((t) => t.id)).toEqual(['t_1', 't_3']);
-    expect(page.invalid).toEqual([{ entityType: 'ticket', id: 't_2', reason: 'updatedAt: not a valid ISO 8601 timestamp (got "last tuesday")', raw: bad }]);
+    expect(page.invalid).toEqual([
+      { entityType: 'ticket', id: 't_2', reason: 'updatedAt: not a valid ISO 8601 timestamp (got "last tuesday")', raw: bad },
+    ]);
     expect(page.nextCursor).toBeNull();
   });
 
@@ -195,7 +237,13 @@ describe('bad records', () => {
     const { client } = await setup((_req, res) => json(res, 200, { ticket: raw }));
     const err = await client.getTicket('t_7').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidRecordError);
-    expect(err).toMatchObject({ code: 'INVALID_RECORD', entityType: 'ticket', entityId: 't_7', raw, reason: expect.stringMatching(/^messages\.1\.createdAt/) });
+    expect(err).toMatchObject({
+      code: 'INVALID_RECORD',
+      entityType: 'ticket',
+      entityId: 't_7',
+      raw,
+      reason: expect.stringMatching(/^messages\.1\.createdAt/),
+    });
   });
 
   it('pipelines are validated one by one', async () => {
@@ -209,11 +257,14 @@ describe('bad records', () => {
 
 describe('paging', () => {
   it('iterates pages by cursor until nextCursor is null, keeping the filters', async () => {
-    const { fx, client } = await setup((req, res) => {
-      const cursor = new URL(req.url ?? '', 'http://x').searchParams.get('cursor');
-      const n = cursor === null ? 0 : Number(cursor);
-      json(res, 200, { events: [event({ id: `e_${n}` })], nextCursor: n < 2 ? String(n + 1) : null });
-    }, { pageSize: 1 });
+    const { fx, client } = await setup(
+      (req, res) => {
+        const cursor = new URL(req.url ?? '', 'http://x').searchParams.get('cursor');
+        const n = cursor === null ? 0 : Number(cursor);
+        json(res, 200, { events: [event({ id: `e_${n}` })], nextCursor: n < 2 ? String(n + 1) : null });
+      },
+      { pageSize: 1 },
+    );
     const ids: string[] = [];
     for await (const page of client.iterateEvents({ since: '2024-01-01T00:00:00.000Z' })) ids.push(...page.items.map((e) => e.id));
     expect(ids).toEqual(['e_0', 'e_1', 'e_2']);
@@ -246,9 +297,14 @@ describe('pacing', () => {
   it('keeps request starts under maxRequestsPerSecond, retries included', async () => {
     // Each attempt's start on the client's own clock: its report time less its (rounded) duration.
     const starts: number[] = [];
-    const { fx, client } = await setup((req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal({ id: idOf(req) }) })), {
-      maxRequestsPerSecond: 10, retry: { minDelayMs: 0, maxDelayMs: 0 }, onRequest: (e) => starts.push(performance.now() - e.durationMs),
-    });
+    const { fx, client } = await setup(
+      (req, res, n) => (n === 3 ? json(res, 503, {}) : json(res, 200, { deal: deal({ id: idOf(req) }) })),
+      {
+        maxRequestsPerSecond: 10,
+        retry: { minDelayMs: 0, maxDelayMs: 0 },
+        onRequest: (e) => starts.push(performance.now() - e.durationMs),
+      },
+    );
     await Promise.all(Array.from({ length: 14 }, (_, i) => client.getDeal(`d_${i}`)));
     expect(fx.log).toHaveLength(15);
     expect(starts).toHaveLength(15);
@@ -262,9 +318,12 @@ describe('pacing', () => {
   });
 
   it('keeps at most `concurrency` requests in flight', async () => {
-    const { fx, client } = await setup((req, res) => {
-      setTimeout(() => json(res, 200, { deal: deal({ id: idOf(req) }) }), 40);
-    }, { concurrency: 3 });
+    const { fx, client } = await setup(
+      (req, res) => {
+        setTimeout(() => json(res, 200, { deal: deal({ id: idOf(req) }) }), 40);
+      },
+      { concurrency: 3 },
+    );
     await Promise.all(Array.from({ length: 12 }, (_, i) => client.getDeal(`d_${i}`)));
     expect(fx.log).toHaveLength(12);
     expect(fx.peakInFlight()).toBe(3);
@@ -273,14 +332,17 @@ describe('pacing', () => {
 
 describe('the API key never leaks', () => {
   it('is absent from every error form, even when the server echoes it', async () => {
-    const { client } = await setup((req, res) => {
-      if (req.url?.includes('/deals/')) return json(res, 500, { echoed: req.headers.authorization, note: `key ${KEY}` });
-      if (req.url?.includes('/tickets/')) {
-        res.writeHead(400, { 'content-type': 'text/plain' });
-        return void res.end(`bad request from ${req.headers.authorization}`);
-      }
-      return req.socket.destroy();
-    }, { retry: { maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2 } });
+    const { client } = await setup(
+      (req, res) => {
+        if (req.url?.includes('/deals/')) return json(res, 500, { echoed: req.headers.authorization, note: `key ${KEY}` });
+        if (req.url?.includes('/tickets/')) {
+          res.writeHead(400, { 'content-type': 'text/plain' });
+          return void res.end(`bad request from ${req.headers.authorization}`);
+        }
+        return req.socket.destroy();
+      },
+      { retry: { maxAttempts: 2, minDelayMs: 1, maxDelayMs: 2 } },
+    );
     const errors = [
       await client.getDeal('d_1').catch((e: unknown) => e),
       await client.getTicket('t_1').catch((e: unknown) => e),
@@ -297,8 +359,14 @@ describe('the API key never leaks', () => {
 
   it('is absent from logs and from the metrics hook', async () => {
     const lines: string[] = [];
-    const logger = { debug: (o: object, m?: string) => lines.push(JSON.stringify(o) + m), warn: (o: object, m?: string) => lines.push(JSON.stringify(o) + m) };
-    const { client } = await setup((_req, res, n) => (n === 1 ? json(res, 502, {}) : json(res, 401, {})), { logger, onRequest: (e) => lines.push(JSON.stringify(e)) });
+    const logger = {
+      debug: (o: object, m?: string) => lines.push(JSON.stringify(o) + m),
+      warn: (o: object, m?: string) => lines.push(JSON.stringify(o) + m),
+    };
+    const { client } = await setup((_req, res, n) => (n === 1 ? json(res, 502, {}) : json(res, 401, {})), {
+      logger,
+      onRequest: (e) => lines.push(JSON.stringify(e)),
+    });
     await client.getDeal('d_1').catch(() => undefined);
     expect(lines.length).toBeGreaterThanOrEqual(4);
     for (const l of lines) expect(l).not.toContain(KEY);
@@ -307,9 +375,12 @@ describe('the API key never leaks', () => {
 
 describe('per-call signals', () => {
   it('abort one queued call without disturbing the others', async () => {
-    const { fx, client } = await setup((req, res) => {
-      setTimeout(() => json(res, 200, { ticket: { ...ticket({ id: idOf(req) }), messages: [message()] } }), 50);
-    }, { concurrency: 1 });
+    const { fx, client } = await setup(
+      (req, res) => {
+        setTimeout(() => json(res, 200, { ticket: { ...ticket({ id: idOf(req) }), messages: [message()] } }), 50);
+      },
+      { concurrency: 1 },
+    );
     const ac = new AbortController();
     const first = client.getTicket('t_1');
     const second = client.getTicket('t_2', { signal: ac.signal }).catch((e: unknown) => e);

@@ -8,7 +8,13 @@ let client: ApiClient;
 
 beforeAll(async () => {
   sim = await startSimulator({ apiKeys: { k_sim: '' }, tickets: 230, deals: 120, control: true, seed: 7 });
-  client = createApiClient({ baseUrl: sim.url, apiKey: 'k_sim', pageSize: 50, maxRequestsPerSecond: 500, retry: { minDelayMs: 5, maxDelayMs: 50 } });
+  client = createApiClient({
+    baseUrl: sim.url,
+    apiKey: 'k_sim',
+    pageSize: 50,
+    maxRequestsPerSecond: 500,
+    retry: { minDelayMs: 5, maxDelayMs: 50 },
+  });
 });
 
 afterAll(async () => {
@@ -34,7 +40,11 @@ describe('against the bundled simulator', () => {
     const tickets = await collect(client.iterateTickets());
     const deals = await collect(client.iterateDeals());
     const events = await collect(client.iterateEvents({}));
-    for (const [got, want] of [[tickets, truth.tickets], [deals, truth.deals], [events, truth.events]] as const) {
+    for (const [got, want] of [
+      [tickets, truth.tickets],
+      [deals, truth.deals],
+      [events, truth.events],
+    ] as const) {
       expect(got.invalid).toBe(0);
       expect(new Set(got.ids).size).toBe(got.ids.length);
       expect([...got.ids].sort()).toEqual(ids(want).sort());

@@ -5,8 +5,13 @@ import { parseTimestamp } from '../../src/util/time.js';
 import { harness, type Harness } from '../sync/harness.js';
 
 const COLUMNS: readonly [table: string, column: string][] = [
-  ['tickets', 'created_at'], ['tickets', 'updated_at'], ['ticket_messages', 'created_at'], ['events', 'occurred_at'],
-  ['deals', 'created_at'], ['rpt_tickets', 'created_at'], ['rpt_ticket_status_intervals', 'valid_from'],
+  ['tickets', 'created_at'],
+  ['tickets', 'updated_at'],
+  ['ticket_messages', 'created_at'],
+  ['events', 'occurred_at'],
+  ['deals', 'created_at'],
+  ['rpt_tickets', 'created_at'],
+  ['rpt_ticket_status_intervals', 'valid_from'],
 ];
 
 /** Metabase writes zone-less literals in the report time zone (UTC here); the stored text is UTC. */
@@ -27,7 +32,9 @@ describe('date filters on the SQLite mirror', () => {
   });
 
   const instants = async (table: string, column: string): Promise<number[]> => {
-    const r = await sql<{ v: string }>`SELECT ${sql.ref(column)} AS v FROM ${sql.table(table)} WHERE ${sql.ref(column)} IS NOT NULL`.execute(h.store.db);
+    const r = await sql<{
+      v: string;
+    }>`SELECT ${sql.ref(column)} AS v FROM ${sql.table(table)} WHERE ${sql.ref(column)} IS NOT NULL`.execute(h.store.db);
     return r.rows.map((x) => parseTimestamp(x.v));
   };
   const count = async (table: string, where: string): Promise<number> => {
@@ -39,7 +46,9 @@ describe('date filters on the SQLite mirror', () => {
     h.sim.control.act(30);
     await recordRun(h.ctx, 'sync', () => h.sync());
     const db = h.store.db;
-    const tables = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(db);
+    const tables = await sql<{
+      name: string;
+    }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(db);
     let datetimes = 0;
     let dates = 0;
     for (const { name } of tables.rows) {
@@ -77,7 +86,9 @@ describe('date filters on the SQLite mirror', () => {
       expect(before).toBeGreaterThan(0);
       // A bound with milliseconds compares by time too.
       const exact = sorted[Math.floor(sorted.length / 3)]!;
-      expect(await count(table, `${column} > '${new Date(exact).toISOString().slice(0, 23).replace('T', ' ')}'`)).toBe(all.filter((t) => t > exact).length);
+      expect(await count(table, `${column} > '${new Date(exact).toISOString().slice(0, 23).replace('T', ' ')}'`)).toBe(
+        all.filter((t) => t > exact).length,
+      );
 
       // SQLite's own clock arithmetic, as docs/bi.md shows for "older than a day" and "last 24 hours".
       for (const [where, keep] of [

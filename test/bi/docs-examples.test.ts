@@ -18,7 +18,9 @@ interface Block {
 /** The SQL blocks of docs/bi.md, read from the markdown itself so the doc and this test cannot drift. */
 const DOC = readFileSync(join(import.meta.dirname, '../../docs/bi.md'), 'utf8');
 const BLOCKS: Block[] = [...DOC.matchAll(/```sql (sqlite|postgres)\n([\s\S]*?)```/g)].map((m) => ({
-  dialect: m[1] as Block['dialect'], text: m[2]!, at: m.index!,
+  dialect: m[1] as Block['dialect'],
+  text: m[2]!,
+  at: m.index,
 }));
 const EXAMPLES_AT = DOC.indexOf('## Five example queries');
 
@@ -33,11 +35,21 @@ function pinClock(block: Block, nowIso: string): string {
 }
 
 /** One statement per `;` at a line end (the examples hold no such `;` inside a literal). */
-const statements = (text: string) => text.split(/;\s*$/m).map((s) => s.trim()).filter((s) => s.length > 0 && !/^(--[^\n]*\n?)+$/.test(s));
+const statements = (text: string) =>
+  text
+    .split(/;\s*$/m)
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0 && !/^(--[^\n]*\n?)+$/.test(s));
 
 const normal = (rows: Record<string, unknown>[]) =>
-  rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
-    typeof v === 'boolean' ? Number(v) : typeof v === 'number' ? Math.round(v * 1e6) / 1e6 : typeof v === 'bigint' ? Number(v) : v])));
+  rows.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [
+        k,
+        typeof v === 'boolean' ? Number(v) : typeof v === 'number' ? Math.round(v * 1e6) / 1e6 : typeof v === 'bigint' ? Number(v) : v,
+      ]),
+    ),
+  );
 
 describe('every SQL example in docs/bi.md runs on its dialect', () => {
   const stores = new Map<Dialect['name'], Store>();
@@ -86,47 +98,62 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
     }
   });
 
-  it.skipIf(!dialects.some((d) => d.name === 'postgres'))('each PostgreSQL block runs on a PostgreSQL mirror, and both versions of an example give the same rows', async () => {
-    const pg = stores.get('postgres')!;
-    const lite = stores.get('sqlite')!;
-    for (const block of BLOCKS.filter((b) => b.dialect === 'postgres')) {
-      if (block.text.includes('CREATE ROLE')) {
-        // The GRANT example, under a role name of its own (roles are cluster-wide), then undone.
-        const role = `bi_reader_t${process.pid}`;
-        await run(pg, block.text.replaceAll('bi_reader', role));
-        const can = await sql<{ ok: boolean }>`SELECT has_table_privilege(${role}, 'rpt_tickets', 'SELECT') AS ok,
+  it.skipIf(!dialects.some((d) => d.name === 'postgres'))(
+    'each PostgreSQL block runs on a PostgreSQL mirror, and both versions of an example give the same rows',
+    async () => {
+      const pg = stores.get('postgres')!;
+      const lite = stores.get('sqlite')!;
+      for (const block of BLOCKS.filter((b) => b.dialect === 'postgres')) {
+        if (block.text.includes('CREATE ROLE')) {
+          // The GRANT example, under a role name of its own (roles are cluster-wide), then undone.
+          const role = `bi_reader_t${process.pid}`;
+          await run(pg, block.text.replaceAll('bi_reader', role));
+          const can = await sql<{ ok: boolean }>`SELECT has_table_privilege(${role}, 'rpt_tickets', 'SELECT') AS ok,
           has_table_privilege(${role}, 'rpt_tickets', 'INSERT') AS w`.execute(pg.db);
-        expect(can.rows[0]).toEqual({ ok: true, w: false });
-        await sql.raw(`DROP OWNED BY ${role}`).execute(pg.db);
-        await sql.raw(`DROP ROLE ${role}`).execute(pg.db);
-        continue;
+          expect(can.rows[0]).toEqual({ ok: true, w: false });
+          await sql.raw(`DROP OWNED BY ${role}`).execute(pg.db);
+          await sql.raw(`DROP ROLE ${role}`).execute(pg.db);
+          continue;
+        }
+        expect((await run(pg, pinClock(block, now))).length, block.text).toBeGreaterThan(0);
       }
-      expect((await run(pg, pinClock(block, now))).length, block.text).toBeGreaterThan(0);
-    }
-    // Pairs: the "last 24 hours" example, and each SQLite block of the five examples with the
-    // PostgreSQL block right after it.
-    const pairs: [Block, Block][] = [];
-    const first = (d: Block['dialect']) => BLOCKS.find((b) => b.dialect === d)!;
-    pairs.push([first('sqlite'), first('postgres')]);
-    const examples = BLOCKS.filter((b) => b.at > EXAMPLES_AT);
-    for (let i = 0; i + 1 < examples.length; i++) {
-      if (examples[i]!.dialect === 'sqlite' && examples[i + 1]!.dialect === 'postgres') pairs.push([examples[i]!, examples[i + 1]!]);
-    }
-    expect(pairs.length).toBe(7);
-    for (const [s, p] of pairs) {
-      const a = normal(await run(lite, pinClock(s, now)));
-      const b = normal(await run(pg, pinClock(p, now)));
-      expect(b, `${s.text}\n--- vs ---\n${p.text}`).toEqual(a);
-    }
-  });
+      // Pairs: the "last 24 hours" example, and each SQLite block of the five examples with the
+      // PostgreSQL block right after it.
+      const pairs: [Block, Block][] = [];
+      const first = (d: Block['dialect']) => BLOCKS.find((b) => b.dialect === d)!;
+      pairs.push([first('sqlite'), first('postgres')]);
+      const examples = BLOCKS.filter((b) => b.at > EXAMPLES_AT);
+      for (let i = 0; i + 1 < examples.length; i++) {
+        if (examples[i]!.dialect === 'sqlite' && examples[i + 1]!.dialect === 'postgres') pairs.push([examples[i]!, examples[i + 1]!]);
+      }
+      expect(pairs.length).toBe(7);
+      for (const [s, p] of pairs) {
+        const a = normal(await run(lite, pinClock(s, now)));
+        const b = normal(await run(pg, pinClock(p, now)));
+        expect(b, `${s.text}\n--- vs ---\n${p.text}`).toEqual(a);
+      }
+    },
+  );
 
   it('the ISO week labels of example 1 are ISO 8601 weeks', async () => {
     const block = BLOCKS.find((b) => b.at > EXAMPLES_AT && b.dialect === 'sqlite')!;
     const expr = /printf\('%s-W%02d'.*?\) AS week/s.exec(block.text)![0].replace(/ AS week$/, '');
-    const days = ['2020-12-31', '2021-01-01', '2021-01-03', '2021-01-04', '2024-12-29', '2024-12-30', '2026-01-01', '2027-01-03', '2027-01-04'];
+    const days = [
+      '2020-12-31',
+      '2021-01-01',
+      '2021-01-03',
+      '2021-01-04',
+      '2024-12-29',
+      '2024-12-30',
+      '2026-01-01',
+      '2027-01-03',
+      '2027-01-04',
+    ];
     const lite = stores.get('sqlite')!;
     for (const day of days) {
-      const r = await sql.raw<{ week: string }>(`SELECT ${expr} AS week FROM (SELECT date('${day}', '-3 days', 'weekday 4') AS thursday)`).execute(lite.db);
+      const r = await sql
+        .raw<{ week: string }>(`SELECT ${expr} AS week FROM (SELECT date('${day}', '-3 days', 'weekday 4') AS thursday)`)
+        .execute(lite.db);
       expect(r.rows[0]!.week, day).toBe(isoWeek(day));
     }
   });

@@ -53,7 +53,10 @@ describe.skipIf(missing !== null)('the xerial sqlite-jdbc driver reads every tab
 
   it('finds a declared type for every column and parses every timestamp, date, boolean and amount', async () => {
     const { code, out } = await runCheck(h.database);
-    expect(out.split('\n').filter((l) => l.startsWith('FAIL') || l.includes('Exception')), out).toEqual([]);
+    expect(
+      out.split('\n').filter((l) => l.startsWith('FAIL') || l.includes('Exception')),
+      out,
+    ).toEqual([]);
     expect(code, out).toBe(0);
     expect(out).toContain('readonly open_mode=1 refused write');
     expect(out).toContain('readonly mode=ro refused write');

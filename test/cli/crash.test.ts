@@ -81,7 +81,9 @@ describe('crash safety (SIGKILL at seeded points of progress)', () => {
       sim.control.act(120);
       // The sync must page through every new event and read every ticket or deal they name once.
       const fresh = sim.control.truth().events.filter((e: any) => !before.has(e.id)) as any[];
-      const records = new Set(fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`));
+      const records = new Set(
+        fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`),
+      );
       const k = killPoint(1000 + seed, Math.ceil(fresh.length / PAGE) + records.size);
       await killAtRequest(sim, ['sync'], env, k);
       expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at request #${k}`).toEqual([]);

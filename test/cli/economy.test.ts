@@ -25,7 +25,9 @@ describe('request economy of a sync', () => {
 
     const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
     const mirrored = db.prepare('select id, occurred_at from events').all() as Array<{ id: string; occurred_at: string }>;
-    const watermark = JSON.parse((db.prepare("select value_json from sync_state where key = 'watermark'").get() as { value_json: string }).value_json) as string;
+    const watermark = JSON.parse(
+      (db.prepare("select value_json from sync_state where key = 'watermark'").get() as { value_json: string }).value_json,
+    ) as string;
     db.close();
     const since = Date.parse(watermark) - LOOKBACK_S * 1000;
 
@@ -36,7 +38,8 @@ describe('request economy of a sync', () => {
     );
     const E = fresh.length;
     const O = mirrored.filter((e) => Date.parse(e.occurred_at) >= since).length;
-    const R = new Set(fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`)).size;
+    const R = new Set(fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`))
+      .size;
 
     sim.control.clearRequests();
     const r = await runCli(['sync'], env);

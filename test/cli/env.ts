@@ -8,7 +8,10 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../../src
  * Environment for a spawned CLI against a local simulator: a config file with fast retries and a
  * high request ceiling (loopback), the key and address from the environment as a user would.
  */
-export function cliConfig(dir: string, opts: { url: string; apiKey?: string; database?: string; extra?: Record<string, unknown> }): Record<string, string> {
+export function cliConfig(
+  dir: string,
+  opts: { url: string; apiKey?: string; database?: string; extra?: Record<string, unknown> },
+): Record<string, string> {
   const configPath = join(dir, 'wsmirror.json');
   writeFileSync(
     configPath,

@@ -38,7 +38,7 @@ describe('CLI exits', () => {
   it('a missing base URL exits 2 and says which variable to set', async () => {
     const { dir, cleanup } = tempDir();
     const env = { ...cliConfig(dir, { url: sim.url }), WSMIRROR_BASE_URL: undefined };
-    const r = await runCli(['sync'], env as Record<string, string | undefined>);
+    const r = await runCli(['sync'], env);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('WSMIRROR_BASE_URL');
     cleanup();
@@ -50,7 +50,10 @@ describe('CLI exits', () => {
     const r = await runCli(['backfill'], env);
     expect(r.code).toBe(4);
     // Retry warnings are JSON log lines; the one plain sentence closes stderr.
-    const plain = r.stderr.trim().split('\n').filter((l) => !l.startsWith('{'));
+    const plain = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('{'));
     expect(plain).toHaveLength(1);
     expect(plain[0]).toMatch(/^wsmirror: The workspace is unavailable.*try again later/);
     cleanup();

@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely } from 'kysely';
+import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -17,12 +17,18 @@ async function schemaFingerprint(store: Store): Promise<string> {
   const objects =
     store.dialect === 'sqlite'
       ? await sql<{ name: string }>`select name from sqlite_master where name not like 'sqlite_%' order by name`.execute(store.db)
-      : await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`.execute(store.db);
+      : await sql<{
+          name: string;
+        }>`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`.execute(store.db);
   return JSON.stringify({ applied: applied.rows.map((r) => r.name), objects: objects.rows.map((r) => r.name) });
 }
 
-function migrator(db: Kysely<any>, schema: string | undefined): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
+function migrator(db: Store['db'], schema: string | undefined): Migrator {
+  return new Migrator({
+    db,
+    provider: { getMigrations: () => Promise.resolve(migrations) },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
 }
 
 describe.each(dialects)('migrations run only under the writer lock ($name)', (dialect) => {
@@ -72,7 +78,10 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     expect((await runCli(['backfill'], env)).code).toBe(0);
     const store = await openStore({ database, ...(schema ? { schema } : {}) });
     await sql`insert into kysely_migration (name, timestamp) values ('9000_from_the_future', '2030-01-01T00:00:00.000Z')`.execute(store.db);
-    const runsBefore = await store.db.selectFrom('sync_runs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const runsBefore = await store.db
+      .selectFrom('sync_runs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     for (const command of [['sync'], ['run'], ['migrate']]) {
       const r = await runCli(command, env);
       expect(r.code, command[0]).toBe(2);
@@ -81,7 +90,10 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     }
     // Readers still read a newer schema: only writing with old code is unsafe.
     expect((await runCli(['status'], env)).code).toBe(0);
-    const runsAfter = await store.db.selectFrom('sync_runs').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const runsAfter = await store.db
+      .selectFrom('sync_runs')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(runsAfter.n)).toBe(Number(runsBefore.n));
     await store.close();
     await done();

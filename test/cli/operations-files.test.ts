@@ -21,7 +21,8 @@ describe('files, secrets, retention and demo', () => {
     await waitForOutput(daemon, /"msg":"sync cycle"/);
     expect(mode(data)).toBe('0700');
     expect(mode(join(dir, 'nested'))).toBe('0700');
-    for (const f of ['mirror.sqlite', 'mirror.sqlite-wal', 'mirror.sqlite-shm', 'mirror.sqlite.lock']) expect(mode(join(data, f)), f).toBe('0600');
+    for (const f of ['mirror.sqlite', 'mirror.sqlite-wal', 'mirror.sqlite-shm', 'mirror.sqlite.lock'])
+      expect(mode(join(data, f)), f).toBe('0600');
     daemon.kill('SIGTERM');
     expect((await daemon.result).code).toBe(0);
 
@@ -73,7 +74,10 @@ describe('files, secrets, retention and demo', () => {
   it('events older than the retention (from the watermark) are deleted, history stays; status and metrics show it', async () => {
     const { dir, cleanup } = tempDir();
     const port = await freePort();
-    const env = { ...cliConfig(dir, { url: sim.url, extra: { eventsRetentionDays: 2, history: 'all', http: { port } } }), WSMIRROR_LOG_LEVEL: 'info' };
+    const env = {
+      ...cliConfig(dir, { url: sim.url, extra: { eventsRetentionDays: 2, history: 'all', http: { port } } }),
+      WSMIRROR_LOG_LEVEL: 'info',
+    };
     expect((await runCli(['backfill', '--history'], env)).code).toBe(0);
     const file = join(dir, 'mirror.sqlite');
     const count = (q: string) => {
@@ -106,7 +110,9 @@ describe('files, secrets, retention and demo', () => {
     expect(report.events).toEqual({ oldest, retentionDays: 2 });
     expect(report.storage.databaseBytes).toBe(statSync(file).size);
     expect(typeof report.storage.walBytes).toBe('number');
-    expect((await runCli(['status'], env)).stdout).toMatch(/Events: +oldest .*; kept 2 days before the watermark\n.*Storage: +[\d.]+ MiB database, [\d.]+ MiB WAL/s);
+    expect((await runCli(['status'], env)).stdout).toMatch(
+      /Events: +oldest .*; kept 2 days before the watermark\n.*Storage: +[\d.]+ MiB database, [\d.]+ MiB WAL/s,
+    );
     cleanup();
   });
 

@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { endpointOf } from '../../src/daemon/index.js';
+import { endpointOf, type BackfillProgress, type HealthSnapshot } from '../../src/daemon/index.js';
 import { startSimulator } from '../../src/simulator/index.js';
 import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -15,10 +15,12 @@ const DOCUMENTED = [...DOCS.matchAll(/^\| `(wsmirror_[a-z_]+)`/gm)].map((m) => m
 /** Only once a matching event happened, or only for one dialect (docs/operations.md says which). */
 const CONDITIONAL = new Set(['wsmirror_backfill_total_estimate']);
 
-async function get(url: string): Promise<{ status: number; body: any }> {
+/** What /healthz and /readyz answer (src/daemon/health.ts); a key they leave out fails the expectation that reads it. */
+type HealthBody = Partial<HealthSnapshot> & { status?: string; reason?: string; progress?: BackfillProgress };
+
+async function get(url: string): Promise<{ status: number; body: HealthBody }> {
   const r = await fetch(url);
-  const text = await r.text();
-  return { status: r.status, body: r.headers.get('content-type')?.includes('json') ? JSON.parse(text) : text };
+  return { status: r.status, body: (await r.json()) as HealthBody };
 }
 
 /**
@@ -26,7 +28,9 @@ async function get(url: string): Promise<{ status: number; body: any }> {
  * exclusive section, so every figure of that cycle is in place.
  */
 async function metricsAfterMaintenance(base: string): Promise<string> {
-  await poll(async () => metricValue(await (await fetch(`${base}/metrics`)).text(), 'wsmirror_wal_checkpoints_total', { result: 'complete' }) >= 1);
+  await poll(
+    async () => metricValue(await (await fetch(`${base}/metrics`)).text(), 'wsmirror_wal_checkpoints_total', { result: 'complete' }) >= 1,
+  );
   return (await fetch(`${base}/metrics`)).text();
 }
 
@@ -45,18 +49,25 @@ describe('run: health, readiness and metrics', () => {
     const text = await metricsAfterMaintenance(base);
 
     expect(DOCUMENTED.length).toBeGreaterThan(15);
-    for (const name of DOCUMENTED) if (!CONDITIONAL.has(name)) expect(text, name).toMatch(new RegExp(`^${name}(\\{|_bucket|_count| )`, 'm'));
+    for (const name of DOCUMENTED)
+      if (!CONDITIONAL.has(name)) expect(text, name).toMatch(new RegExp(`^${name}(\\{|_bucket|_count| )`, 'm'));
 
     const log = sim.control.requests();
     const byEndpoint = new Map<string, number>();
     for (const r of log) byEndpoint.set(endpointOf(r.path), (byEndpoint.get(endpointOf(r.path)) ?? 0) + 1);
     const series = metricSeries(text, 'wsmirror_requests_total');
     expect(series.reduce((n, s) => n + s.value, 0)).toBe(log.length);
-    for (const [endpoint, n] of byEndpoint) expect(metricValue(text, 'wsmirror_requests_total', { endpoint, status_class: '2xx' }), endpoint).toBe(n);
+    for (const [endpoint, n] of byEndpoint)
+      expect(metricValue(text, 'wsmirror_requests_total', { endpoint, status_class: '2xx' }), endpoint).toBe(n);
     expect(metricValue(text, 'wsmirror_retries_total')).toBe(0);
 
     const db = new Database(join(dir, 'mirror.sqlite'), { readonly: true });
-    const runs = db.prepare('select kind, outcome, events_read, events_new from sync_runs').all() as { kind: string; outcome: string; events_read: number; events_new: number }[];
+    const runs = db.prepare('select kind, outcome, events_read, events_new from sync_runs').all() as {
+      kind: string;
+      outcome: string;
+      events_read: number;
+      events_new: number;
+    }[];
     const tickets = (db.prepare('select count(*) n from tickets').get() as { n: number }).n;
     const deals = (db.prepare('select count(*) n from deals').get() as { n: number }).n;
     db.close();
@@ -117,9 +128,19 @@ describe('run: health, readiness and metrics', () => {
 
   it('request counters and backfill progress rise during the backfill, while /readyz says backfilling', async () => {
     const { dir, cleanup } = tempDir();
-    const slow = await startSimulator({ seed: 4, tickets: 150, deals: 10, control: true, apiKeys: { 'test-key': '' }, faults: { latencyMs: 30 } });
+    const slow = await startSimulator({
+      seed: 4,
+      tickets: 150,
+      deals: 10,
+      control: true,
+      apiKeys: { 'test-key': '' },
+      faults: { latencyMs: 30 },
+    });
     const port = await freePort();
-    const env = { ...cliConfig(dir, { url: slow.url, extra: { pageSize: 5, concurrency: 2, http: { port } } }), WSMIRROR_LOG_LEVEL: 'info' };
+    const env = {
+      ...cliConfig(dir, { url: slow.url, extra: { pageSize: 5, concurrency: 2, http: { port } } }),
+      WSMIRROR_LOG_LEVEL: 'info',
+    };
     const daemon = spawnCli(['run'], env);
     await waitForOutput(daemon, /backfilling first/);
     const base = `http://127.0.0.1:${port}`;
@@ -127,7 +148,7 @@ describe('run: health, readiness and metrics', () => {
     await poll(async () => {
       const ready = await get(`${base}/readyz`);
       if (ready.status !== 503 || ready.body.reason !== 'backfilling') return false;
-      expect(ready.body.progress.phase).toMatch(/deals|tickets|history/);
+      expect(ready.body.progress?.phase).toMatch(/deals|tickets|history/);
       const text = await (await fetch(`${base}/metrics`)).text();
       const requests = metricSeries(text, 'wsmirror_requests_total').reduce((n, s) => n + s.value, 0);
       seen.push({ requests, tickets: metricValue(text, 'wsmirror_backfill_records', { list: 'tickets' }) });
@@ -149,10 +170,16 @@ describe('run: health, readiness and metrics', () => {
     const own = await startSimulator({ seed: 8, tickets: 20, deals: 5, control: true, apiKeys: { 'test-key': '' } });
     const [p1, p2] = [await freePort(), await freePort()];
     const extra = { requestTimeoutMs: 20_000, retry: { maxAttempts: 1, maxDelayMs: 10 } };
-    const writer = spawnCli(['run'], { ...cliConfig(dir, { url: own.url, extra: { ...extra, stallTimeoutMs: 1000, http: { port: p1 } } }), WSMIRROR_LOG_LEVEL: 'info' });
+    const writer = spawnCli(['run'], {
+      ...cliConfig(dir, { url: own.url, extra: { ...extra, stallTimeoutMs: 1000, http: { port: p1 } } }),
+      WSMIRROR_LOG_LEVEL: 'info',
+    });
     await waitForOutput(writer, /"msg":"sync cycle"/);
     const { dir: dir2, cleanup: cleanup2 } = tempDir();
-    const standbyEnv = { ...cliConfig(dir2, { url: own.url, database: join(dir, 'mirror.sqlite'), extra: { http: { port: p2 } } }), WSMIRROR_LOG_LEVEL: 'info' };
+    const standbyEnv = {
+      ...cliConfig(dir2, { url: own.url, database: join(dir, 'mirror.sqlite'), extra: { http: { port: p2 } } }),
+      WSMIRROR_LOG_LEVEL: 'info',
+    };
     const standby = spawnCli(['run'], standbyEnv);
     await waitForOutput(standby, /hot standby/);
     const w = `http://127.0.0.1:${p1}`;

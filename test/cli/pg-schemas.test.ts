@@ -24,7 +24,7 @@ const cycles = (p: Proc) => (p.log().match(/"msg":"sync cycle"/g) ?? []).length;
 /** Waits for two more cycles than now: the second one began after this call. */
 async function twoMoreCycles(p: Proc): Promise<void> {
   const n = cycles(p);
-  await poll(async () => cycles(p) >= n + 2, 90_000).catch((err: Error) => {
+  await poll(() => Promise.resolve(cycles(p) >= n + 2), 90_000).catch((err: Error) => {
     throw new Error(`${err.message}; the process logged:\n${p.log().split('\n').slice(-8).join('\n')}`);
   });
 }
@@ -45,12 +45,19 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
     const procs: Proc[] = [];
     try {
       const workspaces = [] as { schema: string; sim: Simulator; env: (app: string) => Record<string, string> }[];
-      for (const [schema, seed] of [['ws_acme', 11], ['ws_globex', 12]] as const) {
+      for (const [schema, seed] of [
+        ['ws_acme', 11],
+        ['ws_globex', 12],
+      ] as const) {
         const sim = await startSimulator({ seed, tickets: 30 + seed, deals: 6, control: true, apiKeys: { 'test-key': '' } });
         sims.push(sim);
         const own = tempDir();
         dirs.push(own.cleanup);
-        workspaces.push({ schema, sim, env: (app) => cliConfig(own.dir, { url: sim.url, database: withAppName(database, app), extra: { schema } }) });
+        workspaces.push({
+          schema,
+          sim,
+          env: (app) => cliConfig(own.dir, { url: sim.url, database: withAppName(database, app), extra: { schema } }),
+        });
       }
       const writers: Proc[] = [];
       const standbys: Proc[] = [];
@@ -115,8 +122,10 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       }
       // Nothing leaked into the default schema: each mirror, and its migrations, live in its own.
       const pub = await openStore({ database, readonly: true });
-      const leaked = await pub.db.selectFrom('information_schema.tables' as any).select('table_name' as any).where('table_schema' as any, '=', 'public').execute();
-      expect(leaked).toEqual([]);
+      const leaked = await sql<{
+        table_name: string;
+      }>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`.execute(pub.db);
+      expect(leaked.rows).toEqual([]);
       await pub.close();
       for (const s of standbys) {
         s.kill('SIGTERM');
@@ -130,7 +139,7 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
     }
   }, 240_000);
 
-  it('readers stay read-only and in the configured schema whatever the URL\'s options say', async () => {
+  it("readers stay read-only and in the configured schema whatever the URL's options say", async () => {
     const { database, drop } = await postgresDialect!.newDatabase();
     try {
       const writer = await openStore({ database, schema: 'ws_readonly' });

@@ -11,7 +11,10 @@ describe('wsmirror simulate', () => {
       await waitForOutput(sim, /listening on/);
       const base = /listening on (http:\/\/\S+?) /.exec(out)![1]!;
       const auth = { authorization: 'Bearer k' };
-      const list = (await (await fetch(`${base}/api/v1/tickets?limit=2`, { headers: auth })).json()) as { tickets: Array<{ id: string }>; nextCursor: string | null };
+      const list = (await (await fetch(`${base}/api/v1/tickets?limit=2`, { headers: auth })).json()) as {
+        tickets: Array<{ id: string }>;
+        nextCursor: string | null;
+      };
       expect(list.tickets).toHaveLength(2);
       expect(typeof list.nextCursor).toBe('string');
       const denied = await fetch(`${base}/api/v1/tickets?limit=2`);
@@ -24,7 +27,9 @@ describe('wsmirror simulate', () => {
       });
       expect(reply.status).toBe(201);
       const { message } = (await reply.json()) as { message: { id: string } };
-      const events = (await (await fetch(`${base}/api/v1/events?limit=5`, { headers: auth })).json()) as { events: Array<{ entityId: string; payload: Record<string, unknown> }> };
+      const events = (await (await fetch(`${base}/api/v1/events?limit=5`, { headers: auth })).json()) as {
+        events: Array<{ entityId: string; payload: Record<string, unknown> }>;
+      };
       expect(events.events[0]!.entityId).toBe(list.tickets[0]!.id);
       expect(events.events.some((e) => e.payload.messageId === message.id)).toBe(true);
     } finally {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { StatusReport } from '../../src/cli/commands/status.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig, useSimulator } from './env.js';
@@ -40,11 +41,11 @@ describe('verify and status', () => {
     expect((await runCli(['sync'], env)).code).toBe(0);
     const json = await runCli(['status', '--json'], env);
     expect(json.code, json.stderr).toBe(0);
-    const s = JSON.parse(json.stdout) as Record<string, any>;
+    const s = JSON.parse(json.stdout) as StatusReport;
     expect(s.watermark).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    expect(s.upstream.lagSeconds).toBe(0);
-    expect(s.lastRun.kind).toBe('sync');
-    expect(s.lastRun.outcome).toBe('success');
+    expect(s.upstream?.lagSeconds).toBe(0);
+    expect(s.lastRun?.kind).toBe('sync');
+    expect(s.lastRun?.outcome).toBe('success');
     expect(s.counts.tickets).toBeGreaterThanOrEqual(25);
     expect(s.dirty).toBe(0);
     expect(s.quarantined).toEqual([]);

@@ -38,7 +38,10 @@ describe('health and readiness verdicts', () => {
     h.state.backfill = { phase: 'tickets', copied: { deals: 20, tickets: 300, events: 0 }, estimate: { deals: 20 } };
     const r = h.readiness();
     expect(r.ok).toBe(false);
-    expect(r.body).toMatchObject({ reason: 'backfilling', progress: { phase: 'tickets', copied: { tickets: 300 }, estimate: { deals: 20 } } });
+    expect(r.body).toMatchObject({
+      reason: 'backfilling',
+      progress: { phase: 'tickets', copied: { tickets: 300 }, estimate: { deals: 20 } },
+    });
     expect(h.liveness().ok).toBe(true);
   });
 

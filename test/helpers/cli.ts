@@ -19,7 +19,11 @@ export function cliEnv(extra: Record<string, string | undefined>): NodeJS.Proces
 }
 
 /** Starts the real CLI (the compiled bin) as a child process. */
-export function spawnCli(args: string[], env: Record<string, string | undefined>, cwd = REPO): ChildProcessWithoutNullStreams & { result: Promise<CliResult> } {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string | undefined>,
+  cwd = REPO,
+): ChildProcessWithoutNullStreams & { result: Promise<CliResult> } {
   const child = spawn(process.execPath, [BIN, ...args], { cwd, env: cliEnv(env) });
   let stdout = '';
   let stderr = '';

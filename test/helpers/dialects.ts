@@ -6,16 +6,20 @@ import { tempDir } from './tmp.js';
 export interface Dialect {
   name: 'sqlite' | 'postgres';
   /** A fresh, empty database: a SQLite file path or a postgres:// URL. */
-  newDatabase(): Promise<{ database: string; drop(): Promise<void> }>;
+  newDatabase(): Promise<{ database: string; drop: () => Promise<void> }>;
 }
 
 const PG_URL = process.env.WSMIRROR_TEST_POSTGRES_URL;
 
 const sqlite: Dialect = {
   name: 'sqlite',
-  async newDatabase() {
+  newDatabase() {
     const { dir, cleanup } = tempDir();
-    return { database: join(dir, 'mirror.sqlite'), drop: async () => cleanup() };
+    const drop = () => {
+      cleanup();
+      return Promise.resolve();
+    };
+    return Promise.resolve({ database: join(dir, 'mirror.sqlite'), drop });
   },
 };
 

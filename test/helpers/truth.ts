@@ -16,7 +16,8 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
   // Stored times are zone-less UTC text (docs/schema.md); never let Date read them as local time.
   const ts = (v: unknown) => (v === null || v === undefined ? null : fromDbTimestamp(v as string));
   const eq = (what: string, mirror: unknown, upstream: unknown) => {
-    if (JSON.stringify(mirror) !== JSON.stringify(upstream)) diffs.push(`${what}: mirror ${JSON.stringify(mirror)} != truth ${JSON.stringify(upstream)}`);
+    if (JSON.stringify(mirror) !== JSON.stringify(upstream))
+      diffs.push(`${what}: mirror ${JSON.stringify(mirror)} != truth ${JSON.stringify(upstream)}`);
   };
   const bool = (v: unknown) => v === 1 || v === true;
   const all = async (q: string) => (await sql.raw<Row>(q).execute(db)).rows;
@@ -96,9 +97,17 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
     eq(`${w} deleted_at`, row.deleted_at, null);
     eq(`${w} name`, row.name, d.name);
     eq(`${w} amount`, row.amount === null ? null : Number(row.amount).toFixed(2), d.amount);
-    eq(`${w} amount_cents`, row.amount_cents === null ? null : Number(row.amount_cents), d.amount === null ? null : Math.round(Number(d.amount) * 100));
+    eq(
+      `${w} amount_cents`,
+      row.amount_cents === null ? null : Number(row.amount_cents),
+      d.amount === null ? null : Math.round(Number(d.amount) * 100),
+    );
     eq(`${w} currency`, row.currency, d.currency);
-    eq(`${w} close_date`, row.close_date === null ? null : String(row.close_date instanceof Date ? row.close_date.toISOString().slice(0, 10) : row.close_date), d.closeDate);
+    eq(
+      `${w} close_date`,
+      row.close_date === null ? null : String(row.close_date instanceof Date ? row.close_date.toISOString().slice(0, 10) : row.close_date),
+      d.closeDate,
+    );
     eq(`${w} status`, row.status, d.status);
     eq(`${w} pipeline_id`, row.pipeline_id, d.pipeline.id);
     eq(`${w} stage_id`, row.stage_id, d.stage.id);
@@ -131,7 +140,11 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
         diffs.push(`stage ${s.id} missing`);
         continue;
       }
-      eq(`stage ${s.id}`, [st.pipeline_id, st.name, Number(st.position), bool(st.is_won), bool(st.is_lost)], [p.id, s.name, s.position, s.isWon, s.isLost]);
+      eq(
+        `stage ${s.id}`,
+        [st.pipeline_id, st.name, Number(st.position), bool(st.is_won), bool(st.is_lost)],
+        [p.id, s.name, s.position, s.isWon, s.isLost],
+      );
     }
   }
 
@@ -145,7 +158,9 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
       ? Date.parse(backfill.handover as string) - (options.lookbackSeconds ?? 300) * 1000
       : Number.NEGATIVE_INFINITY;
   const eventIds = (await all('select id from events')).map((r) => r.id as string);
-  const truthIds = new Set((truth.events as Rec[]).filter((e) => Date.parse(e.occurredAt as string) >= owedFrom).map((e) => e.id as string));
+  const truthIds = new Set(
+    (truth.events as Rec[]).filter((e) => Date.parse(e.occurredAt as string) >= owedFrom).map((e) => e.id as string),
+  );
   const allTruthIds = new Set((truth.events as Rec[]).map((e) => e.id as string));
   const mine = new Set(eventIds);
   if (mine.size !== eventIds.length) diffs.push('duplicate event ids in the mirror');

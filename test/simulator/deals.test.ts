@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type Client } from './helpers.js';
+import { start, type Client, type Wire } from './helpers.js';
 
 let c: Client;
-let pipeline: any;
+let pipeline: Wire;
 beforeAll(async () => {
   c = await start({ tickets: 5, deals: 30, pipelines: 3, seed: 11 });
   pipeline = (await c.get('/api/v1/pipelines')).body.pipelines[1];
@@ -13,13 +13,13 @@ describe('pipelines', () => {
   it('stages in order, won and lost stages, dealCount matches the deals', async () => {
     const { pipelines } = (await c.get('/api/v1/pipelines')).body;
     expect(pipelines).toHaveLength(3);
-    const deals = c.sim.control.truth().deals as any[];
+    const deals = c.sim.control.truth().deals as Wire[];
     for (const p of pipelines) {
       expect(p.stages.length).toBeGreaterThanOrEqual(4);
       expect(p.stages.length).toBeLessThanOrEqual(7);
-      expect(p.stages.map((s: any) => s.position)).toEqual(p.stages.map((_: unknown, i: number) => i));
-      expect(p.stages.filter((s: any) => s.isWon)).toHaveLength(1);
-      expect(p.stages.filter((s: any) => s.isLost)).toHaveLength(1);
+      expect(p.stages.map((s: Wire) => s.position)).toEqual(p.stages.map((_: unknown, i: number) => i));
+      expect(p.stages.filter((s: Wire) => s.isWon)).toHaveLength(1);
+      expect(p.stages.filter((s: Wire) => s.isLost)).toHaveLength(1);
       expect(p.dealCount).toBe(deals.filter((d) => d.pipeline.id === p.id).length);
     }
   });
@@ -37,7 +37,14 @@ describe('deals', () => {
     const r = await c.send('POST', '/api/v1/deals', { name: 'Big one', amount: 1234.5 });
     expect(r.status).toBe(201);
     const first = (await c.get('/api/v1/pipelines')).body.pipelines[0];
-    expect(r.body.deal).toMatchObject({ name: 'Big one', amount: '1234.50', currency: 'USD', status: 'open', pipeline: { id: first.id }, stage: { id: first.stages[0].id } });
+    expect(r.body.deal).toMatchObject({
+      name: 'Big one',
+      amount: '1234.50',
+      currency: 'USD',
+      status: 'open',
+      pipeline: { id: first.id },
+      stage: { id: first.stages[0].id },
+    });
     const s = await c.send('POST', '/api/v1/deals', { name: 'Str', amount: '99.9', closeDate: '2024-07-01', currency: 'eur' });
     expect(s.body.deal).toMatchObject({ amount: '99.90', closeDate: '2024-07-01', currency: 'EUR' });
     const n = await c.send('POST', '/api/v1/deals', { name: 'Null', amount: null });
@@ -46,12 +53,12 @@ describe('deals', () => {
   });
 
   it('create with a stage by name and linked contacts (first is primary)', async () => {
-    const contacts = (c.sim.control.truth().tickets as any[]).slice(0, 2).map((t) => t.contact.id);
-    const won = pipeline.stages.find((s: any) => s.isWon);
+    const contacts = (c.sim.control.truth().tickets as Wire[]).slice(0, 2).map((t) => t.contact.id);
+    const won = pipeline.stages.find((s: Wire) => s.isWon);
     const r = await c.send('POST', '/api/v1/deals', { name: 'Named', pipelineId: pipeline.id, stage: won.name, contactIds: contacts });
     expect(r.status).toBe(201);
     expect(r.body.deal).toMatchObject({ status: 'won', stage: { id: won.id } });
-    expect(r.body.deal.contacts.map((x: any) => x.isPrimary)).toEqual(contacts.length === 2 ? [true, false] : [true]);
+    expect(r.body.deal.contacts.map((x: Wire) => x.isPrimary)).toEqual(contacts.length === 2 ? [true, false] : [true]);
   });
 
   it.each([
@@ -68,19 +75,19 @@ describe('deals', () => {
   ])('create refuses %j with 422 naming %s', async (body, field) => {
     const r = await c.send('POST', '/api/v1/deals', body);
     expect(r.status).toBe(422);
-    expect(r.body.error.details.map((d: any) => d.field)).toContain(field);
+    expect(r.body.error.details.map((d: Wire) => d.field)).toContain(field);
   });
 
   it('PATCH: stage moves must stay in the pipeline; events carry from/to', async () => {
     const d = (await c.send('POST', '/api/v1/deals', { name: 'Mover', pipelineId: pipeline.id, amount: 10 })).body.deal;
     const foreign = (await c.get('/api/v1/pipelines')).body.pipelines[0].stages[1].id;
     expect((await c.send('PATCH', `/api/v1/deals/${d.id}`, { stage: foreign })).status).toBe(422);
-    const lost = pipeline.stages.find((s: any) => s.isLost);
+    const lost = pipeline.stages.find((s: Wire) => s.isLost);
     const r = await c.send('PATCH', `/api/v1/deals/${d.id}`, { stage: lost.id, amount: '12.34' });
     expect(r.status).toBe(200);
     expect(r.body.deal).toMatchObject({ status: 'lost', amount: '12.34' });
     const events = (await c.get(`/api/v1/events?entityType=deal&entityId=${d.id}&limit=5`)).body.events;
-    const byType = Object.fromEntries(events.map((e: any) => [e.type, e.payload]));
+    const byType = Object.fromEntries(events.map((e: Wire) => [e.type, e.payload]));
     expect(byType['deal.stage_changed']).toEqual({ from: d.stage.id, to: lost.id });
     expect(byType['deal.updated']).toEqual({ amount: { from: '10.00', to: '12.34' } });
     expect((await c.send('PATCH', '/api/v1/deals/deal_nope', { name: 'y' })).status).toBe(404);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type Client } from './helpers.js';
+import { start, type Client, type Wire } from './helpers.js';
 
 let c: Client;
 beforeAll(async () => {
@@ -9,7 +9,7 @@ afterAll(() => c.sim.close());
 
 describe('events', () => {
   it('since is inclusive', async () => {
-    const all = c.sim.control.truth().events as any[];
+    const all = c.sim.control.truth().events as Wire[];
     const pivot = all[20];
     const r = await c.pageAll(`/api/v1/events?limit=100&since=${encodeURIComponent(pivot.occurredAt)}`, 'events');
     expect(r.map((e) => e.id)).toContain(pivot.id);
@@ -27,19 +27,19 @@ describe('events', () => {
     expect((await c.get('/api/v1/events?type=deal')).body.events).toEqual([]);
   });
 
-  it('the seeded log is consistent with the records', async () => {
+  it('the seeded log is consistent with the records', () => {
     const truth = c.sim.control.truth();
-    const events = truth.events as any[];
-    for (const t of truth.tickets as any[]) {
+    const events = truth.events as Wire[];
+    for (const t of truth.tickets as Wire[]) {
       const own = events.filter((e) => e.entityId === t.id);
       expect(own.some((e) => e.type === 'ticket.created')).toBe(true);
       expect(own[0].occurredAt).toBe(t.updatedAt);
       const lastStatus = own.find((e) => e.type === 'ticket.status_changed');
       expect(lastStatus ? lastStatus.payload.to : 'open').toBe(t.status);
       const replies = own.filter((e) => e.type === 'ticket.replied').length;
-      expect(replies).toBe(t.messages.filter((m: any) => m.authorType === 'agent' && !m.isInternal).length);
+      expect(replies).toBe(t.messages.filter((m: Wire) => m.authorType === 'agent' && !m.isInternal).length);
     }
-    for (const d of truth.deals as any[]) {
+    for (const d of truth.deals as Wire[]) {
       const own = events.filter((e) => e.entityId === d.id);
       expect(own[own.length - 1].type).toBe('deal.created');
       const move = own.find((e) => e.type === 'deal.stage_changed');
@@ -51,16 +51,35 @@ describe('events', () => {
     const before = (await c.get('/api/v1/events?limit=1')).body.events[0].id;
     const records = c.sim.control.actEveryKind();
     expect(records.map((r) => r.kind)).toEqual([
-      'create_ticket', 'update_ticket', 'change_status', 'reply', 'add_note', 'change_tags',
-      'create_deal', 'move_deal_stage', 'change_amount', 'delete_deal',
+      'create_ticket',
+      'update_ticket',
+      'change_status',
+      'reply',
+      'add_note',
+      'change_tags',
+      'create_deal',
+      'move_deal_stage',
+      'change_amount',
+      'delete_deal',
     ]);
-    const fresh: any[] = [];
+    const fresh: Wire[] = [];
     for (const e of await c.pageAll('/api/v1/events?limit=100', 'events')) {
       if (e.id === before) break;
       fresh.push(e);
     }
     const types = new Set(fresh.map((e) => e.type));
-    for (const t of ['contact.created', 'ticket.created', 'ticket.status_changed', 'ticket.replied', 'ticket.note_added', 'ticket.updated', 'deal.created', 'deal.stage_changed', 'deal.updated', 'deal.deleted'])
+    for (const t of [
+      'contact.created',
+      'ticket.created',
+      'ticket.status_changed',
+      'ticket.replied',
+      'ticket.note_added',
+      'ticket.updated',
+      'deal.created',
+      'deal.stage_changed',
+      'deal.updated',
+      'deal.deleted',
+    ])
       expect(types).toContain(t);
     for (const e of fresh) {
       expect(e.actor).toEqual(expect.objectContaining({ id: expect.any(String) }));
@@ -69,7 +88,7 @@ describe('events', () => {
     // Every write bumps the record's updatedAt to its newest event.
     const truth = c.sim.control.truth();
     for (const r of records.filter((x) => !truth.deletedDealIds.includes(x.entityId))) {
-      const rec = [...(truth.tickets as any[]), ...(truth.deals as any[])].find((x) => x.id === r.entityId);
+      const rec = [...(truth.tickets as Wire[]), ...(truth.deals as Wire[])].find((x) => x.id === r.entityId);
       const newest = fresh.find((e) => e.entityId === r.entityId);
       expect(rec.updatedAt).toBe(newest.occurredAt);
     }
@@ -81,11 +100,11 @@ describe('events', () => {
     const late = c.sim.control.injectEvent({ type: 'ticket.updated', entityType: 'ticket', entityId: 'tkt_x', visibleAfterMs: 60_000 });
     expect((await c.get('/api/v1/events?entityId=tkt_x')).body.events).toEqual([]);
     c.sim.control.advanceClock(60_001);
-    expect((await c.get('/api/v1/events?entityId=tkt_x')).body.events.map((e: any) => e.id)).toEqual([late]);
+    expect((await c.get('/api/v1/events?entityId=tkt_x')).body.events.map((e: Wire) => e.id)).toEqual([late]);
   });
 
   it('lateEventRate hides new events until lateEventDelayMs has passed', async () => {
-    const id = (c.sim.control.truth().tickets[0] as any).id as string;
+    const id = (c.sim.control.truth().tickets[0] as Wire).id as string;
     c.sim.control.setFaults({ lateEventRate: 1, lateEventDelayMs: 30_000 });
     const patched = (await c.send('PATCH', `/api/v1/tickets/${id}`, { summary: 'late news' })).body.ticket;
     c.sim.control.clearFaults();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type Client } from './helpers.js';
+import { start, type Client, type Wire } from './helpers.js';
 
 let c: Client;
 beforeAll(async () => {
@@ -68,7 +68,7 @@ describe('faults', () => {
   });
 
   it('stale reads serve the version before the last write', async () => {
-    const id = (c.sim.control.truth().tickets[0] as any).id as string;
+    const id = (c.sim.control.truth().tickets[0] as Wire).id as string;
     await c.send('PATCH', `/api/v1/tickets/${id}`, { summary: 'v1' });
     await c.send('PATCH', `/api/v1/tickets/${id}`, { summary: 'v2' });
     c.sim.control.setFaults({ staleReadRate: 1 });
@@ -78,16 +78,16 @@ describe('faults', () => {
   });
 
   it('corrupt serves a schema-invalid record with an update event; repair restores it', async () => {
-    const deal = (c.sim.control.truth().deals[0] as any).id as string;
-    const ticket = (c.sim.control.truth().tickets[1] as any).id as string;
+    const deal = (c.sim.control.truth().deals[0] as Wire).id as string;
+    const ticket = (c.sim.control.truth().tickets[1] as Wire).id as string;
     c.sim.control.corrupt('deal', deal, 'bad-timestamp');
     c.sim.control.corrupt('ticket', ticket, 'missing-field');
     expect((await c.get(`/api/v1/deals/${deal}`)).body.deal.createdAt).toBe('not-a-date');
-    const listed = (await c.get('/api/v1/tickets?limit=5')).body.tickets.find((t: any) => t.id === ticket);
+    const listed = (await c.get('/api/v1/tickets?limit=5')).body.tickets.find((t: Wire) => t.id === ticket);
     expect(listed).toBeDefined();
     expect('status' in listed).toBe(false);
     const events = (await c.get('/api/v1/events?limit=2')).body.events;
-    expect(events.map((e: any) => `${e.type}:${e.entityId}`)).toEqual([`ticket.updated:${ticket}`, `deal.updated:${deal}`]);
+    expect(events.map((e: Wire) => `${e.type}:${e.entityId}`)).toEqual([`ticket.updated:${ticket}`, `deal.updated:${deal}`]);
     c.sim.control.repair('deal', deal);
     expect(Date.parse((await c.get(`/api/v1/deals/${deal}`)).body.deal.createdAt)).not.toBeNaN();
     c.sim.control.corrupt('ticket', ticket, 'wrong-type');
@@ -100,7 +100,13 @@ describe('faults', () => {
     await fetch(`${c.sim.url}/_control/truth`);
     const log = c.sim.control.requests();
     expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ method: 'GET', path: '/api/v1/tickets', query: { limit: '3', status: 'open' }, status: 200, authorized: true });
+    expect(log[0]).toMatchObject({
+      method: 'GET',
+      path: '/api/v1/tickets',
+      query: { limit: '3', status: 'open' },
+      status: 200,
+      authorized: true,
+    });
   });
 });
 
@@ -109,17 +115,17 @@ describe('HTTP control surface', () => {
     fetch(`${c.sim.url}/_control${path}`, { method, headers: { 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
 
   it('maps onto the control handle', async () => {
-    expect(((await (await ctl('/truth')).json()) as any).tickets.length).toBeGreaterThan(0);
+    expect(((await (await ctl('/truth')).json()) as Wire).tickets.length).toBeGreaterThan(0);
     expect((await ctl('/fail-next', 'POST', { status: 500 })).status).toBe(200);
     expect((await c.get('/api/v1/pipelines')).status).toBe(500);
     const before = c.sim.control.now().getTime();
     await ctl('/clock', 'POST', { advanceMs: 3_600_000 });
     expect(c.sim.control.now().getTime() - before).toBeGreaterThanOrEqual(3_600_000);
-    const acted = (await (await ctl('/act', 'POST', { count: 3 })).json()) as any;
+    const acted = (await (await ctl('/act', 'POST', { count: 3 })).json()) as Wire;
     expect(acted.activity).toHaveLength(3);
-    const injected = (await (await ctl('/events', 'POST', { type: 'doc.published', entityType: 'doc', entityId: 'doc_1' })).json()) as any;
+    const injected = (await (await ctl('/events', 'POST', { type: 'doc.published', entityType: 'doc', entityId: 'doc_1' })).json()) as Wire;
     expect((await c.get('/api/v1/events?limit=1')).body.events[0].id).toBe(injected.id);
-    const id = (c.sim.control.truth().tickets[0] as any).id;
+    const id = (c.sim.control.truth().tickets[0] as Wire).id;
     expect((await ctl(`/tickets/${id}/hide`, 'POST', { reason: 'spam' })).status).toBe(200);
     expect((await c.get(`/api/v1/tickets/${id}`)).status).toBe(404);
     expect((await ctl('/tickets/tkt_nope/hide', 'POST', { reason: 'spam' })).status).toBe(404);
@@ -127,7 +133,7 @@ describe('HTTP control surface', () => {
     expect((await c.get('/api/v1/pipelines')).status).toBe(429);
     await ctl('/faults', 'DELETE');
     expect((await c.get('/api/v1/pipelines')).status).toBe(200);
-    expect(((await (await ctl('/requests')).json()) as any).requests.length).toBeGreaterThan(0);
+    expect(((await (await ctl('/requests')).json()) as Wire).requests.length).toBeGreaterThan(0);
   });
 
   it('is off unless asked for', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
-import { START } from './helpers.js';
+import { START, type Wire } from './helpers.js';
 
 describe('generator', () => {
   it('the same seed gives the same workspace; another seed does not', async () => {
@@ -25,14 +25,14 @@ describe('generator', () => {
     const sim = await startSimulator({ tickets: 400, deals: 150, startTime: START });
     try {
       const t = sim.control.truth();
-      const tickets = t.tickets as any[];
-      const deals = t.deals as any[];
+      const tickets = t.tickets as Wire[];
+      const deals = t.deals as Wire[];
       expect(new Set(tickets.map((x) => x.status))).toEqual(new Set(['open', 'pending', 'on_hold', 'solved', 'closed']));
       expect(new Set(tickets.map((x) => x.priority))).toEqual(new Set(['low', 'normal', 'high', 'urgent']));
       expect(tickets.every((x) => x.messageCount >= 1 && x.messageCount <= 8)).toBe(true);
       const messages = tickets.flatMap((x) => x.messages);
-      expect(new Set(messages.map((m: any) => m.authorType))).toEqual(new Set(['customer', 'agent']));
-      expect(messages.some((m: any) => m.isInternal)).toBe(true);
+      expect(new Set(messages.map((m: Wire) => m.authorType))).toEqual(new Set(['customer', 'agent']));
+      expect(messages.some((m: Wire) => m.isInternal)).toBe(true);
       expect(tickets.some((x) => x.cc.length > 0)).toBe(true);
       expect(tickets.every((x) => Date.parse(x.updatedAt) < START.getTime())).toBe(true);
       expect(new Set(deals.map((d) => d.currency))).toEqual(new Set(['USD', 'EUR', 'GBP']));
@@ -51,7 +51,7 @@ describe('generator', () => {
     const sim = await startSimulator({ tickets: 50_000, deals: 10_000, startTime: START });
     try {
       const r = await fetch(`${sim.url}/api/v1/tickets?limit=100`, { headers: { authorization: 'Bearer test-key' } });
-      expect(((await r.json()) as any).tickets).toHaveLength(100);
+      expect(((await r.json()) as Wire).tickets).toHaveLength(100);
     } finally {
       await sim.close();
     }

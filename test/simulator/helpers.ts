@@ -2,12 +2,19 @@ import { startSimulator, type Simulator, type SimulatorOptions } from '../../src
 
 export const START = new Date('2024-06-01T12:00:00.000Z');
 
+/**
+ * A JSON body or record as the simulator sends it. These tests check the wire shape itself, so it
+ * stays untyped here rather than cast to the shape under test; each expect() is the check.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the one deliberate `any` of these tests, named once
+export type Wire = any;
+
 export interface Client {
   sim: Simulator;
-  get(path: string, key?: string | null): Promise<{ status: number; body: any; headers: Headers }>;
-  send(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  get(path: string, key?: string | null): Promise<{ status: number; body: Wire; headers: Headers }>;
+  send(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: Wire; headers: Headers }>;
   /** Every page of a list, calling `between` after each page. */
-  pageAll(path: string, field: string, between?: () => void): Promise<any[]>;
+  pageAll(path: string, field: string, between?: () => void): Promise<Wire[]>;
 }
 
 export async function start(options: SimulatorOptions = {}): Promise<Client> {
@@ -29,7 +36,7 @@ export async function start(options: SimulatorOptions = {}): Promise<Client> {
     get: (path, key = 'test-key') => request('GET', path, undefined, key),
     send: (method, path, body, key = 'test-key') => request(method, path, body, key),
     async pageAll(path, field, between) {
-      const out: any[] = [];
+      const out: Wire[] = [];
       let cursor: string | null = null;
       for (let guard = 0; guard < 10_000; guard++) {
         const sep = path.includes('?') ? '&' : '?';

@@ -4,7 +4,10 @@ import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 describe('wsmirror simulate --rate-limit', () => {
   it('serves the token bucket with its headers, sized by --rate-limit-burst', async () => {
     // 0.01 tokens/s: nothing refills during the test, so exactly the burst passes.
-    const sim = spawnCli(['simulate', '--port', '0', '--api-key', 'k', '--tickets', '5', '--deals', '2', '--rate-limit', '0.01', '--rate-limit-burst', '2'], {});
+    const sim = spawnCli(
+      ['simulate', '--port', '0', '--api-key', 'k', '--tickets', '5', '--deals', '2', '--rate-limit', '0.01', '--rate-limit-burst', '2'],
+      {},
+    );
     try {
       let out = '';
       sim.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -82,7 +82,11 @@ describe('token-bucket rate limit', () => {
 
   it('is configurable over the HTTP control surface and rejects a bad header mode', async () => {
     const post = (body: unknown) =>
-      fetch(`${c.sim.url}/_control/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${c.sim.url}/_control/faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     expect((await post({ rateLimitPerSecond: 0.01, rateLimitBurst: 1 })).status).toBe(200);
     expect((await c.get('/api/v1/pipelines')).status).toBe(200);
     expect((await c.get('/api/v1/pipelines')).status).toBe(429);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { start, type Client } from './helpers.js';
+import { start, type Client, type Wire } from './helpers.js';
 
 let c: Client;
 let member: { id: string };
@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => c.sim.close());
 
-async function newTicket(extra: object = {}): Promise<any> {
+async function newTicket(extra: object = {}): Promise<Wire> {
   const r = await c.send('POST', '/api/v1/tickets', { subject: 'Help', body: 'It broke', email: 'new.person@example.com', ...extra });
   expect(r.status).toBe(201);
   return r.body.ticket;
@@ -47,26 +47,31 @@ describe('list validation', () => {
   });
 
   it('filters: status categories and labels, unassigned, tag, q by number', async () => {
-    const all = c.sim.control.truth().tickets as any[];
+    const all = c.sim.control.truth().tickets as Wire[];
     const unresolved = (await c.get('/api/v1/tickets?status=unresolved&limit=100')).body.tickets;
-    expect(unresolved.map((t: any) => t.id).sort()).toEqual(all.filter((t) => ['open', 'pending', 'on_hold'].includes(t.status)).map((t) => t.id).sort());
+    expect(unresolved.map((t: Wire) => t.id).sort()).toEqual(
+      all
+        .filter((t) => ['open', 'pending', 'on_hold'].includes(t.status))
+        .map((t) => t.id)
+        .sort(),
+    );
     const onHold = (await c.get('/api/v1/tickets?status=On%20hold&limit=100')).body.tickets;
-    expect(onHold.every((t: any) => t.status === 'on_hold')).toBe(true);
+    expect(onHold.every((t: Wire) => t.status === 'on_hold')).toBe(true);
     const unassigned = (await c.get('/api/v1/tickets?assigneeId=unassigned&limit=100')).body.tickets;
     expect(unassigned.length).toBe(all.filter((t) => t.assignee === null).length);
     const target = all[3];
     const byNumber = (await c.get(`/api/v1/tickets?q=${encodeURIComponent(target.key)}`)).body.tickets;
-    expect(byNumber.map((t: any) => t.id)).toContain(target.id);
+    expect(byNumber.map((t: Wire) => t.id)).toContain(target.id);
     expect((await c.get('/api/v1/tickets?status=bogus')).status).toBe(422);
   });
 });
 
 describe('single tickets', () => {
   it('GET returns messages oldest first and 404 for unknown ids', async () => {
-    const id = (c.sim.control.truth().tickets[0] as any).id;
+    const id = (c.sim.control.truth().tickets[0] as Wire).id;
     const r = await c.get(`/api/v1/tickets/${id}`);
     expect(r.status).toBe(200);
-    const times = r.body.ticket.messages.map((m: any) => Date.parse(m.createdAt));
+    const times = r.body.ticket.messages.map((m: Wire) => Date.parse(m.createdAt));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
     expect(r.body.ticket.messageCount).toBe(r.body.ticket.messages.length);
     const missing = await c.get('/api/v1/tickets/tkt_nope');
@@ -80,7 +85,7 @@ describe('single tickets', () => {
     expect(t.contact).toMatchObject({ firstName: 'Fresh', email: 'fresh.customer@example.com' });
     expect(t.key).toBe(`#${t.number}`);
     const events = (await c.get('/api/v1/events?limit=2')).body.events;
-    expect(events.map((e: any) => e.type)).toEqual(['ticket.created', 'contact.created']);
+    expect(events.map((e: Wire) => e.type)).toEqual(['ticket.created', 'contact.created']);
     expect(events[0].actor.id).toBe(member.id);
     expect(events[0].occurredAt).toBe(t.updatedAt);
   });
@@ -96,7 +101,7 @@ describe('single tickets', () => {
     for (const [body, field] of cases) {
       const r = await c.send('POST', '/api/v1/tickets', body);
       expect(r.status).toBe(422);
-      expect(r.body.error.details.map((d: any) => d.field)).toContain(field);
+      expect(r.body.error.details.map((d: Wire) => d.field)).toContain(field);
     }
     expect((await c.send('POST', '/api/v1/tickets', '{not json')).status).toBe(400);
   });
@@ -104,17 +109,24 @@ describe('single tickets', () => {
   it('PATCH emits one event per kind of change and bumps updatedAt', async () => {
     const t = await newTicket();
     const r = await c.send('PATCH', `/api/v1/tickets/${t.id}`, {
-      status: 'Pending', priority: 'high', assigneeId: member.id, addTags: ['vip'], subject: 'Help!', fields: { mrr: 10 },
+      status: 'Pending',
+      priority: 'high',
+      assigneeId: member.id,
+      addTags: ['vip'],
+      subject: 'Help!',
+      fields: { mrr: 10 },
     });
     expect(r.status).toBe(200);
     expect(r.body.ticket).toMatchObject({ status: 'pending', priority: 'high', subject: 'Help!', tags: ['vip'] });
     const events = (await c.get(`/api/v1/events?entityType=ticket&entityId=${t.id}&limit=10`)).body.events;
-    const byType = Object.fromEntries(events.map((e: any) => [e.type, e]));
+    const byType = Object.fromEntries(events.map((e: Wire) => [e.type, e]));
     expect(byType['ticket.status_changed'].payload).toEqual({ from: 'open', to: 'pending' });
     expect(byType['ticket.priority_changed'].payload).toEqual({ from: 'normal', to: 'high' });
     expect(byType['ticket.assigned'].payload).toEqual({ from: null, to: member.id });
     expect(byType['ticket.updated'].payload).toEqual({
-      subject: { from: 'Help', to: 'Help!' }, tags: { from: [], to: ['vip'] }, 'fields.mrr': { from: null, to: 10 },
+      subject: { from: 'Help', to: 'Help!' },
+      tags: { from: [], to: ['vip'] },
+      'fields.mrr': { from: null, to: 10 },
     });
     expect(r.body.ticket.updatedAt).toBe(byType['ticket.status_changed'].occurredAt);
     expect(r.body.ticket.statusChangedAt).toBe(r.body.ticket.updatedAt);
@@ -138,7 +150,7 @@ describe('single tickets', () => {
     expect(r.body.message).toMatchObject({ body: 'On it', authorType: 'agent', isInternal: false, author: { id: member.id } });
     expect(r.body.ticket).toMatchObject({ status: 'pending', assignee: { id: member.id }, messageCount: 2 });
     expect(r.body.ticket.firstAgentReplyAt).toBe(r.body.message.createdAt);
-    const types = (await c.get(`/api/v1/events?entityId=${t.id}&limit=10`)).body.events.map((e: any) => e.type);
+    const types = (await c.get(`/api/v1/events?entityId=${t.id}&limit=10`)).body.events.map((e: Wire) => e.type);
     expect(types.slice(0, 3).sort()).toEqual(['ticket.assigned', 'ticket.replied', 'ticket.status_changed']);
   });
 
@@ -147,7 +159,10 @@ describe('single tickets', () => {
     const note = await c.send('POST', `/api/v1/tickets/${t.id}/messages`, { body: 'fyi', internal: true });
     expect(note.body.ticket).toMatchObject({ status: 'open', assignee: null, firstAgentReplyAt: null });
     expect(note.body.message.isInternal).toBe(true);
-    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({ type: 'ticket.note_added', payload: { messageId: note.body.message.id } });
+    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({
+      type: 'ticket.note_added',
+      payload: { messageId: note.body.message.id },
+    });
     const solved = await c.send('POST', `/api/v1/tickets/${t.id}/messages`, { body: 'done', status: 'solved' });
     expect(solved.body.ticket.status).toBe('solved');
     expect(solved.body.ticket.resolvedAt).toBe(solved.body.message.createdAt);
@@ -177,7 +192,7 @@ describe('single tickets', () => {
   });
 
   it('hidden tickets leave the list, answer 404 and log their event', async () => {
-    const ids = (c.sim.control.truth().tickets as any[]).slice(0, 3).map((t) => t.id as string);
+    const ids = (c.sim.control.truth().tickets as Wire[]).slice(0, 3).map((t) => t.id as string);
     c.sim.control.hideTicket(ids[0]!, 'deleted');
     c.sim.control.hideTicket(ids[1]!, 'spam');
     c.sim.control.hideTicket(ids[2]!, 'merged');
@@ -186,9 +201,14 @@ describe('single tickets', () => {
       expect(listed).not.toContain(id);
       expect((await c.get(`/api/v1/tickets/${id}`)).status).toBe(404);
     }
-    const types = (await c.get('/api/v1/events?limit=3')).body.events.map((e: any) => e.type);
+    const types = (await c.get('/api/v1/events?limit=3')).body.events.map((e: Wire) => e.type);
     expect(types).toEqual(['ticket.merged', 'ticket.spam', 'ticket.deleted']);
-    expect(c.sim.control.truth().hiddenTickets.map((h) => h.id).sort()).toEqual([...ids].sort());
+    expect(
+      c.sim.control
+        .truth()
+        .hiddenTickets.map((h) => h.id)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 
   it('removeMessage drops a message, bumps updatedAt and logs ticket.message_removed', async () => {
@@ -199,6 +219,9 @@ describe('single tickets', () => {
     const after = (await c.get(`/api/v1/tickets/${t.id}`)).body.ticket;
     expect(after.messageCount).toBe(1);
     expect(Date.parse(after.updatedAt)).toBeGreaterThan(Date.parse(reply.ticket.updatedAt));
-    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({ type: 'ticket.message_removed', payload: { messageId: reply.message.id } });
+    expect((await c.get('/api/v1/events?limit=1')).body.events[0]).toMatchObject({
+      type: 'ticket.message_removed',
+      payload: { messageId: reply.message.id },
+    });
   });
 });

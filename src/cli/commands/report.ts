@@ -13,7 +13,10 @@ export function formatHeadlines(h: Headlines): string[] {
     ['Backlog (unresolved tickets)', String(h.backlog)],
     [`Created, ${w.from}..${w.to}`, String(w.created)],
     [`Solved, ${w.from}..${w.to}`, String(w.solved)],
-    ['First reply, median / p90 (min)', `${num(w.firstReplyMedianMinutes)} / ${num(w.firstReplyP90Minutes)} over ${w.firstReplies} tickets`],
+    [
+      'First reply, median / p90 (min)',
+      `${num(w.firstReplyMedianMinutes)} / ${num(w.firstReplyP90Minutes)} over ${w.firstReplies} tickets`,
+    ],
     ['SLA achievement, last 7 days', `${pct(w.slaAchievementRate)} (${w.slaAchieved} achieved, ${w.slaBreached} breached)`],
     ...h.openPipeline.map((p): [string, string] => [`Open pipeline, ${p.currency ?? '(no currency)'}`, `${p.amount} in ${p.deals} deals`]),
     [`Win rate ${h.quarter.label}`, `${pct(h.quarter.winRate)} (${h.quarter.won} won, ${h.quarter.lost} lost)`],
@@ -21,7 +24,10 @@ export function formatHeadlines(h: Headlines): string[] {
   if (h.openPipeline.length === 0) rows.splice(5, 0, ['Open pipeline', 'no open deals']);
   if (h.sync) {
     rows.push(['Watermark', h.sync.watermark ?? '-']);
-    rows.push(['Last successful sync', `${h.sync.lastSuccessAt ?? 'never'}${h.sync.lagSeconds === null ? '' : ` (${num(h.sync.lagSeconds, 0)} s before refresh)`}`]);
+    rows.push([
+      'Last successful sync',
+      `${h.sync.lastSuccessAt ?? 'never'}${h.sync.lagSeconds === null ? '' : ` (${num(h.sync.lagSeconds, 0)} s before refresh)`}`,
+    ]);
     rows.push(['Dirty / quarantined records', `${h.sync.dirty} / ${h.sync.quarantined}`]);
   }
   const width = Math.max(...rows.map(([label]) => label.length));
