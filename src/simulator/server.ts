@@ -128,7 +128,8 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
             throw new ApiError(404, 'not_found', 'No such API path.');
           }
           const stale =
-            method === 'GET' && segments.length === 2 && world.faults.staleReadRate > 0 && faults.applies(path) &&
+            method === 'GET' && (segments.length === 2 || (segments.length === 1 && segments[0] !== 'events' && segments[0] !== 'pipelines')) &&
+            world.faults.staleReadRate > 0 && faults.applies(path) &&
             world.faultRng.chance(world.faults.staleReadRate);
           const r = route(world, { method, segments, query: entry.query, body, actor, stale });
           finish(r.status, r.body);
