@@ -54,3 +54,18 @@ export async function ticketCopies(db: Db, ids: readonly string[]): Promise<Map<
   }
   return out;
 }
+
+/** Which of these records the mirror holds as deleted (a `*.deleted` event or an earlier 404 set deleted_at). */
+export async function deletedIds(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const batch of chunks([...new Set(ids)], 500)) {
+    const rows = await db
+      .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
+      .select('id')
+      .where('id', 'in', batch)
+      .where('deleted_at', 'is not', null)
+      .execute();
+    for (const r of rows) out.add(r.id);
+  }
+  return out;
+}

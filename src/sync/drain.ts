@@ -61,6 +61,7 @@ async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader
   const sink: ListSink = {
     found: (entry, record) => reader.took(entry, record),
     invalid: (entry, item) => reader.write(quarantineWrite(ctx, entry, item.reason, item.raw)),
+    gone: (entry) => reader.write(deletedWrite(ctx, entry)),
   };
   // Reads by id and list pages go at once; the client's limits pace them together.
   const settled = await Promise.allSettled([

@@ -13,6 +13,8 @@ export interface ListSink {
   found(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void>;
   /** A dirty record whose list item failed validation. */
   invalid(entry: DirtyEntry, item: InvalidItem): Promise<void>;
+  /** A record the mirror holds as deleted that the list leaves out down to its mark: the deletion is confirmed. */
+  gone(entry: DirtyEntry): Promise<void>;
 }
 
 export interface ListScanResult {
@@ -39,6 +41,8 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
   const guard = new PagingGuard(path);
   let cursor: string | null = null;
   let pages = 0;
+  // True once the pages went below every mark (or to the list's end): what is missing is not listed.
+  let passedMarks = false;
   while (targets.size > 0 && pages < budget && !ctx.stopSignal.aborted) {
     let page: Page<Ticket> | Page<Deal>;
     try {
@@ -67,10 +71,31 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
       readById.push(...(await foundTickets(ctx, byId, hits as Ticket[], sink)));
     }
     const last = page.items[page.items.length - 1];
-    if (page.nextCursor === null || (last !== undefined && Date.parse(last.updatedAt) < downToMs)) break;
+    if (page.nextCursor === null || (last !== undefined && Date.parse(last.updatedAt) < downToMs)) {
+      passedMarks = true;
+      break;
+    }
     cursor = page.nextCursor;
   }
-  return { readById: [...readById, ...targets.values()], pages };
+  return { readById: [...readById, ...(await confirmGone(ctx, plan, [...targets.values()], passedMarks, sink))], pages };
+}
+
+/**
+ * A record the list leaves out down to its mark is not listed at any version as new as the mark.
+ * If the mirror already holds it as deleted (its `*.deleted` event set deleted_at), the list
+ * confirms that, and reading it by id (a 404) would tell nothing more. The others are read by id.
+ */
+async function confirmGone(
+  ctx: SyncContext, plan: TypePlan, missing: readonly DirtyEntry[], passedMarks: boolean, sink: ListSink,
+): Promise<DirtyEntry[]> {
+  if (!passedMarks || missing.length === 0) return [...missing];
+  const deleted = await ctx.store.deletedIds(plan.entityType, missing.map((e) => e.entityId));
+  const readById: DirtyEntry[] = [];
+  for (const entry of missing) {
+    if (deleted.has(entry.entityId)) await sink.gone(entry);
+    else readById.push(entry);
+  }
+  return readById;
 }
 
 async function foundTickets(
