@@ -4,7 +4,7 @@ import {
 } from '../api/index.js';
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import type { RecordOutcome, SyncContext } from './context.js';
-import type { RecordWrite } from './write-batch.js';
+import { refusedValueState, type RecordWrite } from './write-batch.js';
 
 /** A record read back older than the event that marked it this many times in a row is accepted. */
 export const STALE_READS_ACCEPTED_AFTER = 3;
@@ -73,8 +73,8 @@ export async function quarantineAlone(ctx: SyncContext, entry: DirtyEntry, reaso
   try {
     await put(raw);
   } catch (err) {
-    const sqlState = (err as { code?: unknown }).code;
-    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
+    const sqlState = refusedValueState(err);
+    if (sqlState === null) throw err;
     await put({ unstorable: `the database refused the raw record too (${sqlState})` });
   }
   return 'quarantined';
