@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_mirror_tables.js';
 import * as m0100 from './0100_reporting.js';
 import * as m0200 from './0200_bi_types.js';
+import * as m0300 from './0300_dirty_read_messages.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001_mirror_tables': m0001,
   '0100_reporting': m0100,
   '0200_bi_types': m0200,
+  '0300_dirty_read_messages': m0300,
 };

@@ -65,6 +65,10 @@ export const configSchema = z
       .describe('how often a window re-reads the full lookback (0: every window); an event late by up to lookbackSeconds is caught within this plus one schedule period'),
     pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),
+    drainPlan: z
+      .enum(['auto', 'list', 'record'])
+      .default('auto')
+      .describe('how the drain re-reads dirty records: "auto" picks per drain whichever costs fewer requests, "list" pages the newest-first ticket and deal lists (GET /tickets/:id only where messages may have changed), "record" reads each record by id (docs/sync.md, "Drain")'),
     maxRequestsPerSecond: z
       .union([z.number().positive().max(10_000), z.literal('auto')], { error: 'must be a number above 0 and at most 10000, or "auto"' })
       .default(10)

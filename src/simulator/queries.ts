@@ -87,7 +87,7 @@ function dealMatcher(world: World, f: Query): (d: Deal) => boolean {
   return (d) => checks.every((check) => check(d));
 }
 
-export function listTickets(world: World, query: Query): string {
+export function listTickets(world: World, query: Query, stale = false): string {
   const limit = parseLimit(query);
   const cursor = cursorOf(world, 'tickets', query);
   const filters = filtersFor(cursor, query, TICKET_FILTERS);
@@ -102,10 +102,10 @@ export function listTickets(world: World, query: Query): string {
     listable: (t) => t.hidden === null,
   });
   const next = page.next ? encodeCursor(world, { kind: 'tickets', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
-  return `{"tickets":[${page.items.map((t) => ticketListJson(world, t)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  return `{"tickets":[${page.items.map((t) => (stale && t.prevBody ? staleItem(t.prevBody, 'ticket') : ticketListJson(world, t))).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
 }
 
-export function listDeals(world: World, query: Query): string {
+export function listDeals(world: World, query: Query, stale = false): string {
   const limit = parseLimit(query);
   const cursor = cursorOf(world, 'deals', query);
   const filters = filtersFor(cursor, query, DEAL_FILTERS);
@@ -120,7 +120,17 @@ export function listDeals(world: World, query: Query): string {
     listable: (d) => !d.deleted,
   });
   const next = page.next ? encodeCursor(world, { kind: 'deals', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
-  return `{"deals":[${page.items.map((d) => dealListJson(world, d)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  return `{"deals":[${page.items.map((d) => (stale && d.prevBody ? staleItem(d.prevBody, 'deal') : dealListJson(world, d))).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+}
+
+/**
+ * A list item as a lagging replica would serve it: the version before the last write (the body
+ * kept for stale single reads, without messages), at the record's current place in the list.
+ */
+function staleItem(prevBody: Buffer, key: 'ticket' | 'deal'): string {
+  const record = (JSON.parse(prevBody.toString()) as Record<string, Record<string, unknown>>)[key]!;
+  delete record.messages;
+  return JSON.stringify(record);
 }
 
 export function parseSince(raw: string): number {

@@ -14,7 +14,7 @@ export interface ApiRequest {
   body: unknown;
   /** Member id of the API key. */
   actor: string;
-  /** Serve the previous version of a single record (stale-read fault). */
+  /** Serve the previous version of a single record, or of every item of a list page (stale-read fault). */
   stale: boolean;
 }
 
@@ -39,7 +39,7 @@ export function route(world: World, req: ApiRequest): ApiResponse {
   switch (collection) {
     case 'tickets':
       if (id === undefined) {
-        if (m === 'GET') return json(200, listTickets(world, req.query));
+        if (m === 'GET') return json(200, listTickets(world, req.query, req.stale));
         if (m === 'POST') {
           const t = createTicket(world, req.actor, req.body);
           return json(201, ticketBody(world, t));
@@ -72,7 +72,7 @@ export function route(world: World, req: ApiRequest): ApiResponse {
     case 'deals':
       if (sub !== undefined) break;
       if (id === undefined) {
-        if (m === 'GET') return json(200, listDeals(world, req.query));
+        if (m === 'GET') return json(200, listDeals(world, req.query, req.stale));
         if (m === 'POST') return json(201, dealBody(world, createDeal(world, req.actor, req.body)));
         throw methodNotAllowed(['GET', 'POST']);
       }

@@ -49,15 +49,9 @@ function bearer(req: IncomingMessage): string | undefined {
   return m ? m[1] : undefined;
 }
 
-const UNAUTHORIZED = new ApiError(
-  401,
-  'unauthorized',
-  'Missing or invalid API key; send the header Authorization: Bearer <API_KEY>.',
-  undefined,
-  {
-    'www-authenticate': 'Bearer',
-  },
-);
+const UNAUTHORIZED = new ApiError(401, 'unauthorized', 'Missing or invalid API key; send the header Authorization: Bearer <API_KEY>.', undefined, {
+  'www-authenticate': 'Bearer',
+});
 
 /**
  * Request handler. GETs without latency are answered synchronously, so the hot read path is a
@@ -129,19 +123,13 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
           }
           let segments: string[];
           try {
-            segments = path
-              .slice(API_PREFIX.length)
-              .split('/')
-              .filter((s) => s !== '')
-              .map(decodeURIComponent);
+            segments = path.slice(API_PREFIX.length).split('/').filter((s) => s !== '').map(decodeURIComponent);
           } catch {
             throw new ApiError(404, 'not_found', 'No such API path.');
           }
           const stale =
-            method === 'GET' &&
-            segments.length === 2 &&
-            world.faults.staleReadRate > 0 &&
-            faults.applies(path) &&
+            method === 'GET' && (segments.length === 2 || (segments.length === 1 && segments[0] !== 'events' && segments[0] !== 'pipelines')) &&
+            world.faults.staleReadRate > 0 && faults.applies(path) &&
             world.faultRng.chance(world.faults.staleReadRate);
           const r = route(world, { method, segments, query: entry.query, body, actor, stale });
           finish(r.status, r.body);

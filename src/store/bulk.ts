@@ -20,7 +20,7 @@ export interface BulkWriter<R, P> {
   write(db: Db, batch: readonly P[]): Promise<UpsertResult[]>;
 }
 
-const QUARANTINED: UpsertResult = { history: 0, stale: false, quarantined: true };
+const QUARANTINED: UpsertResult = { history: 0, superseded: false, quarantined: true };
 
 /** PostgreSQL data exceptions (class 22) and a value too deep for its stack (54001). */
 export function refusedValue(err: unknown): string | null {

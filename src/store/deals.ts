@@ -115,10 +115,10 @@ export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promis
   const live: { p: PreparedDeal; previous: Previous | undefined; result: UpsertResult }[] = [];
   for (const p of batch) {
     const before = previous.get(p.row.id);
-    const stale = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
-    const result = { history: 0, stale, quarantined: false };
+    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const result = { history: 0, superseded, quarantined: false };
     results.push(result);
-    if (!stale) live.push({ p, previous: before, result });
+    if (!superseded) live.push({ p, previous: before, result });
   }
   if (live.length === 0) return results;
 

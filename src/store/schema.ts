@@ -204,6 +204,8 @@ export interface DirtyTable {
   occurred_at: Ts;
   stale_reads: Generated<number>;
   marked_at: Ts | null;
+  /** 1 when a ticket's messages may have changed since the mirror's copy (migration 0300); deals ignore it. */
+  read_messages: Generated<number>;
 }
 
 export interface MirrorDatabase {

@@ -5,6 +5,7 @@ import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMig
 import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
+import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { chunks } from './values.js';
 import { fromDbTimestamp } from '../util/time.js';
 
@@ -79,6 +80,12 @@ export interface Store {
    * (absent when not mirrored). Lets the sync skip marking records already newer than an event.
    */
   mirroredUpdatedAt(refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[]): Promise<Map<string, string>>;
+  /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
+  listedSince(entityType: 'ticket' | 'deal', since: string, limit: number): Promise<ListedCopy[]>;
+  /** Message count and stored messages of these tickets (absent when not mirrored). */
+  ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
+  /** Which of these records the mirror holds as deleted. */
+  deletedIds(entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>>;
   knownStageIds(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
@@ -182,6 +189,9 @@ export function buildStore(backend: StoreBackend): Store {
       }
       return out;
     },
+    listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
+    ticketCopies: (ids) => ticketCopies(db, ids),
+    deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     async knownStageIds() {
       const rows = await db.selectFrom('stages').select('id').execute();
       return new Set(rows.map((r) => r.id));

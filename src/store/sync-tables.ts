@@ -15,6 +15,16 @@ export interface DirtyEntry {
   entityId: string;
   occurredAt: string;
   staleReads: number;
+  /** A ticket's messages may have changed: only `GET /tickets/:id` shows them. Deals: ignored. */
+  readMessages: boolean;
+}
+
+/** A dirty mark to store. `readMessages` absent means true: a caller that does not know is safe. */
+export interface DirtyMarkInput {
+  entityType: DirtyEntityType;
+  entityId: string;
+  occurredAt: string;
+  readMessages?: boolean;
 }
 
 export async function getState<T>(db: Db, key: string): Promise<T | undefined> {
@@ -39,19 +49,19 @@ export async function setState(db: Db, key: string, value: unknown): Promise<voi
 /**
  * Upserts keeping the newest occurred_at; a newer event resets stale_reads because the record is
  * expected to change again. marked_at keeps the time the entry was first marked (its age).
+ * read_messages only ever turns on until the entry is cleared: one event that may have touched
+ * the messages is enough, whichever event is the newest.
  */
-export async function markDirty(
-  db: Db,
-  entries: readonly { entityType: DirtyEntityType; entityId: string; occurredAt: string }[],
-  normalise: (iso: string) => string,
-): Promise<void> {
+export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], normalise: (iso: string) => string): Promise<void> {
   // Collapse first: PostgreSQL refuses to update one row twice in a single ON CONFLICT statement.
-  const newest = new Map<string, { entity_type: string; entity_id: string; occurred_at: string }>();
+  const newest = new Map<string, { entity_type: string; entity_id: string; occurred_at: string; read_messages: number }>();
   for (const e of entries) {
     const at = normalise(e.occurredAt);
     const k = `${e.entityType}\u0000${e.entityId}`;
     const cur = newest.get(k);
-    if (!cur || at > cur.occurred_at) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at });
+    const read = e.readMessages === false ? 0 : 1;
+    if (!cur) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at, read_messages: read });
+    else newest.set(k, { ...cur, occurred_at: at > cur.occurred_at ? at : cur.occurred_at, read_messages: Math.max(cur.read_messages, read) });
   }
   const markedAt = toDbTimestamp(new Date());
   for (const batch of chunks([...newest.values()], 200)) {
@@ -62,6 +72,7 @@ export async function markDirty(
         oc.columns(['entity_type', 'entity_id']).doUpdateSet({
           stale_reads: sql`case when excluded.occurred_at > dirty.occurred_at then 0 else dirty.stale_reads end`,
           occurred_at: sql`case when excluded.occurred_at > dirty.occurred_at then excluded.occurred_at else dirty.occurred_at end`,
+          read_messages: sql`case when excluded.read_messages = 1 or dirty.read_messages = 1 then 1 else 0 end`,
         }),
       )
       .execute();
@@ -92,7 +103,7 @@ export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityI
 export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
   const rows = await db
     .selectFrom('dirty')
-    .select(['entity_type', 'entity_id', 'occurred_at', 'stale_reads'])
+    .select(['entity_type', 'entity_id', 'occurred_at', 'stale_reads', 'read_messages'])
     .orderBy('occurred_at')
     .orderBy('entity_type')
     .orderBy('entity_id')
@@ -104,6 +115,7 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
     // Callers compare it with upstream times, which are ISO text.
     occurredAt: fromDbTimestamp(String(r.occurred_at)) as string,
     staleReads: Number(r.stale_reads),
+    readMessages: Number(r.read_messages) !== 0,
   }));
 }
 

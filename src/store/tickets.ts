@@ -12,8 +12,11 @@ type Db = Kysely<MirrorDatabase>;
 export interface UpsertResult {
   /** History rows written for this read. */
   history: number;
-  /** True when the mirror already held a newer copy; nothing was written. */
-  stale: boolean;
+  /**
+   * True when the mirror already held a newer copy, so nothing was written. Not a stale read (a
+   * copy older than the event that marked it, the sync's concern): this one lost to the mirror.
+   */
+  superseded: boolean;
   /**
    * True when a value could not be stored (junk timestamp or amount): nothing was written for the
    * record and it was put in quarantine instead, like a record that failed validation.
@@ -141,10 +144,10 @@ export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Pr
   const live: { p: PreparedTicket; previous: Previous | undefined; result: UpsertResult }[] = [];
   for (const p of batch) {
     const before = previous.get(p.row.id);
-    const stale = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
-    const result = { history: 0, stale, quarantined: false };
+    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const result = { history: 0, superseded, quarantined: false };
     results.push(result);
-    if (!stale) live.push({ p, previous: before, result });
+    if (!superseded) live.push({ p, previous: before, result });
   }
   if (live.length === 0) return results;
 

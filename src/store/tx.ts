@@ -28,7 +28,8 @@ export interface StoreTx {
   /** Stores `value` as JSON; undefined or null deletes the key. */
   setState(key: string, value: unknown): Promise<void>;
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }>;
-  markDirty(entries: { entityType: t.DirtyEntityType; entityId: string; occurredAt: string }[]): Promise<void>;
+  /** `readMessages` absent counts as true (a ticket is then read with its messages). */
+  markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
   clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
@@ -76,7 +77,7 @@ async function orQuarantine(
   } catch (err) {
     if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
     await t.quarantine(db, { entityType, entityId: String(record.id ?? ''), reason: err.message, raw: record }, at);
-    return { history: 0, stale: false, quarantined: true };
+    return { history: 0, superseded: false, quarantined: true };
   }
 }
 

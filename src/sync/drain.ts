@@ -1,157 +1,158 @@
-import {
-  ApiError, AuthRejectedError, clipText, InvalidRecordError, InvalidResponseError, NotFoundError, ResponseTooLargeError, UpstreamRejectedError,
-  type Deal, type TicketWithMessages,
-} from '../api/index.js';
-import type { DirtyEntry, StoreTx } from '../store/index.js';
+import { AuthRejectedError, clipText, NotFoundError, type Deal, type TicketWithMessages } from '../api/index.js';
+import type { DirtyEntry } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { RecordOutcome, SyncContext } from './context.js';
+import { scanList, type ListSink } from './list-scan.js';
+import { planType, rankingDepth, type TypePlan } from './plan.js';
 import { refreshPipelines } from './pipelines.js';
+import { deletedWrite, quarantineAlone, quarantineWrite, readWrite, recordFailure } from './record-writes.js';
 import type { RunStats } from './stats.js';
+import { WriteBatch, type RecordWrite } from './write-batch.js';
 
-/** A record read back older than the event that marked it this many times in a row is accepted. */
-export const STALE_READS_ACCEPTED_AFTER = 3;
-const BATCH = 500;
+export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './record-writes.js';
+
+/** Dirty records planned together; the rest wait for the next round of the same drain. */
+const ROUND = 5000;
 
 /**
- * Re-reads every record in the persisted dirty set (docs/design.md §4.3), `concurrency` at a time under the
- * client's rate ceiling. Each record commits in its own transaction, so a crash or a stop loses
- * at most the fetches in flight, and those stay dirty. A record is fetched at most once per drain:
- * a stale read stays dirty for the next cycle instead of being hammered now.
+ * Re-reads every record in the persisted dirty set (docs/design.md §4.3, docs/sync.md "Drain"),
+ * by the plan the cost model finds cheapest for each round: newest-first list pages, reads by
+ * id, or both. Reads run `concurrency` at a time under the client's rate ceiling; their writes
+ * commit in batches of many records, and a record stays dirty until its batch commits, so a crash
+ * or a stop loses at most reads. A record is read at most once per drain: a stale read stays
+ * dirty for the next cycle instead of being hammered now.
  */
 export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
   const attempted = new Set<string>();
-  let knownStages = await ctx.store.knownStageIds();
-  let refreshedForUnknownStage = false;
+  const writes = new WriteBatch(ctx.store, {
+    committed: (w, outcome) => committed(ctx, stats, w, outcome),
+    refused: (w, sqlState, err) =>
+      quarantineAlone(ctx, w.entry, `the database refused a value of this record (${sqlState}): ${err.message}`, w.record),
+  });
+  const reader = new RecordReader(ctx, writes);
+  try {
+    for (;;) {
+      if (ctx.stopSignal.aborted) break;
+      const candidates = await ctx.store.listDirty(attempted.size + ROUND);
+      const round = candidates.filter((e) => !attempted.has(key(e)));
+      if (round.length === 0) break;
+      for (const entry of round) attempted.add(key(entry));
+      await drainRound(ctx, round, reader);
+      await writes.flush();
+    }
+    await writes.flush();
+  } catch (err) {
+    // What was read before the failure still commits (best effort): less to read next cycle.
+    await writes.flush().catch(() => writes.discard());
+    throw err;
+  }
+}
 
-  const ensureStage = async (deal: Deal): Promise<void> => {
-    if (knownStages.has(deal.stage.id) || refreshedForUnknownStage) return;
-    refreshedForUnknownStage = true;
-    await refreshPipelines(ctx);
-    knownStages = await ctx.store.knownStageIds();
-  };
-
-  for (;;) {
-    if (ctx.stopSignal.aborted) return;
-    const candidates = await ctx.store.listDirty(attempted.size + BATCH);
-    const batch = candidates.filter((e) => !attempted.has(key(e)));
-    if (batch.length === 0) return;
-    for (const entry of batch) attempted.add(key(entry));
-    await mapConcurrent(
-      batch,
-      ctx.config.concurrency,
-      async (entry) => {
-        const outcome = await rehydrate(ctx, entry, ensureStage);
-        ctx.progress?.();
-        count(stats, outcome);
-        (entry.entityType === 'ticket' ? stats.changed.tickets : stats.changed.deals).add(entry.entityId);
-        ctx.hooks?.onRecord?.(entry.entityType, outcome);
-      },
-      () => ctx.stopSignal.aborted,
+async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader: RecordReader): Promise<void> {
+  const plans = [await plan(ctx, 'ticket', round), await plan(ctx, 'deal', round)];
+  for (const p of plans) {
+    if (p.viaList.length + p.viaRecord.length === 0) continue;
+    ctx.logger.debug(
+      { entityType: p.entityType, viaList: p.viaList.length, viaRecord: p.viaRecord.length, estimatedPages: p.estimatedPages, estimatedRequests: p.estimatedRequests, recordRequests: p.recordRequests },
+      'drain plan',
     );
   }
+  const sink: ListSink = {
+    found: (entry, record) => reader.took(entry, record),
+    invalid: (entry, item) => reader.write(quarantineWrite(ctx, entry, item.reason, item.raw)),
+    gone: (entry) => reader.write(deletedWrite(ctx, entry)),
+  };
+  // Reads by id and list pages go at once; the client's limits pace them together.
+  const settled = await Promise.allSettled([
+    reader.readAll(plans.flatMap((p) => p.viaRecord)),
+    ...plans.filter((p) => p.viaList.length > 0).map((p) => scanList(ctx, p, sink)),
+  ]);
+  const failed = settled.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  const leftover = settled.slice(1).flatMap((s) => (s.status === 'fulfilled' && s.value ? s.value.readById : []));
+  await reader.readAll(leftover);
 }
 
-async function rehydrate(
-  ctx: SyncContext,
-  entry: DirtyEntry,
-  ensureStage: (deal: Deal) => Promise<void>,
-): Promise<RecordOutcome> {
-  const { store, client } = ctx;
-  let record: TicketWithMessages | Deal;
-  const call = { signal: ctx.cycleSignal };
-  try {
-    record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
-  } catch (err) {
-    if (err instanceof NotFoundError) {
-      await store.transaction(async (tx) => {
-        await tx.markDeleted(entry.entityType, entry.entityId, ctx.now());
-        await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      });
-      return 'deleted';
-    }
-    // Whether the workspace rejects the key is the change log's call: a 401 here fails this
-    // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
-    if (err instanceof AuthRejectedError) {
-      throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
-    }
-    const own = recordFailure(err);
-    if (own === null) throw err;
-    return quarantineRecord(ctx, entry, own.reason, own.raw);
-  }
-  if (entry.entityType === 'deal') await ensureStage(record as Deal);
-
-  try {
-    return await store.transaction((tx) => applyRecord(tx, ctx, entry, record));
-  } catch (err) {
-    // The database refused a value the upstream sent (PostgreSQL data exceptions, class 22, or a
-    // value too deep for its stack, 54001): that record's problem, not the cycle's.
-    const sqlState = (err as { code?: unknown }).code;
-    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
-    return quarantineRecord(ctx, entry, `the database refused a value of this record (${sqlState}): ${(err as Error).message}`, record);
-  }
+async function plan(ctx: SyncContext, entityType: 'ticket' | 'deal', round: readonly DirtyEntry[]): Promise<TypePlan> {
+  const entries = round.filter((e) => e.entityType === entityType);
+  const setting = ctx.config.drainPlan ?? 'auto';
+  const listable = entries.filter((e) => entityType === 'deal' || !e.readMessages);
+  if (setting === 'record' || listable.length === 0) return planType(entityType, entries, [], true, ctx.config.pageSize, 'record');
+  const oldest = listable.reduce((min, e) => (Date.parse(e.occurredAt) < Date.parse(min) ? e.occurredAt : min), listable[0]!.occurredAt);
+  const depth = rankingDepth(listable.length, ctx.config.pageSize);
+  const newest = await ctx.store.listedSince(entityType, oldest, depth);
+  return planType(entityType, entries, newest, newest.length < depth, ctx.config.pageSize, setting);
 }
 
-/**
- * Failures that belong to one record (docs/sync.md, "Hostile upstream"): any 4xx but 401 (403
- * included), a body that is not JSON, not the record asked for, invalid, or too large. Anything
- * else (the workspace down, the key rejected, a stall) is the cycle's, and null here.
- */
-export function recordFailure(err: unknown): { reason: string; raw: unknown } | null {
-  if (err instanceof InvalidRecordError) return { reason: err.reason, raw: err.raw };
-  if (err instanceof UpstreamRejectedError) return { reason: `the workspace answered ${err.status ?? '?'} for this record`, raw: errorRaw(err) };
-  if (err instanceof InvalidResponseError) return { reason: clipText(err.message, 500), raw: errorRaw(err) };
-  if (err instanceof ResponseTooLargeError) return { reason: `the response was larger than maxResponseBytes (${err.limit} bytes)`, raw: errorRaw(err) };
-  return null;
-}
-
-function errorRaw(err: ApiError): unknown {
-  return { status: err.status, path: err.path, body: err.body ?? null };
-}
-
-/** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
-async function quarantineRecord(ctx: SyncContext, entry: DirtyEntry, reason: string, raw: unknown): Promise<RecordOutcome> {
-  const short = clipText(reason);
-  const put = (value: unknown) =>
-    ctx.store.transaction(async (tx) => {
-      await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: short, raw: value }, ctx.now());
-      await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-    });
-  try {
-    await put(raw);
-  } catch (err) {
-    // The raw copy itself holds what the database refused: keep the reason, not the copy.
-    const sqlState = (err as { code?: unknown }).code;
-    if (typeof sqlState !== 'string' || !/^(22|54)/.test(sqlState)) throw err;
-    await put({ unstorable: `the database refused the raw record too (${sqlState})` });
-  }
-  ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason: clipText(short, 500) }, 'record quarantined');
-  return 'quarantined';
-}
-
-async function applyRecord(tx: StoreTx, ctx: SyncContext, entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<RecordOutcome> {
-  if (entry.entityType === 'ticket') await tx.upsertTicket(record as TicketWithMessages, ctx.now());
-  else await tx.upsertDeal(record as Deal, ctx.now());
-  if (Date.parse(record.updatedAt) >= Date.parse(entry.occurredAt)) {
-    await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-    return 'fresh';
-  }
-  // Older than the event that marked it: a stale read (replica lag, cache). Try again next cycle,
-  // but accept it after a few tries, since some servers do not bump updatedAt for every event.
-  const staleReads = await tx.bumpStaleRead(entry.entityType, entry.entityId);
-  if (staleReads >= STALE_READS_ACCEPTED_AFTER) {
-    await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-    return 'stale-accepted';
-  }
-  return 'stale';
-}
-
-function count(stats: RunStats, outcome: RecordOutcome): void {
+function committed(ctx: SyncContext, stats: RunStats, w: RecordWrite, outcome: RecordOutcome): void {
+  const { entry } = w;
   stats.recordsFetched++;
   if (outcome === 'stale') stats.staleReads++;
   else if (outcome === 'stale-accepted') stats.staleAccepted++;
   else if (outcome === 'deleted') stats.deleted++;
   else if (outcome === 'quarantined') stats.quarantined++;
+  (entry.entityType === 'ticket' ? stats.changed.tickets : stats.changed.deals).add(entry.entityId);
+  if (outcome === 'quarantined') {
+    // No reason on the write: the store refused one of its values; the quarantine row says which.
+    const reason = clipText(w.reason ?? 'a value the mirror cannot store (see its quarantine row)', 500);
+    ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason }, 'record quarantined');
+  }
+  ctx.hooks?.onRecord?.(entry.entityType, outcome);
+  ctx.progress?.();
+}
+
+/** Reads by id, and hands every read (by id or from a list) to the write batch. */
+class RecordReader {
+  private knownStages: Promise<Set<string>> | null = null;
+  private stageRefresh: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: SyncContext,
+    private readonly writes: WriteBatch,
+  ) {}
+
+  readAll(entries: readonly DirtyEntry[]): Promise<void> {
+    return mapConcurrent(entries, this.ctx.config.concurrency, (entry) => this.read(entry), () => this.ctx.stopSignal.aborted);
+  }
+
+  write(w: RecordWrite): Promise<void> {
+    return this.writes.add(w);
+  }
+
+  /** A copy read by id or from a list page. */
+  async took(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void> {
+    if (entry.entityType === 'deal') await this.ensureStage(record as Deal);
+    await this.write(readWrite(this.ctx, entry, record));
+  }
+
+  private async read(entry: DirtyEntry): Promise<void> {
+    const { client } = this.ctx;
+    const call = { signal: this.ctx.cycleSignal };
+    let record;
+    try {
+      record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
+    } catch (err) {
+      if (err instanceof NotFoundError) return this.write(deletedWrite(this.ctx, entry));
+      // Whether the workspace rejects the key is the change log's call: a 401 here fails this
+      // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
+      if (err instanceof AuthRejectedError) throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
+      const own = recordFailure(err);
+      if (own === null) throw err;
+      return this.write(quarantineWrite(this.ctx, entry, own.reason, own.raw));
+    }
+    await this.took(entry, record);
+  }
+
+  /** A deal naming a stage the mirror does not know refreshes pipelines, once per drain (docs/design.md §4.1). */
+  private async ensureStage(deal: Deal): Promise<void> {
+    this.knownStages ??= this.ctx.store.knownStageIds();
+    if ((await this.knownStages).has(deal.stage.id)) return;
+    this.stageRefresh ??= refreshPipelines(this.ctx).then(() => {
+      this.knownStages = this.ctx.store.knownStageIds();
+    });
+    await this.stageRefresh;
+  }
 }
 
 function key(entry: DirtyEntry): string {

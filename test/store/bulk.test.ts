@@ -93,7 +93,7 @@ for (const dialect of dialects) {
       const bulk = await many.transaction(async (tx) => [...(await tx.upsertTickets(ticketBatch(), SYNCED)), ...(await tx.upsertDeals(dealBatch(), SYNCED))]);
       expect(bulk).toEqual(seq);
       expect(seq.filter((r) => r.quarantined)).toHaveLength(2);
-      expect(seq.filter((r) => r.stale)).toHaveLength(1);
+      expect(seq.filter((r) => r.superseded)).toHaveLength(1);
       expect(seq.some((r) => r.history > 0)).toBe(true);
       expect(await snapshot(many)).toEqual(await snapshot(one));
       const moved = await many.db.selectFrom('ticket_messages').select('ticket_id').where('id', '=', 'shared').executeTakeFirstOrThrow();

@@ -23,7 +23,7 @@ describe('upsertDeal', () => {
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
     expect(await store.knownStageIds()).toEqual(new Set());
     const r = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
-    expect(r).toEqual({ history: 0, stale: false, quarantined: false });
+    expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await store.db.selectFrom('deals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       amount: 1234.5, amount_cents: 123450, currency: 'EUR', close_date: '2024-06-30', status: 'open',
@@ -62,7 +62,7 @@ describe('upsertDeal', () => {
   it('quarantines a deal whose amount is not a decimal, keeping the stored copy', async () => {
     await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
-    expect(r).toEqual({ history: 0, stale: false, quarantined: true });
+    expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
     expect(await store.db.selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
     expect(await store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([{ entity_type: 'deal', entity_id: 'd1' }]);
     await store.transaction((tx) => tx.upsertDeal(deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
@@ -78,7 +78,7 @@ describe('upsertDeal', () => {
       updatedAt: '2024-05-02T09:00:00.000Z',
     });
     const r = await store.transaction((tx) => tx.upsertDeal(next, SYNCED));
-    expect(r).toEqual({ history: 5, stale: false, quarantined: false });
+    expect(r).toEqual({ history: 5, superseded: false, quarantined: false });
     const h = await store.db.selectFrom('deal_history').selectAll().orderBy('field').execute();
     expect(h.map((x) => [x.field, x.from_value, x.to_value])).toEqual([
       ['amount', '1234.50', '2000.00'],
@@ -90,7 +90,7 @@ describe('upsertDeal', () => {
     expect(h.every((x) => x.source === 'observed' && x.observed_since === '2024-05-01 09:00:00.000')).toBe(true);
     expect(await store.db.selectFrom('deal_contacts').select('contact_id').execute()).toEqual([{ contact_id: 'c3' }]);
     const stale = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
-    expect(stale).toEqual({ history: 0, stale: true, quarantined: false });
+    expect(stale).toEqual({ history: 0, superseded: true, quarantined: false });
   });
 
   it('upsertPipelines writes pipelines and stages and counts mirrored deals', async () => {

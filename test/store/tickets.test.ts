@@ -6,7 +6,7 @@ describe('upsertTicket', () => {
 
   it('writes the ticket, its children and references, with 23-char stored timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-    expect(r).toEqual({ history: 0, stale: false, quarantined: false });
+    expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await store.db.selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       number: 1, key: '#1', status: 'open', contact_id: 'c1', assignee_id: 'u1', team_id: 'team1', team_name: 'Tier 1',
@@ -41,7 +41,7 @@ describe('upsertTicket', () => {
       messages: [{ id: 'm2', body: 'edited', authorType: 'agent', author: null, isInternal: true, attachments: [], createdAt: '2024-05-01T09:05:00.000Z' }],
     });
     const r = await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
-    expect(r).toEqual({ history: 4, stale: false, quarantined: false });
+    expect(r).toEqual({ history: 4, superseded: false, quarantined: false });
     const tags = await store.db.selectFrom('ticket_tags').select('tag').orderBy('tag').execute();
     expect(tags.map((t) => t.tag)).toEqual(['billing', 'urgent']);
     const fields = await store.db.selectFrom('ticket_fields').select('key').execute();
@@ -60,7 +60,7 @@ describe('upsertTicket', () => {
   it('keeps the newer copy when a stale read arrives', async () => {
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00.000Z' }), SYNCED));
     const r = await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'open', tags: [] }), SYNCED));
-    expect(r).toEqual({ history: 0, stale: true, quarantined: false });
+    expect(r).toEqual({ history: 0, superseded: true, quarantined: false });
     const row = await store.db.selectFrom('tickets').select(['status', 'updated_at']).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01 12:00:00.000' });
     expect(await store.db.selectFrom('ticket_tags').select('tag').execute()).toHaveLength(2);
@@ -87,7 +87,7 @@ describe('upsertTicket', () => {
   it('quarantines a record with a junk value instead of throwing, writing nothing else for it', async () => {
     await store.transaction(async (tx) => {
       const r = await tx.upsertTicket(ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED);
-      expect(r).toEqual({ history: 0, stale: false, quarantined: true });
+      expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
       await tx.upsertTicket(ticket(), SYNCED);
     });
     const ids = await store.db.selectFrom('tickets').select('id').execute();

@@ -4,6 +4,7 @@ import { silentLogger } from '../../src/log/index.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { emptyStats, recordRun, runBackfill, runSyncCycle, type RunStats, type SyncContext, type SyncHooks } from '../../src/sync/index.js';
+import type { DrainPlanSetting } from '../../src/sync/plan.js';
 import type { Dialect } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
@@ -31,6 +32,19 @@ export interface HarnessOptions {
   hooks?: SyncHooks;
   /** Default: a SQLite file in a temp dir. */
   dialect?: Dialect;
+  /** Default: WSMIRROR_TEST_DRAIN_PLAN, else "auto" (npm test runs the scenario suites once per forced plan too). */
+  drainPlan?: DrainPlanSetting;
+}
+
+/**
+ * The drain plan the scenario suites run under: `npm test` runs them once as configured ("auto")
+ * and once more each with the list plan forced on and off (vitest.scenarios.config.ts).
+ */
+export function testDrainPlan(): DrainPlanSetting {
+  const v = process.env.WSMIRROR_TEST_DRAIN_PLAN;
+  if (v === undefined || v === '') return 'auto';
+  if (v === 'auto' || v === 'list' || v === 'record') return v;
+  throw new Error(`WSMIRROR_TEST_DRAIN_PLAN must be auto, list or record, got ${JSON.stringify(v)}`);
 }
 
 /** One call to the simulator's public API as a user would make it (JSON in and out); throws on a status of 300 or more. */
@@ -65,7 +79,10 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     store,
     client,
     logger: silentLogger(),
-    config: { lookbackSeconds: options.lookbackSeconds ?? 300, pageSize: options.pageSize ?? 100, concurrency: options.concurrency ?? 8 },
+    config: {
+      lookbackSeconds: options.lookbackSeconds ?? 300, pageSize: options.pageSize ?? 100, concurrency: options.concurrency ?? 8,
+      drainPlan: options.drainPlan ?? testDrainPlan(),
+    },
     stopSignal: new AbortController().signal,
     now: () => new Date().toISOString(),
     ...(options.hooks ? { hooks: options.hooks } : {}),
