@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { refreshReporting, RPT_TABLE_NAMES } from '../src/report/index.js';
+import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
 import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews } from './reporting.js';
 
@@ -139,12 +139,12 @@ export async function benchReportingPostgres(url: string): Promise<object> {
       if (copied[table] !== n) throw new Error(`copy of ${table}: ${copied[table]} rows, SQLite has ${n}`);
     }
 
-    const full = await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
     await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
     await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
-    const incremental = await refreshReporting(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
-    const healthOnly = await refreshReporting(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
+    const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
+    const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
     // Timed on a separate connection, as a BI tool reads: `stepMs` receives every row with every
     // column as its wire text (no type parsing, arrays), what psql or a JDBC driver pays;

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
-import { refreshReporting, RPT_TABLE_NAMES } from '../src/report/index.js';
+import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 
 /**
@@ -197,7 +197,7 @@ export async function incrementalEqualsFull(store: Store): Promise<boolean> {
     return out.join('\n');
   };
   const afterIncremental = await aggregates();
-  await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+  await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
   return afterIncremental === (await aggregates());
 }
 
@@ -207,12 +207,12 @@ export async function benchReporting(): Promise<object> {
   try {
     const { counts, buildMs } = await buildMirror(database);
     const store = await openStore({ database });
-    const full = await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
     await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
     await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
-    const incremental = await refreshReporting(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
-    const healthOnly = await refreshReporting(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
+    const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
+    const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
     // Timed on a separate read-only connection, as a BI tool reads: `stepMs` steps every row and
     // reads every column in SQLite (what sqlite3 or a JDBC driver pays); `objectsMs` also builds a

@@ -4,7 +4,8 @@ import type { Store } from '../store/index.js';
 import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
-import { refreshSalesAggregates, refreshSyncHealth } from './sales.js';
+import { refreshSalesAggregates } from './sales.js';
+import { refreshSyncHealth } from './sync-health.js';
 import { sqlDialect } from './dialect.js';
 import { DEAL_SCOPE, freshTemp, TICKET_SCOPE } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
@@ -57,7 +58,7 @@ async function fillScope(db: Kysely<any>, name: string, source: string, ids: Rea
  * only rpt_sync_health is refreshed, so callers can run it after every cycle. Both dialects run the
  * same statements (dialect.ts renders the few fragments that differ) and give the same figures.
  */
-export async function refreshReporting(store: Store, changes: ReportingChanges, options: RefreshOptions = {}): Promise<RefreshResult> {
+export async function refreshRptTables(store: Store, changes: ReportingChanges, options: RefreshOptions = {}): Promise<RefreshResult> {
   const started = performance.now();
   const steps: Record<string, number> = {};
   const now = (options.now ?? new Date()).toISOString();

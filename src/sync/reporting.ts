@@ -1,4 +1,4 @@
-import { refreshReporting, type ReportingChanges } from '../report/index.js';
+import { refreshRptTables, type ReportingChanges } from '../report/index.js';
 import type { SyncContext } from './context.js';
 import { isReportingStale, setReportingStale } from './state.js';
 import type { RunStats } from './stats.js';
@@ -12,7 +12,7 @@ export async function refreshReports(ctx: SyncContext, stats: RunStats, changes:
   const stale = await isReportingStale(ctx.store);
   const scope: ReportingChanges = stale ? { tickets: 'all', deals: 'all' } : changes;
   try {
-    const result = await refreshReporting(ctx.store, scope);
+    const result = await refreshRptTables(ctx.store, scope);
     stats.reportRefreshMs += result.durationMs;
     if (stale) await ctx.store.transaction((tx) => setReportingStale(tx, false));
   } catch (err) {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshReporting } from '../../src/report/index.js';
+import { refreshRptTables } from '../../src/report/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { recordRun, runBackfill, type SyncContext } from '../../src/sync/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
@@ -69,7 +69,7 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
       await store.migrate();
       const ctx: SyncContext = { ...h.ctx, store };
       await recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: 'all' }));
-      await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
+      await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
       stores.set(dialect.name, store);
     }
   }, 180_000);

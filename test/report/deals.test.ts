@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { toDbTimestamp } from '../../src/util/time.js';
-import { readHeadlines, refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
+import { readHeadlines, refreshRptTables, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { days, minutes, rows, snapshot } from './oracle.js';
 import { NOW } from './scenario.js';
@@ -86,7 +86,7 @@ for (const dialect of dialects) describe(`sales reporting tables (hand-written m
       { kind: 'backfill', started_at: S('2024-03-01T00:00:00.000Z'), finished_at: S('2024-03-01T00:10:00.000Z'), outcome: 'success', events_read: 0, events_new: 0, records_fetched: 9, requests: 9, retries: 0, error: null },
     ]).execute();
     await store.db.insertInto('dirty').values({ entity_type: 'ticket', entity_id: 'T9', occurred_at: S(NOW.toISOString()), marked_at: null }).execute();
-    const r = await refreshReporting(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
+    const r = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
     expect(Object.keys(r.steps)).toEqual(['sync_health']);
     expect(await rows(store, 'SELECT * FROM rpt_sync_health')).toEqual([{
       refreshed_at: NOW.toISOString(), watermark: '2024-03-05T23:59:00.000Z', last_success_at: '2024-03-05T23:59:30.000Z',
@@ -128,10 +128,10 @@ for (const dialect of dialects) describe(`sales reporting tables (hand-written m
       deal_id: 'DL3', field: 'stage_id', from_value: 's2', to_value: 's3', changed_at: ts('03-05T18:00'), source: 'observed', event_id: null, observed_since: null,
     }).execute();
     await store.db.updateTable('deals').set({ deleted_at: ts('03-05T19:00') }).where('id', '=', 'DL6').execute();
-    await refreshReporting(store, { tickets: new Set(), deals: new Set(['DL3', 'DL6']) }, { now: NOW });
+    await refreshRptTables(store, { tickets: new Set(), deals: new Set(['DL3', 'DL6']) }, { now: NOW });
     const tables = ['rpt_deals', 'rpt_deal_stage_intervals', 'rpt_pipeline_stages', 'rpt_sales_monthly'];
     const incremental = await snapshot(store, tables);
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     expect(incremental).toEqual(await snapshot(store, tables));
     expect(await rows(store, "SELECT won_at, days_to_close FROM rpt_deals WHERE deal_id = 'DL3'")).toEqual([
       { won_at: ts('03-05T18:00'), days_to_close: days(ts('03-01T12:00'), ts('03-05T18:00')) },

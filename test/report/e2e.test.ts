@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshReporting } from '../../src/report/index.js';
+import { refreshRptTables } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { callApi, harness, type Harness } from '../sync/harness.js';
 import { rows } from './oracle.js';
@@ -81,7 +81,7 @@ for (const dialect of dialects) describe(`reporting tables against the simulator
     await h.sync();
     expect(await h.diff()).toEqual([]);
     now = h.sim.control.now().toISOString();
-    await refreshReporting(h.store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
+    await refreshRptTables(h.store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
   }, 120_000);
   afterAll(async () => {
     await h?.close();

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { refreshReporting } from '../../src/report/index.js';
+import { refreshRptTables } from '../../src/report/index.js';
 import type { Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../store/fixtures.js';
@@ -18,7 +18,7 @@ for (const dialect of dialects) describe(`incremental refresh gives the tables a
     tmp = tempDir();
     ({ store, close } = await reportStore(dialect));
     await buildScenario(store);
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
   });
   afterEach(async () => {
     await close();
@@ -27,7 +27,7 @@ for (const dialect of dialects) describe(`incremental refresh gives the tables a
 
   /** Incremental refresh of the changed ids, then the same clock's full rebuild of the same mirror. */
   const cycle = async (tickets: string[], deals: string[], now: Date) => {
-    await refreshReporting(store, { tickets: new Set(tickets), deals: new Set(deals) }, { now });
+    await refreshRptTables(store, { tickets: new Set(tickets), deals: new Set(deals) }, { now });
     const incremental = await dump(store);
     expect(incremental).toEqual(await fullRebuildDump(store, now, tmp.dir));
   };

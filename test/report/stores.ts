@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { join } from 'node:path';
-import { refreshReporting, RPT_TABLE_NAMES } from '../../src/report/index.js';
+import { refreshRptTables, RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import type { Dialect } from '../helpers/dialects.js';
 import { afterEach, beforeEach } from 'vitest';
@@ -32,7 +32,7 @@ export function useScenarioStore(dialect: Dialect): Store {
   beforeEach(async () => {
     current = await reportStore(dialect);
     await buildScenario(current.store);
-    await refreshReporting(current.store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    await refreshRptTables(current.store, { tickets: 'all', deals: 'all' }, { now: NOW });
   });
   afterEach(async () => {
     await current?.close();
@@ -77,7 +77,7 @@ export async function fullRebuildDump(store: Store, now: Date, dir: string): Pro
     await sql.raw(`VACUUM INTO '${copy}'`).execute(store.db);
     const full = await openStore({ database: copy });
     try {
-      await refreshReporting(full, { tickets: 'all', deals: 'all' }, { now });
+      await refreshRptTables(full, { tickets: 'all', deals: 'all' }, { now });
       return await dump(full);
     } finally {
       await full.close();
@@ -85,7 +85,7 @@ export async function fullRebuildDump(store: Store, now: Date, dir: string): Pro
   }
   for (const t of RPT_TABLE_NAMES) await sql.raw(`CREATE TABLE bak_${t} AS SELECT * FROM ${t}`).execute(store.db);
   try {
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now });
+    await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now });
     return await dump(store);
   } finally {
     await store.db.transaction().execute(async (trx) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refreshReporting } from '../../src/report/index.js';
+import { refreshRptTables } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { minutes, percentileCont, rows } from './oracle.js';
 import { NOW } from './scenario.js';
@@ -95,11 +95,11 @@ for (const dialect of dialects) describe(`support reporting tables (hand-written
       event_id: null, observed_since: d(3, '18:00'),
     }).execute();
     await db.updateTable('tickets').set({ deleted_at: d(5, '11:00') }).where('id', '=', 'T3').execute();
-    await refreshReporting(store, { tickets: new Set(['T5', 'T3']), deals: new Set() }, { now: NOW });
+    await refreshRptTables(store, { tickets: new Set(['T5', 'T3']), deals: new Set() }, { now: NOW });
     const { snapshot } = await import('./oracle.js');
     const tables = ['rpt_tickets', 'rpt_ticket_status_intervals', 'rpt_support_daily', 'rpt_agent_daily'];
     const incremental = await snapshot(store, tables);
-    await refreshReporting(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     expect(incremental).toEqual(await snapshot(store, tables));
     const t5 = await rows(store, "SELECT reopen_count, is_resolved FROM rpt_tickets WHERE ticket_id = 'T5'");
     expect(t5).toEqual([{ reopen_count: 1, is_resolved: 0 }]);

@@ -1,6 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { refreshReporting } from '../../src/report/index.js';
+import { refreshRptTables } from '../../src/report/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { recordRun, runBackfill, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
@@ -131,8 +131,8 @@ for (const dialect of dialects) describe(`same life, two paths, same figures (${
     expect(await diffMirror(imported.db, h.sim.control.truth())).toEqual([]);
 
     now = h.sim.control.now().toISOString();
-    await refreshReporting(h.store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
-    await refreshReporting(imported, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
+    await refreshRptTables(h.store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
+    await refreshRptTables(imported, { tickets: 'all', deals: 'all' }, { now: new Date(now) });
   }, 180_000);
   afterAll(async () => {
     await imported?.close();

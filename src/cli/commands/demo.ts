@@ -9,7 +9,7 @@ import { openClient, syncContext, type Resources } from '../resources.js';
 import { SecretRedactor } from '../secrets.js';
 import { openWriterSession, usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
-import { printHeadlines } from './headlines.js';
+import { printMirrorCounts } from './mirror-counts.js';
 import { formatHeadlines } from './report.js';
 import { syncOnce } from './sync.js';
 
@@ -56,7 +56,7 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
       );
     }
     out('');
-    await printHeadlines(store, out);
+    await printMirrorCounts(store, out);
     out('');
     for (const line of formatHeadlines(await readHeadlines(store))) out(line);
     out('');
