@@ -36,6 +36,8 @@ export interface Faults {
   endlessEmptyPages?: boolean;
   /** Event listings of a cycle never answer (the connection stays open until the client gives up). */
   stallEvents?: boolean;
+  /** Fields overwritten on these records (by id), in single-record reads and in list pages alike. */
+  patchRecords?: Record<string, Record<string, unknown>>;
   /** The probe (events, limit=1, no cursor) answers with this status and an HTML page. */
   probeStatus?: { status: number; html?: boolean; location?: string };
 }
@@ -112,6 +114,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
     const body = (await forward(req, simUrl, path.replace(encodeURIComponent(id), encodeURIComponent(fetchId)))) as Record<string, Record<string, unknown>>;
     const key = record![1] === 'tickets' ? 'ticket' : 'deal';
     const rec = body[key]!;
+    Object.assign(rec, f.patchRecords?.[id] ?? {});
     if (f.extraFields?.id === id) rec.fields = { ...(rec.fields as object), ...f.extraFields.fields };
     if (f.hugeInvalidValue?.id === id) rec.updatedAt = 'x'.repeat(f.hugeInvalidValue.chars);
     if (f.deepField?.id === id) {
@@ -122,7 +125,12 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
     }
     return json(res, 200, body);
   }
-  return json(res, 200, await forward(req, simUrl));
+  const body = await forward(req, simUrl);
+  const list = /^\/api\/v1\/(tickets|deals)$/.exec(path);
+  if (list && f.patchRecords) {
+    for (const item of (body as Record<string, Record<string, unknown>[]>)[list[1]!] ?? []) Object.assign(item, f.patchRecords[String(item.id)] ?? {});
+  }
+  return json(res, 200, body);
 }
 
 /** The simulator's answer to the same request (or to `target`, path and query). */
