@@ -113,7 +113,13 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       for (const ws of workspaces) ws.sim.control.act(5);
       for (const s of standbys) await twoMoreCycles(s);
       expect(standbys[0]!.exitCode).toBeNull();
-      expect(standbys[0]!.log()).toMatch(/sync failed; the next tick retries/);
+      // Which query the lock catches depends on where the cycle stood when the lock was taken: the
+      // cycle's own run row (the cycle fails), the run's health refresh, or the maintenance after it
+      // (each logs and is retried). Any of them is the recovery this checks; the mirror comparison
+      // below is what proves nothing was lost.
+      expect(standbys[0]!.log()).toMatch(
+        /sync failed; the next tick retries|refreshing rpt_sync_health after the run failed|mirror maintenance failed; the next cycle retries/,
+      );
 
       for (const ws of workspaces) {
         const store = await openStore({ database, readonly: true, schema: ws.schema });
