@@ -14,16 +14,41 @@ describe('dirty set, state, quarantine, runs', () => {
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 't1'))).toBe(2);
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T10:30:00Z' }]));
     expect((await store.listDirty(10)).find((d) => d.entityId === 't1')).toEqual({
-      entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 2,
+      entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 2, readMessages: true,
     });
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00Z' }]));
     expect(await store.listDirty(10)).toEqual([
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0 },
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0 },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0, readMessages: true },
+      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0, readMessages: true },
     ]);
     expect(await store.listDirty(1)).toHaveLength(1);
     expect(await store.dirtyCount()).toBe(2);
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 'nope'))).toBe(0);
+  });
+
+  it('read_messages turns on with any mark that may touch messages and stays on until cleared; absent means on', async () => {
+    const mark = (id: string, at: string, readMessages?: boolean) =>
+      store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: id, occurredAt: at, ...(readMessages === undefined ? {} : { readMessages }) }]));
+    const flag = async (id: string) => (await store.listDirty(10)).find((d) => d.entityId === id)?.readMessages;
+    await mark('f', '2024-05-01T10:00:00Z', false);
+    expect(await flag('f')).toBe(false);
+    await mark('f', '2024-05-01T11:00:00Z', false);
+    expect(await flag('f')).toBe(false);
+    // An older mark that may touch messages still turns it on: the newest event is not the only one.
+    await mark('f', '2024-05-01T09:00:00Z', true);
+    expect(await flag('f')).toBe(true);
+    await mark('f', '2024-05-01T12:00:00Z', false);
+    expect(await flag('f')).toBe(true);
+    await store.transaction((tx) => tx.markDirty([
+      { entityType: 'ticket', entityId: 'g', occurredAt: '2024-05-01T10:00:00Z', readMessages: true },
+      { entityType: 'ticket', entityId: 'g', occurredAt: '2024-05-01T11:00:00Z', readMessages: false },
+    ]));
+    expect(await flag('g')).toBe(true);
+    await mark('h', '2024-05-01T10:00:00Z');
+    expect(await flag('h')).toBe(true);
+    await store.transaction((tx) => tx.clearDirty('ticket', 'f', '2024-05-01T12:00:00Z'));
+    await mark('f', '2024-05-01T13:00:00Z', false);
+    expect(await flag('f')).toBe(false);
   });
 
   it('clearDirty deletes only entries not re-marked by a newer event', async () => {
