@@ -1,4 +1,4 @@
-import { sql, type Kysely, type CreateTableBuilder } from 'kysely';
+import { sql, type Kysely, type CreateTableBuilder, type RawBuilder } from 'kysely';
 import { dialectOf } from '../src/store/dialect.js';
 
 /**
@@ -25,14 +25,42 @@ function types(db: Kysely<any>) {
   } as const;
 }
 
-export async function up(db: Kysely<any>): Promise<void> {
-  const t = types(db);
-  const ts = sql.raw(t.timestamp);
-  const bool = sql.raw(t.boolean);
-  const json = sql.raw(t.json);
-  const serialPk = <N extends string>(b: CreateTableBuilder<N, any>) =>
-    b.addColumn('id', sql.raw(t.serial), (c) => (t.pg ? c.primaryKey() : c.primaryKey().autoIncrement()));
+/** The column types and the auto-increment key, resolved once per run for the migrating database. */
+interface Columns {
+  t: ReturnType<typeof types>;
+  ts: RawBuilder<unknown>;
+  bool: RawBuilder<unknown>;
+  json: RawBuilder<unknown>;
+  serialPk: <N extends string>(b: CreateTableBuilder<N, any>) => CreateTableBuilder<N, any>;
+}
 
+function columns(db: Kysely<any>): Columns {
+  const t = types(db);
+  return {
+    t,
+    ts: sql.raw(t.timestamp),
+    bool: sql.raw(t.boolean),
+    json: sql.raw(t.json),
+    serialPk: (b) => b.addColumn('id', sql.raw(t.serial), (c) => (t.pg ? c.primaryKey() : c.primaryKey().autoIncrement())),
+  };
+}
+
+/**
+ * One helper per group of tables, called in the order the statements always ran: this migration is
+ * frozen (docs/design.md §5), so splitting it must not change a statement or their order.
+ */
+export async function up(db: Kysely<any>): Promise<void> {
+  const cols = columns(db);
+  await createPeopleTables(db);
+  await createTicketTables(db, cols);
+  await createSalesTables(db, cols);
+  await createChangeLogTables(db, cols);
+  await createSyncTables(db, cols);
+  await createIndexes(db);
+}
+
+/** Users, contacts and companies: the names tickets and deals point at. */
+async function createPeopleTables(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('users')
     .ifNotExists()
@@ -57,7 +85,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('name', 'text')
     .addColumn('domain', 'text')
     .execute();
+}
 
+/** Tickets and their children; children cascade so BI tools can infer the joins. */
+async function createTicketTables(db: Kysely<any>, { ts, bool, json }: Columns): Promise<void> {
   await db.schema
     .createTable('tickets')
     .ifNotExists()
@@ -122,7 +153,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('value_json', json)
     .addPrimaryKeyConstraint('ticket_fields_pk', ['ticket_id', 'key'])
     .execute();
+}
 
+/** Pipelines, stages, deals and the deals' children. */
+async function createSalesTables(db: Kysely<any>, { t, ts, bool, json }: Columns): Promise<void> {
   await db.schema
     .createTable('pipelines')
     .ifNotExists()
@@ -186,7 +220,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('value_json', json)
     .addPrimaryKeyConstraint('deal_fields_pk', ['deal_id', 'key'])
     .execute();
+}
 
+/** The change log and the per-field history; no foreign keys, they may name records not fetched yet. */
+async function createChangeLogTables(db: Kysely<any>, { ts, json, serialPk }: Columns): Promise<void> {
   await db.schema
     .createTable('events')
     .ifNotExists()
@@ -216,7 +253,10 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('observed_since', ts)
       .execute();
   }
+}
 
+/** The sync's own bookkeeping: quarantine, runs, state and the dirty set (docs/design.md §4.3, §4.5). */
+async function createSyncTables(db: Kysely<any>, { ts, json, serialPk }: Columns): Promise<void> {
   await db.schema
     .createTable('quarantine')
     .ifNotExists()
@@ -260,7 +300,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('marked_at', ts)
     .addPrimaryKeyConstraint('dirty_pk', ['entity_type', 'entity_id'])
     .execute();
+}
 
+/** Indexes last, once every table they name exists. */
+async function createIndexes(db: Kysely<any>): Promise<void> {
   const indexes: [string, string, string[], boolean?][] = [
     ['ticket_messages_ticket_created_idx', 'ticket_messages', ['ticket_id', 'created_at']],
     ['ticket_tags_tag_idx', 'ticket_tags', ['tag']],

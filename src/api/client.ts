@@ -15,7 +15,7 @@ import {
 import { quote } from './json-bounds.js';
 import { createPacer } from './adaptive-rate.js';
 import { realClock, Semaphore, type Clock } from './limiter.js';
-import { resolveOptions, type ApiClientOptions, type ClientStats } from './options.js';
+import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedOptions } from './options.js';
 import { PagingGuard } from './paging.js';
 import { makeRedactor } from './redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
@@ -77,6 +77,37 @@ export interface ClientInternals {
 type EntityType = InvalidItem['entityType'];
 
 export function createApiClient(options: ApiClientOptions, internals: ClientInternals = {}): ApiClient {
+  const io = openTransport(options, internals);
+  const { transport, agent, lifetime } = io;
+  const client: ApiClient = {
+    eventsPage: (q, o) => page(io, '/api/v1/events', 'events', 'event', eventSchema, { ...q }, o?.signal),
+    ticketsPage: (q, o) => page(io, '/api/v1/tickets', 'tickets', 'ticket', ticketSchema, q, o?.signal),
+    dealsPage: (q, o) => page(io, '/api/v1/deals', 'deals', 'deal', dealSchema, q, o?.signal),
+    iterateEvents: (q, o) => iterate(io, { ...q }, (p) => client.eventsPage(p, o), '/api/v1/events'),
+    iterateTickets: (q = {}, o) => iterate(io, q, (p) => client.ticketsPage(p, o), '/api/v1/tickets'),
+    iterateDeals: (q = {}, o) => iterate(io, q, (p) => client.dealsPage(p, o), '/api/v1/deals'),
+    getTicket: async (id, o) => single(io, entityPath('tickets', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
+    getDeal: async (id, o) => single(io, entityPath('deals', id), 'deal', 'deal', id, dealSchema, o?.signal),
+    listPipelines: (o) => pipelines(io, o?.signal),
+    stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
+    async close() {
+      if (lifetime.signal.aborted) return;
+      lifetime.abort(new WsmirrorError('CLIENT_CLOSED', 'The API client was closed while a request was pending.'));
+      await agent.close();
+    },
+  };
+  return client;
+}
+
+/** What every call of one client shares; `lifetime` and `agent` are what close() ends. */
+interface ClientIo {
+  opts: ResolvedOptions;
+  transport: Transport;
+  agent: Agent;
+  lifetime: AbortController;
+}
+
+function openTransport(options: ApiClientOptions, internals: ClientInternals): ClientIo {
   const opts = resolveOptions(options);
   const clock = internals.clock ?? realClock;
   // close() must also end retry waits and queued calls, not only the sockets.
@@ -103,117 +134,104 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     onRequest: options.onRequest,
     random: internals.random,
   });
+  return { opts, transport, agent, lifetime };
+}
 
-  async function page<S extends z.ZodType>(
-    path: string,
-    key: string,
-    entityType: EntityType,
-    schema: S,
-    q: Record<string, unknown>,
-    signal?: AbortSignal,
-  ): Promise<Page<z.output<S>>> {
-    const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
-    const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
-      throw query.cursor === undefined ? notTheApi(err) : err;
+async function page<S extends z.ZodType>(
+  { opts, transport }: ClientIo,
+  path: string,
+  key: string,
+  entityType: EntityType,
+  schema: S,
+  q: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Page<z.output<S>>> {
+  const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
+  const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
+    throw query.cursor === undefined ? notTheApi(err) : err;
+  });
+  const where = { method: 'GET', path: shownPath(opts.basePath + path + toQueryString(query)) };
+  const envelope = json as Record<string, unknown> | null;
+  const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
+  if (!Array.isArray(items))
+    throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
+  const next = envelope?.nextCursor;
+  if (next !== null && typeof next !== 'string') {
+    throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
+  }
+  // An empty cursor cannot be sent back meaningfully; treat it as the last page rather than loop.
+  return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next, serverDate };
+}
+
+async function* iterate<T>(
+  { opts }: ClientIo,
+  first: Record<string, unknown>,
+  fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>,
+  path: string,
+): AsyncIterable<Page<T>> {
+  let cursor = (first.cursor as string | null | undefined) ?? null;
+  const guard = new PagingGuard(opts.basePath + path);
+  if (cursor !== null) guard.start(cursor);
+  for (;;) {
+    const p = await fetchPage({ ...first, cursor });
+    guard.check(pageIds(p), p.nextCursor);
+    yield p;
+    if (p.nextCursor === null) return;
+    cursor = p.nextCursor;
+  }
+}
+
+async function single<S extends z.ZodType>(
+  { opts, transport }: ClientIo,
+  path: string,
+  key: string,
+  entityType: EntityType,
+  requestedId: string,
+  schema: S,
+  signal?: AbortSignal,
+): Promise<z.output<S>> {
+  const { json } = await transport.getJson(path, {}, signal).catch((err: unknown) => {
+    // A 403 on one record is that record's problem; the workspace's key is judged by the change log.
+    if (err instanceof AuthRejectedError && err.status === 403) {
+      throw new UpstreamRejectedError({ status: 403, method: err.method, path: err.path, body: err.body, attempts: err.attempts });
+    }
+    throw err;
+  });
+  const details: ApiErrorDetails = { status: 200, method: 'GET', path: shownPath(opts.basePath + path) };
+  const raw = json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined;
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new InvalidResponseError(`expected {"${key}": {...}} but "${key}" is not an object`, details);
+  }
+  const r = validateRecord(entityType, schema, raw);
+  if (!r.ok) throw new InvalidRecordError({ ...r.invalid, id: requestedId }, details);
+  const got = (r.value as { id: string }).id;
+  if (got !== requestedId) {
+    throw new InvalidRecordError(
+      { entityType, id: requestedId, reason: `the body is for id ${quote(got)}, not the id asked for`, raw },
+      details,
+    );
+  }
+  return r.value;
+}
+
+async function pipelines({ opts, transport }: ClientIo, signal?: AbortSignal): Promise<{ items: Pipeline[]; invalid: InvalidItem[] }> {
+  const { json } = await transport.getJson('/api/v1/pipelines', {}, signal).catch((err: unknown) => {
+    throw notTheApi(err);
+  });
+  const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
+  if (!Array.isArray(raws)) {
+    throw new InvalidResponseError('expected {"pipelines": [...]} but "pipelines" is not an array', {
+      status: 200,
+      method: 'GET',
+      path: `${opts.basePath}/api/v1/pipelines`,
     });
-    const where = { method: 'GET', path: shownPath(opts.basePath + path + toQueryString(query)) };
-    const envelope = json as Record<string, unknown> | null;
-    const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
-    if (!Array.isArray(items))
-      throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
-    const next = envelope?.nextCursor;
-    if (next !== null && typeof next !== 'string') {
-      throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
-    }
-    // An empty cursor cannot be sent back meaningfully; treat it as the last page rather than loop.
-    return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next, serverDate };
   }
+  return validateItems('pipeline', pipelineSchema, raws);
+}
 
-  async function* iterate<T>(
-    first: Record<string, unknown>,
-    fetchPage: (q: Record<string, unknown>) => Promise<Page<T>>,
-    path: string,
-  ): AsyncIterable<Page<T>> {
-    let cursor = (first.cursor as string | null | undefined) ?? null;
-    const guard = new PagingGuard(opts.basePath + path);
-    if (cursor !== null) guard.start(cursor);
-    for (;;) {
-      const p = await fetchPage({ ...first, cursor });
-      guard.check(pageIds(p), p.nextCursor);
-      yield p;
-      if (p.nextCursor === null) return;
-      cursor = p.nextCursor;
-    }
-  }
-
-  async function single<S extends z.ZodType>(
-    path: string,
-    key: string,
-    entityType: EntityType,
-    requestedId: string,
-    schema: S,
-    signal?: AbortSignal,
-  ): Promise<z.output<S>> {
-    const { json } = await transport.getJson(path, {}, signal).catch((err: unknown) => {
-      // A 403 on one record is that record's problem; the workspace's key is judged by the change log.
-      if (err instanceof AuthRejectedError && err.status === 403) {
-        throw new UpstreamRejectedError({ status: 403, method: err.method, path: err.path, body: err.body, attempts: err.attempts });
-      }
-      throw err;
-    });
-    const details: ApiErrorDetails = { status: 200, method: 'GET', path: shownPath(opts.basePath + path) };
-    const raw = json !== null && typeof json === 'object' ? (json as Record<string, unknown>)[key] : undefined;
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw new InvalidResponseError(`expected {"${key}": {...}} but "${key}" is not an object`, details);
-    }
-    const r = validateRecord(entityType, schema, raw);
-    if (!r.ok) throw new InvalidRecordError({ ...r.invalid, id: requestedId }, details);
-    const got = (r.value as { id: string }).id;
-    if (got !== requestedId) {
-      throw new InvalidRecordError(
-        { entityType, id: requestedId, reason: `the body is for id ${quote(got)}, not the id asked for`, raw },
-        details,
-      );
-    }
-    return r.value;
-  }
-
-  const entityPath = (collection: string, id: string) => {
-    if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${collection} id must be a non-empty string`);
-    return `/api/v1/${collection}/${encodeURIComponent(id)}`;
-  };
-
-  const client: ApiClient = {
-    eventsPage: (q, o) => page('/api/v1/events', 'events', 'event', eventSchema, { ...q }, o?.signal),
-    ticketsPage: (q, o) => page('/api/v1/tickets', 'tickets', 'ticket', ticketSchema, q, o?.signal),
-    dealsPage: (q, o) => page('/api/v1/deals', 'deals', 'deal', dealSchema, q, o?.signal),
-    iterateEvents: (q, o) => iterate({ ...q }, (p) => client.eventsPage(p, o), '/api/v1/events'),
-    iterateTickets: (q = {}, o) => iterate(q, (p) => client.ticketsPage(p, o), '/api/v1/tickets'),
-    iterateDeals: (q = {}, o) => iterate(q, (p) => client.dealsPage(p, o), '/api/v1/deals'),
-    getTicket: async (id, o) => single(entityPath('tickets', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
-    getDeal: async (id, o) => single(entityPath('deals', id), 'deal', 'deal', id, dealSchema, o?.signal),
-    async listPipelines(o) {
-      const { json } = await transport.getJson('/api/v1/pipelines', {}, o?.signal).catch((err: unknown) => {
-        throw notTheApi(err);
-      });
-      const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
-      if (!Array.isArray(raws)) {
-        throw new InvalidResponseError('expected {"pipelines": [...]} but "pipelines" is not an array', {
-          status: 200,
-          method: 'GET',
-          path: `${opts.basePath}/api/v1/pipelines`,
-        });
-      }
-      return validateItems('pipeline', pipelineSchema, raws);
-    },
-    stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
-    async close() {
-      if (lifetime.signal.aborted) return;
-      lifetime.abort(new WsmirrorError('CLIENT_CLOSED', 'The API client was closed while a request was pending.'));
-      await agent.close();
-    },
-  };
-  return client;
+function entityPath(collection: string, id: string): string {
+  if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${collection} id must be a non-empty string`);
+  return `/api/v1/${collection}/${encodeURIComponent(id)}`;
 }
 
 /**

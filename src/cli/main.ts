@@ -26,7 +26,14 @@ function build(redactor: SecretRedactor): Command {
     .option('--log-level <level>', 'trace, debug, info, warn, error, fatal or silent (env WSMIRROR_LOG_LEVEL)')
     .showHelpAfterError('(run `wsmirror --help` for the commands)')
     .exitOverride();
+  // Registration order is the order --help lists the commands in.
+  addMirrorCommands(program, redactor);
+  addSimulatorCommands(program);
+  return program;
+}
 
+/** The commands that read the config and open the mirror; they fill the shared redactor as they read secrets. */
+function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
   program
     .command('backfill')
     .description('copy pipelines, deals and tickets (with messages); resumable; then hand the watermark to sync')
@@ -72,7 +79,10 @@ function build(redactor: SecretRedactor): Command {
       const { reportCommand } = await import('./commands/report.js');
       await reportCommand(globals(cmd), opts, redactor);
     });
+}
 
+/** The bundled simulator and the demo built on it: they read no config file, only their own flags. */
+function addSimulatorCommands(program: Command): void {
   program
     .command('simulate')
     .description('serve the bundled workspace simulator')
@@ -106,8 +116,6 @@ function build(redactor: SecretRedactor): Command {
     .action(async (opts: { database: string; tickets: string; deals: string; cycles: string }, cmd: Command) =>
       demoCommand({ ...opts, database: cmd.parent?.opts<{ database?: string }>().database ?? opts.database }),
     );
-
-  return program;
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -66,36 +66,81 @@ function sentence(world: World): string {
   return world.activityRng.pick(SENTENCES);
 }
 
-/** Performs one write of `kind`; falls back to a create when no suitable record exists. */
-export function performActivity(world: World, kind: ActivityKind, strict = false): ActivityRecord {
-  const rng = world.activityRng;
-  const actor = rng.pick(world.memberList).id;
-  runAutomations(world);
-  const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({ kind: k, entityType: 'ticket', entityId: t.id });
-  const dealRecord = (k: string, d: Deal): ActivityRecord => ({ kind: k, entityType: 'deal', entityId: d.id });
-  const needsTicket =
-    kind === 'update_ticket' || kind === 'change_status' || kind === 'reply' || kind === 'add_note' || kind === 'change_tags';
-  const ticket = needsTicket ? randomTicket(world, true) : undefined;
-  if (needsTicket && !ticket) return performActivity(world, 'create_ticket');
-  const needsDeal = kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
-  const deal = needsDeal ? randomDeal(world) : undefined;
-  if (needsDeal && (!deal || (kind === 'delete_deal' && !strict && world.dealIndex.size < 3))) return performActivity(world, 'create_deal');
+type TicketChange = 'update_ticket' | 'change_status' | 'reply' | 'add_note' | 'change_tags';
+type DealChange = 'move_deal_stage' | 'change_amount' | 'delete_deal';
 
+function isTicketChange(kind: ActivityKind): kind is TicketChange {
+  return kind === 'update_ticket' || kind === 'change_status' || kind === 'reply' || kind === 'add_note' || kind === 'change_tags';
+}
+
+function isDealChange(kind: ActivityKind): kind is DealChange {
+  return kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
+}
+
+const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({ kind: k, entityType: 'ticket', entityId: t.id });
+const dealRecord = (k: string, d: Deal): ActivityRecord => ({ kind: k, entityType: 'deal', entityId: d.id });
+
+/**
+ * Performs one write of `kind`; falls back to a create when no suitable record exists. The random
+ * draws happen in a fixed order (actor, then the record, then the kind's own), so a seed replays.
+ */
+export function performActivity(world: World, kind: ActivityKind, strict = false): ActivityRecord {
+  const actor = world.activityRng.pick(world.memberList).id;
+  runAutomations(world);
+  if (isTicketChange(kind)) {
+    const ticket = randomTicket(world, true);
+    if (!ticket) return performActivity(world, 'create_ticket');
+    return ticketRecord(kind, changeTicket(world, kind, actor, ticket));
+  }
+  if (isDealChange(kind)) {
+    const deal = randomDeal(world);
+    // Random activity keeps a few deals alive instead of emptying the workspace; actEveryKind (strict) deletes regardless.
+    if (!deal || (kind === 'delete_deal' && !strict && world.dealIndex.size < 3)) return performActivity(world, 'create_deal');
+    return dealRecord(kind, changeDeal(world, kind, actor, deal));
+  }
+  if (kind === 'create_ticket') return ticketRecord(kind, createTicket(world, actor, newTicketBody(world)));
+  return dealRecord(kind, createDeal(world, actor, newDealBody(world, actor)));
+}
+
+/** A create-ticket request body as a new customer would send it. */
+function newTicketBody(world: World): Record<string, unknown> {
+  const rng = world.activityRng;
+  return {
+    subject: rng.pick(SUBJECTS),
+    body: sentence(world),
+    email: `${world.ids.next('c').slice(2, 10)}@customer.example`,
+    firstName: 'New',
+    lastName: 'Customer',
+    priority: rng.pick(['low', 'normal', 'high', 'urgent']),
+    tags: rng.sample(TAGS, rng.int(0, 2)),
+  };
+}
+
+/** A create-deal request body; some deals have no company and some no amount, as in real pipelines. */
+function newDealBody(world: World, actor: string): Record<string, unknown> {
+  const rng = world.activityRng;
+  const pipeline = rng.pick(world.pipelines);
+  const company = rng.chance(0.7) ? rng.pick([...world.companies.values()]) : null;
+  return {
+    name: `${company?.name ?? 'Direct'} ${rng.pick(['Pilot', 'Seats', 'Renewal', 'Add-on'])}`,
+    pipelineId: pipeline.id,
+    amount: rng.chance(0.15) ? null : `${rng.int(500, 90_000)}.${String(rng.int(0, 99)).padStart(2, '0')}`,
+    currency: rng.pick(['USD', 'EUR', 'GBP']),
+    ownerId: actor,
+    companyId: company?.id ?? null,
+    contactIds: rng.sample(
+      world.contactList.slice(0, 500).map((c) => c.id),
+      rng.int(0, 2),
+    ),
+  };
+}
+
+/** One change to an open ticket, through the same operations the PATCH and message handlers use. */
+function changeTicket(world: World, kind: TicketChange, actor: string, t: Ticket): Ticket {
+  const rng = world.activityRng;
   switch (kind) {
-    case 'create_ticket': {
-      const body = {
-        subject: rng.pick(SUBJECTS),
-        body: sentence(world),
-        email: `${world.ids.next('c').slice(2, 10)}@customer.example`,
-        firstName: 'New',
-        lastName: 'Customer',
-        priority: rng.pick(['low', 'normal', 'high', 'urgent']),
-        tags: rng.sample(TAGS, rng.int(0, 2)),
-      };
-      return ticketRecord(kind, createTicket(world, actor, body));
-    }
     case 'update_ticket': {
-      const t = ticket as Ticket;
+      // Every variant is drawn before one is picked, so the draws do not depend on the pick.
       const variants = [
         { priority: rng.pick(['low', 'normal', 'high', 'urgent'].filter((p) => p !== t.priority)) },
         { subject: `${t.subject.replace(/ \(follow-up\)$/, '')} (follow-up)`, summary: sentence(world) },
@@ -103,57 +148,41 @@ export function performActivity(world: World, kind: ActivityKind, strict = false
         { assigneeId: rng.pick(world.memberList.filter((m) => m.id !== t.assigneeId)).id },
         { teamId: t.teamId === null ? rng.pick([...world.teams.keys()]) : null },
       ];
-      return ticketRecord(kind, updateTicket(world, actor, t.id, rng.pick(variants)));
+      return updateTicket(world, actor, t.id, rng.pick(variants));
     }
     case 'change_status': {
-      const t = ticket as Ticket;
       const to = rng.pick(['open', 'pending', 'on_hold', 'solved'].filter((s) => s !== t.status));
-      return ticketRecord(kind, updateTicket(world, actor, t.id, { status: to }));
+      return updateTicket(world, actor, t.id, { status: to });
     }
     case 'reply':
-      return ticketRecord(kind, addMessage(world, actor, (ticket as Ticket).id, { body: sentence(world) }).ticket);
+      return addMessage(world, actor, t.id, { body: sentence(world) }).ticket;
     case 'add_note':
-      return ticketRecord(kind, addMessage(world, actor, (ticket as Ticket).id, { body: sentence(world), internal: true }).ticket);
+      return addMessage(world, actor, t.id, { body: sentence(world), internal: true }).ticket;
     case 'change_tags': {
-      const t = ticket as Ticket;
       const add = rng.pick(TAGS.filter((x) => !t.tags.includes(x)));
       const remove = t.tags.length > 0 && rng.chance(0.5) ? [rng.pick(t.tags)] : [];
-      return ticketRecord(kind, updateTicket(world, actor, t.id, { addTags: [add], removeTags: remove }));
+      return updateTicket(world, actor, t.id, { addTags: [add], removeTags: remove });
     }
-    case 'create_deal': {
-      const pipeline = rng.pick(world.pipelines);
-      const company = rng.chance(0.7) ? rng.pick([...world.companies.values()]) : null;
-      const body = {
-        name: `${company?.name ?? 'Direct'} ${rng.pick(['Pilot', 'Seats', 'Renewal', 'Add-on'])}`,
-        pipelineId: pipeline.id,
-        amount: rng.chance(0.15) ? null : `${rng.int(500, 90_000)}.${String(rng.int(0, 99)).padStart(2, '0')}`,
-        currency: rng.pick(['USD', 'EUR', 'GBP']),
-        ownerId: actor,
-        companyId: company?.id ?? null,
-        contactIds: rng.sample(
-          world.contactList.slice(0, 500).map((c) => c.id),
-          rng.int(0, 2),
-        ),
-      };
-      return dealRecord(kind, createDeal(world, actor, body));
-    }
+  }
+}
+
+/** One change to a live deal, through the same operations the deal handlers use. */
+function changeDeal(world: World, kind: DealChange, actor: string, d: Deal): Deal {
+  const rng = world.activityRng;
+  switch (kind) {
     case 'move_deal_stage': {
-      const d = deal as Deal;
       const pipeline = world.pipelines.find((p) => p.id === d.pipelineId);
       const stage = rng.pick((pipeline?.stages ?? []).filter((s) => s.id !== d.stageId));
-      return dealRecord(kind, updateDeal(world, actor, d.id, { stage: stage.id }));
+      return updateDeal(world, actor, d.id, { stage: stage.id });
     }
     case 'change_amount': {
-      const d = deal as Deal;
       const cents = rng.int(500, 150_000) * 100 + rng.int(0, 99);
       const amount = `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-      return dealRecord(kind, updateDeal(world, actor, d.id, { amount }));
+      return updateDeal(world, actor, d.id, { amount });
     }
-    case 'delete_deal': {
-      const d = deal as Deal;
+    case 'delete_deal':
       deleteDeal(world, actor, d.id);
-      return dealRecord(kind, d);
-    }
+      return d;
   }
 }
 

@@ -11,19 +11,7 @@ import type { World } from './world.js';
 /** The in-process control handle; the HTTP control surface calls the same methods. */
 export function createControl(world: World, faults: FaultInjector, log: RequestLog): SimulatorControl {
   return {
-    truth(): Truth {
-      runAutomations(world);
-      const now = world.clock.nowMs();
-      return {
-        tickets: world.ticketIndex.newestFirst().map((t) => ticketFull(world, t)),
-        hiddenTickets: [...world.tickets.values()].filter((t) => t.hidden !== null).map((t) => ({ id: t.id, reason: t.hidden as string })),
-        deals: world.dealIndex.newestFirst().map((d) => JSON.parse(dealListJson(world, d)) as object),
-        deletedDealIds: [...world.deletedDealIds],
-        pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(p))),
-        events: world.events.visible(now).map((e) => JSON.parse(eventJson(world, e)) as object),
-        members: world.memberList.map((m) => ({ id: m.id, name: m.name, email: m.email })),
-      };
-    },
+    truth: () => groundTruth(world),
     setFaults(f: Partial<FaultConfig>): void {
       mergeFaults(world.faults, f);
     },
@@ -65,29 +53,7 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     burst(count: number): void {
       world.clock.frozen(() => actRandomly(world, count));
     },
-    injectEvent(e: InjectedEvent): string {
-      if (typeof e.type !== 'string' || typeof e.entityType !== 'string' || typeof e.entityId !== 'string')
-        throw new TypeError('injectEvent needs string type, entityType and entityId');
-      const now = world.clock.nowMs();
-      let ms = now;
-      if (e.occurredAt !== undefined) {
-        ms = Date.parse(e.occurredAt);
-        if (Number.isNaN(ms)) throw new TypeError(`occurredAt is not a timestamp: ${e.occurredAt}`);
-      }
-      const ev = {
-        id: world.ids.next('evt'),
-        seq: ++world.seq,
-        type: e.type,
-        entityType: e.entityType,
-        entityId: e.entityId,
-        payload: e.payload ?? {},
-        actor: e.actor ?? null,
-        occurredAtMs: ms,
-        visibleAtMs: e.visibleAfterMs !== undefined && e.visibleAfterMs > 0 ? now + e.visibleAfterMs : Math.min(ms, now),
-      };
-      world.events.add(ev);
-      return ev.id;
-    },
+    injectEvent: (e) => injectEvent(world, e),
     expireCursors(): void {
       world.cursorsExpiredUpTo = world.cursorSerial;
     },
@@ -95,4 +61,47 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
       removeMessage(world, ticketId, messageId);
     },
   };
+}
+
+/** Everything a client could see right now, after the automations due by now have run. */
+function groundTruth(world: World): Truth {
+  runAutomations(world);
+  const now = world.clock.nowMs();
+  return {
+    tickets: world.ticketIndex.newestFirst().map((t) => ticketFull(world, t)),
+    hiddenTickets: [...world.tickets.values()].filter((t) => t.hidden !== null).map((t) => ({ id: t.id, reason: t.hidden as string })),
+    deals: world.dealIndex.newestFirst().map((d) => JSON.parse(dealListJson(world, d)) as object),
+    deletedDealIds: [...world.deletedDealIds],
+    pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(p))),
+    events: world.events.visible(now).map((e) => JSON.parse(eventJson(world, e)) as object),
+    members: world.memberList.map((m) => ({ id: m.id, name: m.name, email: m.email })),
+  };
+}
+
+/**
+ * Adds a change-log event that no write caused, for tests. It is visible at once (a backdated one
+ * from its occurredAt) unless visibleAfterMs holds it back, as a lagging change log would.
+ */
+function injectEvent(world: World, e: InjectedEvent): string {
+  if (typeof e.type !== 'string' || typeof e.entityType !== 'string' || typeof e.entityId !== 'string')
+    throw new TypeError('injectEvent needs string type, entityType and entityId');
+  const now = world.clock.nowMs();
+  let ms = now;
+  if (e.occurredAt !== undefined) {
+    ms = Date.parse(e.occurredAt);
+    if (Number.isNaN(ms)) throw new TypeError(`occurredAt is not a timestamp: ${e.occurredAt}`);
+  }
+  const ev = {
+    id: world.ids.next('evt'),
+    seq: ++world.seq,
+    type: e.type,
+    entityType: e.entityType,
+    entityId: e.entityId,
+    payload: e.payload ?? {},
+    actor: e.actor ?? null,
+    occurredAtMs: ms,
+    visibleAtMs: e.visibleAfterMs !== undefined && e.visibleAfterMs > 0 ? now + e.visibleAfterMs : Math.min(ms, now),
+  };
+  world.events.add(ev);
+  return ev.id;
 }

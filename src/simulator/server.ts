@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError } from './errors.js';
 import type { FaultInjector } from './faults.js';
 import type { RequestLog } from './request-log.js';
-import { route } from './routes.js';
+import { route, type ApiResponse } from './routes.js';
 import { runAutomations } from './ticket-lifecycle.js';
 import type { RequestLogEntry } from './types.js';
 import type { World } from './world.js';
@@ -49,9 +49,15 @@ function bearer(req: IncomingMessage): string | undefined {
   return m ? m[1] : undefined;
 }
 
-const UNAUTHORIZED = new ApiError(401, 'unauthorized', 'Missing or invalid API key; send the header Authorization: Bearer <API_KEY>.', undefined, {
-  'www-authenticate': 'Bearer',
-});
+const UNAUTHORIZED = new ApiError(
+  401,
+  'unauthorized',
+  'Missing or invalid API key; send the header Authorization: Bearer <API_KEY>.',
+  undefined,
+  {
+    'www-authenticate': 'Bearer',
+  },
+);
 
 /**
  * Request handler. GETs without latency are answered synchronously, so the hot read path is a
@@ -108,52 +114,101 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
         req.socket.destroy();
         return;
       }
+      const call: ApiCall = { method, path, query: entry.query, actor, fault: decision?.error };
       const answer = (bodyText: string | undefined): void => {
         try {
-          if (decision) throw decision.error;
-          if (actor === undefined) throw UNAUTHORIZED;
-          if (!path.startsWith(API_PREFIX)) throw new ApiError(404, 'not_found', 'No such API path.');
-          let body: unknown;
-          if (bodyText !== undefined && bodyText.trim() !== '') {
-            try {
-              body = JSON.parse(bodyText);
-            } catch {
-              throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
-            }
-          }
-          let segments: string[];
-          try {
-            segments = path.slice(API_PREFIX.length).split('/').filter((s) => s !== '').map(decodeURIComponent);
-          } catch {
-            throw new ApiError(404, 'not_found', 'No such API path.');
-          }
-          const stale =
-            method === 'GET' && (segments.length === 2 || (segments.length === 1 && segments[0] !== 'events' && segments[0] !== 'pipelines')) &&
-            world.faults.staleReadRate > 0 && faults.applies(path) &&
-            world.faultRng.chance(world.faults.staleReadRate);
-          const r = route(world, { method, segments, query: entry.query, body, actor, stale });
+          const r = answerApi(world, faults, call, bodyText);
           finish(r.status, r.body);
         } catch (err) {
           fail(err);
         }
       };
-      const latency = faults.applies(path) ? world.faults.latencyMs : 0;
-      const needsBody = method !== 'GET' && method !== 'HEAD';
-      if (!needsBody && latency <= 0) {
-        answer(undefined);
-        return;
-      }
-      void (async () => {
-        try {
-          const text = needsBody ? await readBody(req) : undefined;
-          if (latency > 0) await sleep(latency);
-          answer(text);
-        } catch (err) {
-          if (!res.headersSent && !res.destroyed) fail(err);
-        }
-      })();
+      answerWhenReady(req, res, world, faults, call, answer, fail);
     } catch (err) {
       fail(err);
     }
   };
+}
+
+/** One API request as the handler has read it, before its body. */
+interface ApiCall {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  /** Member id of the API key; undefined when the key is missing or unknown. */
+  actor: string | undefined;
+  /** The scheduled or random fault that answers instead of the API. */
+  fault: ApiError | undefined;
+}
+
+/**
+ * Answers at once when there is neither a body to read nor latency to add (the hot read path);
+ * otherwise after both, unless the client has gone or been answered meanwhile.
+ */
+function answerWhenReady(
+  req: IncomingMessage,
+  res: ServerResponse,
+  world: World,
+  faults: FaultInjector,
+  call: ApiCall,
+  answer: (bodyText: string | undefined) => void,
+  fail: (err: unknown) => void,
+): void {
+  const latency = faults.applies(call.path) ? world.faults.latencyMs : 0;
+  const needsBody = call.method !== 'GET' && call.method !== 'HEAD';
+  if (!needsBody && latency <= 0) {
+    answer(undefined);
+    return;
+  }
+  void (async () => {
+    try {
+      const text = needsBody ? await readBody(req) : undefined;
+      if (latency > 0) await sleep(latency);
+      answer(text);
+    } catch (err) {
+      if (!res.headersSent && !res.destroyed) fail(err);
+    }
+  })();
+}
+
+/** The API's answer to one call, or the ApiError it answers with; a fault answers before the key is even checked. */
+function answerApi(world: World, faults: FaultInjector, call: ApiCall, bodyText: string | undefined): ApiResponse {
+  if (call.fault) throw call.fault;
+  if (call.actor === undefined) throw UNAUTHORIZED;
+  if (!call.path.startsWith(API_PREFIX)) throw new ApiError(404, 'not_found', 'No such API path.');
+  let body: unknown;
+  if (bodyText !== undefined && bodyText.trim() !== '') {
+    try {
+      body = JSON.parse(bodyText);
+    } catch {
+      throw new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+    }
+  }
+  let segments: string[];
+  try {
+    segments = call.path
+      .slice(API_PREFIX.length)
+      .split('/')
+      .filter((s) => s !== '')
+      .map(decodeURIComponent);
+  } catch {
+    throw new ApiError(404, 'not_found', 'No such API path.');
+  }
+  const stale = isStaleRead(world, faults, call, segments);
+  return route(world, { method: call.method, segments, query: call.query, body, actor: call.actor, stale });
+}
+
+/**
+ * The stale-read fault: a GET of one record or of a ticket or deal list may be served from the
+ * previous version. The fault's random draw is only taken for such reads, so other requests leave
+ * the fault sequence untouched.
+ */
+function isStaleRead(world: World, faults: FaultInjector, call: ApiCall, segments: string[]): boolean {
+  return (
+    call.method === 'GET' &&
+    (segments.length === 2 || (segments.length === 1 && segments[0] !== 'events' && segments[0] !== 'pipelines')) &&
+    world.faults.staleReadRate > 0 &&
+    faults.applies(call.path) &&
+    world.faultRng.chance(world.faults.staleReadRate)
+  );
 }

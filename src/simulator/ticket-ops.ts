@@ -61,6 +61,57 @@ function refuseIfClosed(t: Ticket, what: string): void {
 }
 
 export function createTicket(world: World, actor: string, input: unknown): Ticket {
+  const req = readNewTicket(world, input);
+  const ms = world.clock.nowMs();
+  const contact = req.contact ?? contactByEmail(world, actor, req, ms);
+  const message: Message = {
+    id: world.ids.next('msg'),
+    body: req.firstBody,
+    authorType: req.outreach ? 'agent' : 'customer',
+    authorId: req.outreach ? actor : contact.id,
+    isInternal: false,
+    attachments: [],
+    createdAtMs: ms,
+  };
+  const cleanFields: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(req.fields ?? {})) if (v !== null) cleanFields[k] = v;
+  const t: Ticket = {
+    id: world.ids.next('tkt'),
+    number: world.nextTicketNumber++,
+    subject: req.subject,
+    status: DEFAULT_STATUS,
+    priority: req.priority,
+    summary: null,
+    tags: normalizeTags(req.tags ?? []),
+    fields: cleanFields,
+    contactId: contact.id,
+    assigneeId: req.assigneeId ?? null,
+    teamId: req.teamId ?? null,
+    cc: [],
+    messages: [message],
+    ...slaDue(req.priority, ms),
+    firstReplyBreachedMs: null,
+    resolveBreachedMs: null,
+    firstAgentReplyAtMs: req.outreach ? ms : null,
+    resolvedAtMs: null,
+    statusChangedAtMs: ms,
+    createdAtMs: ms,
+    updatedAtMs: ms,
+    keyHistory: [],
+    corrupt: null,
+    hidden: null,
+  };
+  world.addTicket(t);
+  world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
+  commitTicketWrite(world, t, ms);
+  return t;
+}
+
+/** A create-ticket body that passed validation: a known contact, or an email to find or add one by. */
+type NewTicket = ReturnType<typeof readNewTicket>;
+
+/** Checks a create-ticket body, collecting every problem before answering 422 with all of them. */
+function readNewTicket(world: World, input: unknown) {
   const body = asBody(input);
   const issues = new Issues();
   const subject = text(body, 'subject', issues, { required: true });
@@ -85,66 +136,38 @@ export function createTicket(world: World, actor: string, input: unknown): Ticke
   const tags = stringList(body, 'tags', issues);
   const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : {};
   issues.throwIfAny();
-
-  const ms = world.clock.nowMs();
-  if (!contact) {
-    const existing = world.contactsByEmail.get((email as string).toLowerCase());
-    if (existing) contact = existing;
-    else {
-      const local = (email as string).split('@')[0] as string;
-      contact = {
-        id: world.ids.next('con'),
-        firstName: firstName ?? local,
-        lastName: lastName ?? '',
-        email: email as string,
-        companyId: null,
-      };
-      world.addContact(contact);
-      world.emit('contact.created', 'contact', contact.id, { email: contact.email }, actor, ms);
-    }
-  }
-  const outreach = intent === 'outreach';
-  const message: Message = {
-    id: world.ids.next('msg'),
-    body: firstBody as string,
-    authorType: outreach ? 'agent' : 'customer',
-    authorId: outreach ? actor : contact.id,
-    isInternal: false,
-    attachments: [],
-    createdAtMs: ms,
-  };
-  const cleanFields: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields ?? {})) if (v !== null) cleanFields[k] = v;
-  const t: Ticket = {
-    id: world.ids.next('tkt'),
-    number: world.nextTicketNumber++,
+  return {
     subject: subject as string,
-    status: DEFAULT_STATUS,
+    firstBody: firstBody as string,
+    contact,
+    email,
+    firstName,
+    lastName,
+    // The agent wrote first: the first message is theirs and counts as the first reply.
+    outreach: intent === 'outreach',
     priority,
-    summary: null,
-    tags: normalizeTags(tags ?? []),
-    fields: cleanFields,
-    contactId: contact.id,
-    assigneeId: assigneeId ?? null,
-    teamId: teamId ?? null,
-    cc: [],
-    messages: [message],
-    ...slaDue(priority, ms),
-    firstReplyBreachedMs: null,
-    resolveBreachedMs: null,
-    firstAgentReplyAtMs: outreach ? ms : null,
-    resolvedAtMs: null,
-    statusChangedAtMs: ms,
-    createdAtMs: ms,
-    updatedAtMs: ms,
-    keyHistory: [],
-    corrupt: null,
-    hidden: null,
+    assigneeId,
+    teamId,
+    tags,
+    fields,
   };
-  world.addTicket(t);
-  world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
-  commitTicketWrite(world, t, ms);
-  return t;
+}
+
+/** The contact with this email, added (and logged) when the workspace has none yet. */
+function contactByEmail(world: World, actor: string, req: NewTicket, ms: number): Contact {
+  const existing = world.contactsByEmail.get((req.email as string).toLowerCase());
+  if (existing) return existing;
+  const local = (req.email as string).split('@')[0] as string;
+  const contact: Contact = {
+    id: world.ids.next('con'),
+    firstName: req.firstName ?? local,
+    lastName: req.lastName ?? '',
+    email: req.email as string,
+    companyId: null,
+  };
+  world.addContact(contact);
+  world.emit('contact.created', 'contact', contact.id, { email: contact.email }, actor, ms);
+  return contact;
 }
 
 export function updateTicket(world: World, actor: string, id: string, input: unknown): Ticket {
