@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
 import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
 
@@ -159,7 +160,7 @@ const CLOCK_UPDATES = (d: SqlDialect) => [
 ];
 
 /** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
-export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+export async function refreshTicketRows(db: Kysely<ReportDatabase>, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
   for (const table of ['rpt_ticket_status_intervals', 'rpt_tickets']) {
     const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})`;
@@ -169,7 +170,7 @@ export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: stri
   await withNow(d, INSERT_TICKETS(d), now).execute(db);
 }
 
-export async function advanceTicketClock(db: Kysely<any>, now: string): Promise<void> {
+export async function advanceTicketClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   for (const stmt of CLOCK_UPDATES(d)) await withNow(d, stmt, now).execute(db);
 }
