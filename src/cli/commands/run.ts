@@ -23,7 +23,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   const life = new Lifecycle();
   const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
   const { metrics, health } = telemetry;
-  const fail = { error: null as unknown };
+  const fail: Failure = { error: null };
   try {
     life.handleSignals({
       graceMs: 10_000,
@@ -51,11 +51,16 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   if (fail.error) throw fail.error;
 }
 
+/** What stops the daemon with an error (the lock lost, the key rejected); thrown once it has stopped. */
+interface Failure {
+  error: Error | null;
+}
+
 /**
  * The writer session of the daemon: waits as a hot standby until the lock is free; null when
  * stopped while waiting (a clean exit for `docker stop`). A lost lock stops the daemon at once.
  */
-async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient, telemetry: DaemonTelemetry, fail: { error: unknown }): Promise<Store | null> {
+async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient, telemetry: DaemonTelemetry, fail: Failure): Promise<Store | null> {
   try {
     const { store } = await openWriterSession(res, life, {
       client, // a rejected key stops at its probe, before anything is written
@@ -75,7 +80,7 @@ async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient
   }
 }
 
-function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: unknown }): void {
+function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: Failure): void {
   telemetry.health.state.lockLost = true;
   telemetry.leader(false);
   fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
@@ -88,7 +93,7 @@ function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: un
  * A sync cycle that ends behind the upstream, or that overran a tick, is followed at once, within
  * the bounds of CatchUpPolicy (docs/sync.md, "Catch-up").
  */
-async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext, metrics: DaemonMetrics, health: HealthTracker, fail: { error: unknown }): Promise<void> {
+async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext, metrics: DaemonMetrics, health: HealthTracker, fail: Failure): Promise<void> {
   const { config, logger } = res;
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
   const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
@@ -146,7 +151,7 @@ class ExclusiveWork {
     private readonly ctx: SyncContext,
     private readonly metrics: DaemonMetrics,
     private readonly health: HealthTracker,
-    private readonly fail: { error: unknown },
+    private readonly fail: Failure,
   ) {}
 
   /** Null when other work is running (the tick is skipped); else resolves true when the work succeeded. */
