@@ -34,7 +34,7 @@ export function refusedValue(err: unknown): string | null {
  * already holds, and before a record that cannot be converted, which is quarantined in its turn
  * (docs/design.md §4.5). Results are in the order of `records`.
  */
-export async function upsertMany<R extends { id: unknown }, P>(
+export async function upsertMany<R extends { id: string }, P>(
   db: Db, writer: BulkWriter<R, P>, records: readonly R[], syncedAt: string,
 ): Promise<UpsertResult[]> {
   const results: UpsertResult[] = [];
@@ -55,7 +55,7 @@ export async function upsertMany<R extends { id: unknown }, P>(
     } catch (err) {
       if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
       await flush();
-      await t.quarantine(db, { entityType: writer.entityType, entityId: String(record.id ?? ''), reason: err.message, raw: record }, syncedAt);
+      await t.quarantine(db, { entityType: writer.entityType, entityId: record.id, reason: err.message, raw: record }, syncedAt);
       results.push({ ...QUARANTINED });
       continue;
     }

@@ -14,9 +14,12 @@ const OID = { int8: 20, numeric: 1700, json: 114, date: 1082, timestamp: 1114, t
  * (counts, ids, amount_cents) as a number, numeric (amounts) as a number like SQLite's REAL: the
  * exact figure is the integer cents column beside every amount.
  */
+/** pg-types declares its parsers as returning any. */
+type Parser = (value: string) => unknown;
+
 const typeParsers: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary');
+    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as Parser;
     switch (oid) {
       case OID.timestamp:
       case OID.timestamptz: {
@@ -31,7 +34,7 @@ const typeParsers: pg.CustomTypesConfig = {
       case OID.numeric:
         return (v: string) => Number(v);
       default:
-        return pg.types.getTypeParser(oid, 'text');
+        return pg.types.getTypeParser(oid, 'text') as Parser;
     }
   }) as pg.CustomTypesConfig['getTypeParser'],
 };

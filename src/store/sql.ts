@@ -30,7 +30,7 @@ function forDialect(db: Db, text: string): string {
 /** Runs one statement; rows for a query, [] for a write. */
 export async function run<R = Record<string, unknown>>(db: Db, text: string, params: readonly unknown[]): Promise<R[]> {
   const result = await db.executeQuery<R>(CompiledQuery.raw(forDialect(db, text), params as unknown[]));
-  return result.rows as R[];
+  return result.rows;
 }
 
 export const q = (name: string) => `"${name}"`;

@@ -106,9 +106,9 @@ export interface StoreBackend {
   checkpoint?: () => Promise<CheckpointResult>;
   fileSizes?: () => { database: number; wal: number };
   /** The transaction was rolled back whole (a deadlock victim): running it again is safe. */
-  isRetryable(err: unknown): boolean;
+  isRetryable: (err: unknown) => boolean;
   /** See `Store.isRefusedValue`. */
-  isRefusedValue(err: unknown): boolean;
+  isRefusedValue: (err: unknown) => boolean;
 }
 
 export function buildStore(backend: StoreBackend): Store {
