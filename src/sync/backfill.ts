@@ -94,7 +94,7 @@ const historyPhase: Phase<WorkspaceEvent, null> = {
     const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
     return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
   },
-  load: async () => null,
+  load: () => Promise.resolve(null),
   async apply(tx, page, _, now) {
     // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
     // their records were just copied, so they need no re-read.
@@ -117,7 +117,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   await refreshPipelines(ctx);
   for (const phase of PHASES) {
     if (state.phase !== phase.name) continue;
-    const copied = await copyPhase(ctx, stats, state, phase as Phase<unknown, unknown>, (s) => {
+    const copied = await copyPhase(ctx, stats, state, phase, (s) => {
       state = s;
       progress(s);
     });
