@@ -8,7 +8,15 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
-import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews } from './reporting.js';
+import {
+  buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews, type ReportingFigures, type TableTimings,
+} from './reporting.js';
+
+/** The reporting figures on PostgreSQL, plus the time to copy the SQLite mirror over and ANALYZE it. */
+export interface ReportingPostgresFigures extends ReportingFigures {
+  copyMs: number;
+  analyzeMs: number;
+}
 
 /**
  * The reporting benchmark on PostgreSQL: the SQLite mirror of reporting.ts (50,000 tickets,
@@ -105,7 +113,7 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
   return copied;
 }
 
-export async function benchReportingPostgres(url: string): Promise<object> {
+export async function benchReportingPostgres(url: string): Promise<ReportingPostgresFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-report-pg-'));
   const sqliteFile = join(dir, 'mirror.sqlite');
   const name = `wsmirror_bench_${process.pid}`;
@@ -149,7 +157,7 @@ export async function benchReportingPostgres(url: string): Promise<object> {
     // Timed on a separate connection, as a BI tool reads: `stepMs` receives every row with every
     // column as its wire text (no type parsing, arrays), what psql or a JDBC driver pays;
     // `objectsMs` goes through the store's Kysely pool (type parsers, a JS object per row).
-    const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } as pg.CustomTypesConfig });
+    const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } });
     await reader.connect();
     const step = async (query: string) => {
       const t = performance.now();
@@ -161,7 +169,7 @@ export async function benchReportingPostgres(url: string): Promise<object> {
       await sql.raw(query).execute(store.db);
       return ms(t);
     };
-    const views: Record<string, { rows: number; stepMs: number; objectsMs: number; filteredMs: number }> = {};
+    const views: Record<string, TableTimings> = {};
     try {
       for (const table of RPT_TABLE_NAMES) {
         const all = await step(`SELECT * FROM ${table}`);
@@ -194,7 +202,7 @@ export async function benchReportingPostgres(url: string): Promise<object> {
   }
 }
 
-export function printBenchReportingPostgres(result: Record<string, any>): void {
+export function printBenchReportingPostgres(result: ReportingPostgresFigures): void {
   console.log('mirror', JSON.stringify(result.mirror));
   console.log(`SQLite build ${result.buildMs} ms; copy to PostgreSQL ${result.copyMs} ms; ANALYZE ${result.analyzeMs} ms`);
   console.log(`full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
@@ -208,7 +216,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error('usage: node dist/bench/reporting-pg.js postgres://user@host:port/db (or set WSMIRROR_BENCH_POSTGRES_URL)');
     process.exitCode = 2;
   } else {
-    benchReportingPostgres(url).then((r) => printBenchReportingPostgres(r as Record<string, any>), (err: unknown) => {
+    benchReportingPostgres(url).then(printBenchReportingPostgres, (err: unknown) => {
       console.error(err);
       process.exitCode = 1;
     });

@@ -87,15 +87,17 @@ async function main(): Promise<void> {
     await part(results, 'reporting', async () => {
       const reporting = await import('./reporting.js');
       console.log('\nReporting views (50,000 tickets, 250,000 messages, 10,000 deals):');
-      results.reporting = await reporting.benchReporting();
-      reporting.printBenchReporting(results.reporting as Record<string, unknown>);
+      const figures = await reporting.benchReporting();
+      results.reporting = figures;
+      reporting.printBenchReporting(figures);
     });
     if (options.postgresUrl) {
       await part(results, 'reporting postgres', async () => {
         const { benchReportingPostgres, printBenchReportingPostgres } = await import('./reporting-pg.js');
         console.log('\nReporting views on PostgreSQL (same mirror, copied from SQLite):');
-        results.reportingPostgres = await benchReportingPostgres(options.postgresUrl!);
-        printBenchReportingPostgres(results.reportingPostgres as Record<string, unknown>);
+        const figures = await benchReportingPostgres(options.postgresUrl!);
+        results.reportingPostgres = figures;
+        printBenchReportingPostgres(figures);
       });
     }
   }

@@ -20,7 +20,7 @@ export async function startSim(args: { tickets: number; deals: number; rateLimit
   const child = spawn(process.execPath, ['--max-old-space-size=4096', cli, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+?) /.exec(out);
       if (m) resolve(m[1]!);
@@ -39,7 +39,8 @@ export async function startSim(args: { tickets: number; deals: number; rateLimit
   };
 }
 
-export async function control(url: string, method: string, path: string, body?: unknown): Promise<any> {
+/** The control API's JSON answer; callers assert the shape they asked for. */
+export async function control(url: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${url}/_control/${path}`, {
     method,
     headers: { 'content-type': 'application/json' },

@@ -53,11 +53,16 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead, ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}) };
 }
 
+/** What the raw loop reads of a list page: the items are typed where it reads them. */
+interface Page {
+  nextCursor: string | null;
+}
+
 /** The same requests as wsmirror makes, with nothing done to the answers: the floor to compare with. */
 async function raw(kind: 'backfill' | 'sync'): Promise<object> {
   const pool = new Pool(url, { connections: CONCURRENCY });
   let requests = 0;
-  const get = async (path: string): Promise<any> => {
+  const get = async (path: string): Promise<unknown> => {
     requests++;
     const res = await pool.request({ method: 'GET', path, headers: { authorization: `Bearer ${KEY}` } });
     return res.body.json();
@@ -67,12 +72,12 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     await get('/api/v1/events?limit=1');
     await get('/api/v1/pipelines');
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/deals?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page = (await get(`/api/v1/deals?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page;
       cursor = page.nextCursor;
     }
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      await mapConcurrent(page.tickets as Array<{ id: string }>, CONCURRENCY, async (t) => void (await get(`/api/v1/tickets/${t.id}`)));
+      const page = (await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & { tickets: { id: string }[] };
+      await mapConcurrent(page.tickets, CONCURRENCY, async (t) => void (await get(`/api/v1/tickets/${t.id}`)));
       cursor = page.nextCursor;
     }
   } else {
@@ -80,8 +85,8 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     const touched = new Set<string>();
     const events: SyncEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      for (const e of page.events as SyncEvent[]) {
+      const page = (await get(`/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & { events: SyncEvent[] };
+      for (const e of page.events) {
         events.push(e);
         if (e.entityType === 'ticket' || e.entityType === 'deal') touched.add(`${e.entityType}s/${e.entityId}`);
       }
