@@ -71,10 +71,10 @@ for (const dialect of dialects) {
 
       // A message that moved to another ticket follows it; the one left behind is removed.
       await store.transaction((tx) =>
-        tx.upsertTicket(ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages!.slice(2) }), SYNCED),
+        tx.upsertTicket(ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(2) }), SYNCED),
       );
       await store.transaction((tx) =>
-        tx.upsertTicket({ ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages!.slice(0, 1) }, SYNCED),
+        tx.upsertTicket({ ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(0, 1) }, SYNCED),
       );
       const moved = await ticketChildren();
       expect(moved.messages.map((m) => [m.id, m.ticket_id])).toEqual([['m1', 't1'], ['m3', 't2']]);

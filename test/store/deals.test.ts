@@ -18,7 +18,7 @@ describe('parseAmount', () => {
 });
 
 describe('upsertDeal', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
     expect(await store.knownStageIds()).toEqual(new Set());

@@ -4,7 +4,7 @@ import { statusEvent, stored, SYNCED, ticket, useFreshStore } from './fixtures.j
 const RECEIVED = '2024-05-01T13:00:00.000Z';
 
 describe('insertEvents and status history', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   const history = () =>
     store.db.selectFrom('ticket_history').select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { SYNCED, deal, statusEvent, ticket } from './fixtures.js';
@@ -53,8 +53,8 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     expect(d).toEqual({ amount: 19.99, amount_cents: 1999, close_date: '2024-06-30' });
 
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
-    expect(r).toEqual({ history: 1, stale: false, quarantined: false });
-    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, stale: true, quarantined: false });
+    expect(r).toEqual({ history: 1, superseded: false, quarantined: false });
+    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, superseded: true, quarantined: false });
     const h = await store.db.selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
     expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01 09:00:00.000' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });
@@ -80,7 +80,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await tx.setState('watermark', '2024-05-01T11:00:00.000Z');
       await tx.quarantine({ entityType: 'deal', entityId: null, reason: 'x', raw: [1] }, SYNCED);
     });
-    expect(await store.listDirty(5)).toEqual([{ entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1 }]);
+    expect(await store.listDirty(5)).toEqual([{ entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readMessages: true }]);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T10:59:59Z'))).toBe(false);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T11:00:00Z'))).toBe(true);
     expect(await store.getState('watermark')).toBe('2024-05-01T11:00:00.000Z');

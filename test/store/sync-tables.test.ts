@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useFreshStore } from './fixtures.js';
 
 describe('dirty set, state, quarantine, runs', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('markDirty keeps the newest occurred_at and resets stale_reads only when it grows', async () => {
     await store.transaction((tx) => tx.markDirty([
@@ -14,12 +14,12 @@ describe('dirty set, state, quarantine, runs', () => {
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 't1'))).toBe(2);
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T10:30:00Z' }]));
     expect((await store.listDirty(10)).find((d) => d.entityId === 't1')).toEqual({
-      entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 2,
+      entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 2, readMessages: true,
     });
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00Z' }]));
     expect(await store.listDirty(10)).toEqual([
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0 },
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0 },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0, readMessages: true },
+      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0, readMessages: true },
     ]);
     expect(await store.listDirty(1)).toHaveLength(1);
     expect(await store.dirtyCount()).toBe(2);

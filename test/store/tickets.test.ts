@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { SYNCED, stored, ticket, useFreshStore } from './fixtures.js';
 
 describe('upsertTicket', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('writes the ticket, its children and references, with 23-char stored timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
