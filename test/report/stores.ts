@@ -9,7 +9,7 @@ import { rows } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
 
 /** A fresh, migrated mirror of the dialect; close() also drops the database. */
-export async function reportStore(dialect: Dialect): Promise<{ store: Store; close(): Promise<void> }> {
+export async function reportStore(dialect: Dialect): Promise<{ store: Store; close: () => Promise<void> }> {
   const target = await dialect.newDatabase();
   const store = await openStore({ database: target.database });
   await store.migrate();

@@ -14,7 +14,7 @@ describe('deal history from the change log and from re-reads', () => {
   const stages = () => store.transaction((tx) => tx.upsertPipelines([{ id: 'p1', name: 'Sales', dealCount: 1, stages: [
     { id: 's1', name: 'Lead', position: 0, isWon: false, isLost: false },
     { id: 's2', name: 'Won', position: 1, isWon: true, isLost: false },
-  ] } as never]));
+  ] }]));
 
   it('a stage move tells the stage and the status; amount, close date and owner come from deal.updated; the re-read adds nothing', async () => {
     await stages();

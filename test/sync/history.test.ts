@@ -7,6 +7,11 @@ import { harness as makeHarness, type Harness } from './harness.js';
 type Ev = { id: string; type: string; entityId: string; occurredAt: string; payload: Record<string, unknown> };
 type Row = { entity: string; field: string; from_value: string | null; to_value: string | null; changed_at: string; event_id: string | null };
 
+/** The `{ from, to }` of an update event's payload field. */
+type Change = { from: unknown; to: unknown };
+
+/** A payload value as history text: ids and statuses as they are, numbers as their JSON. */
+const text = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
 const money = (v: unknown) => (v === null ? null : (Math.round(Number(v) * 100) / 100).toFixed(2));
 const stored = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 
@@ -18,8 +23,8 @@ function expectedFromLog(events: readonly Ev[], pipelines: readonly { stages: { 
   const category = new Map(pipelines.flatMap((p) => p.stages.map((s) => [s.id, s.isWon ? 'won' : s.isLost ? 'lost' : 'open'] as const)));
   const out: string[] = [];
   const add = (e: Ev, field: string, from: unknown, to: unknown) => {
-    const f = from === null ? '' : String(from);
-    const t = to === null ? '' : String(to);
+    const f = text(from);
+    const t = text(to);
     if (f !== t) out.push(`${e.entityId}|${field}|${f}|${t}|${stored(e.occurredAt)}`);
   };
   for (const e of events) {
@@ -27,14 +32,14 @@ function expectedFromLog(events: readonly Ev[], pipelines: readonly { stages: { 
     if (e.type === 'ticket.status_changed') add(e, 'status', p.from, p.to);
     if (e.type === 'ticket.priority_changed') add(e, 'priority', p.from, p.to);
     if (e.type === 'ticket.assigned') add(e, 'assignee_id', p.from, p.to);
-    if (e.type === 'ticket.updated' && p.teamId) add(e, 'team_id', (p.teamId as any).from, (p.teamId as any).to);
+    if (e.type === 'ticket.updated' && p.teamId) add(e, 'team_id', (p.teamId as Change).from, (p.teamId as Change).to);
     if (e.type === 'deal.stage_changed') {
       add(e, 'stage_id', p.from, p.to);
       add(e, 'status', category.get(p.from as string), category.get(p.to as string));
     }
-    if (e.type === 'deal.updated' && p.amount) add(e, 'amount', money((p.amount as any).from), money((p.amount as any).to));
-    if (e.type === 'deal.updated' && p.closeDate) add(e, 'close_date', (p.closeDate as any).from, (p.closeDate as any).to);
-    if (e.type === 'deal.updated' && p.ownerId) add(e, 'owner_id', (p.ownerId as any).from, (p.ownerId as any).to);
+    if (e.type === 'deal.updated' && p.amount) add(e, 'amount', money((p.amount as Change).from), money((p.amount as Change).to));
+    if (e.type === 'deal.updated' && p.closeDate) add(e, 'close_date', (p.closeDate as Change).from, (p.closeDate as Change).to);
+    if (e.type === 'deal.updated' && p.ownerId) add(e, 'owner_id', (p.ownerId as Change).from, (p.ownerId as Change).to);
   }
   return out.sort();
 }

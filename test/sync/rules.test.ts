@@ -161,7 +161,7 @@ describe(`sync rules (docs/design.md §4) on ${dialect.name}`, () => {
     const q = await h.store.db.selectFrom('quarantine').selectAll().where('entity_id', '=', bad!).executeTakeFirstOrThrow();
     expect(q.entity_type).toBe('deal');
     expect(q.reason).toMatch(/updatedAt|createdAt|timestamp|date/i);
-    expect(JSON.parse(q.raw_json as string).id).toBe(bad);
+    expect(JSON.parse(q.raw_json).id).toBe(bad);
     // Everything but the quarantined deal matches.
     const diffs = (await h.diff()).filter((d) => !d.includes(bad!));
     expect(diffs).toEqual([]);
