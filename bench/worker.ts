@@ -7,7 +7,7 @@ import { Pool } from 'undici';
 import { createApiClient } from '../src/api/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore } from '../src/store/index.js';
-import { emptyStats, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
+import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 
 const [mode, url, arg] = process.argv.slice(2) as [string, string, string | undefined];
@@ -46,8 +46,8 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   const ms = performance.now() - started;
   const { requests, rateLimited } = client.stats();
   // Where the next sync's window starts: the raw loop reads the same window.
-  const mark = await store.getState<unknown>('watermark');
-  const watermarkMs = typeof mark === 'number' ? mark : typeof mark === 'string' ? Date.parse(mark) : Number.NaN;
+  const mark = await readWatermark(store);
+  const watermarkMs = mark === null ? Number.NaN : Date.parse(mark);
   await client.close();
   await store.close();
   return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead, ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}) };

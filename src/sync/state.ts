@@ -11,7 +11,9 @@ const KEY = {
   window: 'window',
   backfill: 'backfill',
   lastCycle: 'last_cycle',
+  /** When the last full-lookback window started and from which watermark (src/sync/window.ts). */
   lookback: 'lookback',
+  /** Set when a reporting refresh failed: the next one rebuilds everything. */
   reportingStale: 'reporting_stale',
 } as const;
 

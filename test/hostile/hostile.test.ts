@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/index.js';
+import { readWatermark, readWindow } from '../../src/sync/index.js';
 import { cliConfig } from '../cli/env.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -83,7 +84,7 @@ for (const dialect of dialects) {
       const r = await measure(args, { ...env, ...extraEnv }, dir);
       expect(r.stderrBytes).toBeLessThan(MiB);
       const newest = Math.max(...(sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
-      const watermark = await withMirror((s) => s.getState<string>('watermark'));
+      const watermark = await withMirror(readWatermark);
       if (watermark) expect(Date.parse(watermark)).toBeLessThanOrEqual(newest);
       return r;
     }
@@ -197,14 +198,14 @@ for (const dialect of dialects) {
 
     it('a nextCursor that repeats the one it was given fails the cycle (exit 4) and resets the window', async () => {
       hostile.faults.repeatCursor = true;
-      const before = await withMirror((s) => s.getState<string>('watermark'));
+      const before = await withMirror(readWatermark);
       await edit('tickets', ticketIds()[1]!);
       const r = await sync();
       expect(r.code).toBe(4);
       // Ended by the paging guard (its message), not by a test timeout: no wall-clock bound needed.
       expect(r.stderr).toMatch(/already given in this listing/);
-      expect(await withMirror((s) => s.getState('window'))).toBeUndefined();
-      expect(await withMirror((s) => s.getState<string>('watermark'))).toBe(before);
+      expect(await withMirror(readWindow)).toBeNull();
+      expect(await withMirror(readWatermark)).toBe(before);
       await settles();
     }, 60_000);
 
@@ -215,7 +216,7 @@ for (const dialect of dialects) {
       expect(r.code).toBe(4);
       expect(r.stderr).toMatch(/brought nothing new/);
       expect(hostile.log.length - requests).toBeLessThan(20);
-      expect(await withMirror((s) => s.getState('window'))).toBeUndefined();
+      expect(await withMirror(readWindow)).toBeNull();
       await settles();
     }, 60_000);
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ActivityRecord } from '../../src/simulator/index.js';
-import { emptyStats, runSyncCycle, STATE, type CycleResult, type LookbackState, type SyncContext } from '../../src/sync/index.js';
+import { emptyStats, readLookback, readWindow, runSyncCycle, type CycleResult, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
@@ -41,7 +41,7 @@ describe(`change-log windows on ${dialect.name}`, () => {
     offset.ms += 301_000;
     const second = await cycle(ctx);
     expect(second.fullLookback).toBe(true);
-    const anchor = (await h.store.getState<LookbackState>(STATE.lookback))!.anchor!;
+    const anchor = (await readLookback(h.store))!.anchor!;
     expect(await diff()).toEqual([]);
 
     // Three writes whose events show 15 s late (within the 20 s lookback, beyond the 2 s overlap).
@@ -71,7 +71,7 @@ describe(`change-log windows on ${dialect.name}`, () => {
     const full = await cycle(ctx);
     expect(full.fullLookback).toBe(true);
     expect(await diff()).toEqual([]);
-    const state = await h.store.getState<LookbackState>(STATE.lookback);
+    const state = await readLookback(h.store);
     expect(Date.parse(state!.lastFullAt)).toBeGreaterThan(Date.now() + 600_000);
     expect(state!.anchor).toBe(tick.watermark);
     // The next cycle is a tick again.
@@ -136,11 +136,11 @@ describe(`change-log windows on ${dialect.name}`, () => {
     h.sim.control.act(30);
     const stopped = await cycle({ ...h.ctx, stopSignal: stop.signal });
     expect(stopped).toMatchObject({ stopped: true, behind: false, fullLookback: true });
-    expect(await h.store.getState(STATE.lookback)).toBeUndefined();
-    expect((await h.store.getState<{ full?: object }>(STATE.window))?.full).toBeDefined();
+    expect(await readLookback(h.store)).toBeNull();
+    expect((await readWindow(h.store))?.full).toBeDefined();
     const resumed = await cycle(h.ctx);
     expect(resumed).toMatchObject({ stopped: false, behind: true, behindReason: 'resumed-window', fullLookback: true });
-    expect(await h.store.getState(STATE.lookback)).toBeDefined();
+    expect(await readLookback(h.store)).not.toBeNull();
     const quiet = await cycle(h.ctx);
     expect(quiet).toMatchObject({ behind: false, behindReason: null, fullLookback: false });
     expect(await h.diff()).toEqual([]);

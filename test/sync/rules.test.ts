@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { STATE } from '../../src/sync/index.js';
+import { readWatermark } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
 
@@ -203,10 +203,10 @@ describe(`sync rules (docs/design.md §4) on ${dialect.name}`, () => {
     h = await harness({ pageSize: 2 });
     await h.backfill();
     h.sim.control.act(6);
-    const watermark = await h.store.getState<string>(STATE.watermark);
+    const watermark = await readWatermark(h.store);
     h.sim.control.failNext({ status: 503, count: 8, path: '/api/v1/events' }); // = retry.maxAttempts
     await expect(h.sync()).rejects.toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
-    expect(await h.store.getState<string>(STATE.watermark)).toBe(watermark);
+    expect(await readWatermark(h.store)).toBe(watermark);
     h.sim.control.clearFaults();
     await h.sync();
     expect(await h.diff()).toEqual([]);
