@@ -9,7 +9,14 @@ import pg from 'pg';
 import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
 import {
-  buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews, type ReportingFigures, type TableTimings,
+  buildMirror,
+  changedIds,
+  FILTERED,
+  incrementalEqualsFull,
+  NOW,
+  printRefreshAndViews,
+  type ReportingFigures,
+  type TableTimings,
 } from './reporting.js';
 
 /** The reporting figures on PostgreSQL, plus the time to copy the SQLite mirror over and ANALYZE it. */
@@ -57,7 +64,8 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
       `SELECT table_name, column_name, data_type, coalesce(column_default LIKE 'nextval(%', false) AS serial
        FROM information_schema.columns
        WHERE table_schema = current_schema() AND table_name NOT LIKE 'rpt\\_%' AND table_name NOT LIKE 'kysely\\_%'
-       ORDER BY table_name, ordinal_position`);
+       ORDER BY table_name, ordinal_position`,
+    );
     const tables = new Map<string, { name: string; bool: boolean; serial: boolean }[]>();
     for (const c of cols.rows) {
       if (!tables.has(c.table_name)) tables.set(c.table_name, []);
@@ -82,13 +90,18 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
       const flush = async () => {
         const n = params.length / names.length;
         if (n === 0) return;
-        const text = n === batchRows ? (full ??= head + Array.from({ length: n }, (_, r) => tuple(r)).join(', '))
-          : head + Array.from({ length: n }, (_, r) => tuple(r)).join(', ');
+        const text =
+          n === batchRows
+            ? (full ??= head + Array.from({ length: n }, (_, r) => tuple(r)).join(', '))
+            : head + Array.from({ length: n }, (_, r) => tuple(r)).join(', ');
         await client.query(text, params);
         rows += n;
         params = [];
       };
-      for (const row of source.prepare(`SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM ${table}`).raw().iterate() as Iterable<unknown[]>) {
+      for (const row of source
+        .prepare(`SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM ${table}`)
+        .raw()
+        .iterate() as Iterable<unknown[]>) {
         for (let i = 0; i < row.length; i++) {
           const v = row[i];
           params.push(bools[i] && v !== null ? v === 1 || v === true : v);
@@ -149,8 +162,16 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
 
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
-    await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
-    await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
+    await store.db
+      .updateTable('tickets')
+      .set({ status: 'open', updated_at: NOW.toISOString() })
+      .where('id', 'in', [...changedTickets])
+      .execute();
+    await store.db
+      .updateTable('deals')
+      .set({ amount_cents: 12345, amount: '123.45' })
+      .where('id', 'in', [...changedDeals])
+      .execute();
     const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
     const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
@@ -173,7 +194,12 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
     try {
       for (const table of RPT_TABLE_NAMES) {
         const all = await step(`SELECT * FROM ${table}`);
-        views[table] = { rows: all.rows, stepMs: all.ms, objectsMs: await objects(`SELECT * FROM ${table}`), filteredMs: (await step(FILTERED[table] as string)).ms };
+        views[table] = {
+          rows: all.rows,
+          stepMs: all.ms,
+          objectsMs: await objects(`SELECT * FROM ${table}`),
+          filteredMs: (await step(FILTERED[table] as string)).ms,
+        };
       }
     } finally {
       await reader.end();

@@ -14,7 +14,20 @@ export interface SimProcess {
 }
 
 export async function startSim(args: { tickets: number; deals: number; rateLimit?: number }): Promise<SimProcess> {
-  const flags = ['simulate', '--port', '0', '--api-key', KEY, '--tickets', String(args.tickets), '--deals', String(args.deals), '--control', '--seed', '1'];
+  const flags = [
+    'simulate',
+    '--port',
+    '0',
+    '--api-key',
+    KEY,
+    '--tickets',
+    String(args.tickets),
+    '--deals',
+    String(args.deals),
+    '--control',
+    '--seed',
+    '1',
+  ];
   if (args.rateLimit) flags.push('--rate-limit', String(args.rateLimit));
   // The L workspace holds ~565,000 seeded events in memory.
   const child = spawn(process.execPath, ['--max-old-space-size=4096', cli, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -28,8 +28,12 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   const store = await openStore({ database: job.database });
   await store.migrate();
   const client = createApiClient({
-    baseUrl: url, apiKey: KEY, concurrency: CONCURRENCY, pageSize: PAGE,
-    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000, maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
+    baseUrl: url,
+    apiKey: KEY,
+    concurrency: CONCURRENCY,
+    pageSize: PAGE,
+    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000,
+    maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
   });
   const ctx: SyncContext = {
     store,
@@ -50,7 +54,14 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   const watermarkMs = mark === null ? Number.NaN : Date.parse(mark);
   await client.close();
   await store.close();
-  return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead, ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}) };
+  return {
+    ms,
+    requests,
+    rateLimited,
+    records: stats.recordsFetched,
+    events: stats.eventsRead,
+    ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}),
+  };
 }
 
 /** What the raw loop reads of a list page: the items are typed where it reads them. */
@@ -76,7 +87,9 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
       cursor = page.nextCursor;
     }
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page = (await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & { tickets: { id: string }[] };
+      const page = (await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & {
+        tickets: { id: string }[];
+      };
       await mapConcurrent(page.tickets, CONCURRENCY, async (t) => void (await get(`/api/v1/tickets/${t.id}`)));
       cursor = page.nextCursor;
     }
@@ -85,7 +98,9 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     const touched = new Set<string>();
     const events: SyncEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page = (await get(`/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & { events: SyncEvent[] };
+      const page = (await get(
+        `/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )) as Page & { events: SyncEvent[] };
       for (const e of page.events) {
         events.push(e);
         if (e.entityType === 'ticket' || e.entityType === 'deal') touched.add(`${e.entityType}s/${e.entityId}`);
@@ -144,7 +159,11 @@ async function load(): Promise<object> {
   await Promise.all(
     Array.from({ length: 128 }, async (_, w) => {
       for (let i = w; performance.now() < end; i += 128) {
-        const res = await pool.request({ method: 'GET', path: `/api/v1/tickets/${ids[i % ids.length]}`, headers: { authorization: `Bearer ${KEY}` } });
+        const res = await pool.request({
+          method: 'GET',
+          path: `/api/v1/tickets/${ids[i % ids.length]}`,
+          headers: { authorization: `Bearer ${KEY}` },
+        });
         await res.body.dump();
         if (res.statusCode === 200) done++;
       }
@@ -155,10 +174,17 @@ async function load(): Promise<object> {
 }
 
 const result =
-  mode === 'wsmirror-backfill' ? await wsmirror('backfill')
-  : mode === 'wsmirror-sync' ? await wsmirror('sync')
-  : mode === 'raw-backfill' ? await raw('backfill')
-  : mode === 'raw-sync' ? await raw('sync')
-  : mode === 'load' ? await load()
-  : (() => { throw new Error(`unknown mode ${mode}`); })();
+  mode === 'wsmirror-backfill'
+    ? await wsmirror('backfill')
+    : mode === 'wsmirror-sync'
+      ? await wsmirror('sync')
+      : mode === 'raw-backfill'
+        ? await raw('backfill')
+        : mode === 'raw-sync'
+          ? await raw('sync')
+          : mode === 'load'
+            ? await load()
+            : (() => {
+                throw new Error(`unknown mode ${mode}`);
+              })();
 process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);

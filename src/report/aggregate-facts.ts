@@ -98,8 +98,12 @@ export async function captureBefore(db: Kysely<ReportDatabase>, now: string): Pr
   const d = sqlDialect(db);
   for (const [table, columns] of Object.entries(TEMP_TABLES(d))) await freshTemp(d, db, table, columns);
   await sql.raw(`INSERT INTO ${d.temp(AGG_TICKETS)} (id) SELECT id FROM ${d.temp(TICKET_SCOPE)}`).execute(db);
-  await withNow(d, `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
-    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`, now).execute(db);
+  await withNow(
+    d,
+    `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
+    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`,
+    now,
+  ).execute(db);
   const analyze = d.analyzeTemp(d.temp(AGG_TICKETS));
   if (analyze) await sql.raw(analyze).execute(db);
   await captureFacts(db, -1);

@@ -146,7 +146,8 @@ FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.i
  * Untouched rows whose SLA target passes its due time at :now. Exported so the incremental
  * aggregates can count exactly the rows the clock step is about to change.
  */
-export const FIRST_REPLY_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
+export const FIRST_REPLY_SLA_LAPSES = (d: SqlDialect) =>
+  `is_resolved = ${d.F} AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
 export const RESOLVE_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND resolve_sla = 'active' AND resolve_due_at < :now`;
 
 /**

@@ -89,25 +89,48 @@ async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, 
  * told (event rows of that field with changed_at in (observedSince, changedAt] that explain it) is
  * skipped: the event rows carry the exact times.
  */
-async function writeObserved(db: Db, kind: Kind, id: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string): Promise<number> {
+async function writeObserved(
+  db: Db,
+  kind: Kind,
+  id: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+): Promise<number> {
   const rows = [];
   for (const c of changes) {
     const edges = await eventEdgesBetween(db, kind, id, c.field, observedSince, changedAt);
     if (eventsExplain(edges, c.from, c.to)) continue;
     rows.push({
-      [OWNER[kind]]: id, field: c.field, from_value: c.from, to_value: c.to,
-      changed_at: changedAt, source: 'observed' as const, event_id: null, observed_since: observedSince,
+      [OWNER[kind]]: id,
+      field: c.field,
+      from_value: c.from,
+      to_value: c.to,
+      changed_at: changedAt,
+      source: 'observed' as const,
+      event_id: null,
+      observed_since: observedSince,
     });
   }
   if (rows.length > 0) await either(db).insertInto(TABLE[kind]).values(rows).execute();
   return rows.length;
 }
 
-export const writeObservedTicketHistory = (db: Db, ticketId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
-  writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
+export const writeObservedTicketHistory = (
+  db: Db,
+  ticketId: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+) => writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
 
-export const writeObservedDealHistory = (db: Db, dealId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
-  writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
+export const writeObservedDealHistory = (
+  db: Db,
+  dealId: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+) => writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
 
 /** One field change told by one change-log event (history.ts derives these in events-history.ts). */
 export interface EventChange {
@@ -133,10 +156,18 @@ export async function writeEventHistory(db: Db, changes: readonly EventChange[])
     if (mine.length === 0) continue;
     const rows = await either(db)
       .insertInto(TABLE[kind])
-      .values(mine.map((e) => ({
-        [OWNER[kind]]: e.entityId, field: e.field, from_value: e.from, to_value: e.to,
-        changed_at: e.at, source: 'event' as const, event_id: e.eventId, observed_since: null,
-      })))
+      .values(
+        mine.map((e) => ({
+          [OWNER[kind]]: e.entityId,
+          field: e.field,
+          from_value: e.from,
+          to_value: e.to,
+          changed_at: e.at,
+          source: 'event' as const,
+          event_id: e.eventId,
+          observed_since: null,
+        })),
+      )
       .onConflict((oc) => oc.columns(['event_id', 'field']).doNothing())
       .returning('id')
       .execute();

@@ -97,7 +97,11 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     await pool.query('select 1');
   } catch (cause) {
     await pool.end().catch(() => {});
-    throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} (${(cause as Error).message}); check the database URL and that the server is up.`, { cause });
+    throw new StoreError(
+      'OPEN_FAILED',
+      `Cannot connect to ${label} (${(cause as Error).message}); check the database URL and that the server is up.`,
+      { cause },
+    );
   }
   const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
   return buildStore({
@@ -127,12 +131,7 @@ function sqlState(err: unknown): string {
 // database and schema, so mirrors in sibling schemas each have their own writer.
 const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
-async function acquireAdvisoryLock(
-  config: pg.ClientConfig,
-  label: string,
-  schema: string,
-  opts: AcquireLockOptions,
-): Promise<WriterLock> {
+async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schema: string, opts: AcquireLockOptions): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
   const lost = new AbortController();
   let released = false;
@@ -149,7 +148,8 @@ async function acquireAdvisoryLock(
   }
   try {
     await pollForLock(
-      async () => ((await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null),
+      async () =>
+        (await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null,
       opts,
       { name: label, holder: 'it holds the writer lock' },
     );

@@ -32,8 +32,7 @@ export function bool(value: unknown): 0 | 1 | null {
 // PostgreSQL text and jsonb cannot hold U+0000; it is replaced in both dialects so they hold the
 // same data and one bad character cannot fail a whole page's transaction.
 export const noNul = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
-const jsonReplacer = (_key: string, v: unknown) =>
-  typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v;
+const jsonReplacer = (_key: string, v: unknown) => (typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v);
 
 /** JSON text that never throws (a cycle falls back to its inspect() text): raw data must always be storable. */
 export function json(value: unknown): string | null {
@@ -121,16 +120,20 @@ export function fieldRows(fields: Record<string, unknown> | null | undefined): F
   return Object.entries(fields).map(([key, value]) => ({
     key: noNul(key),
     value_text:
-      typeof value === 'string' ? noNul(value)
-      : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value)
-      : null,
+      typeof value === 'string'
+        ? noNul(value)
+        : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+          ? String(value)
+          : null,
     value_json: json(value ?? null),
   }));
 }
 
 /** Stable primary-key stand-in for a quarantined record whose id could not be read. */
 export function unknownId(raw: unknown): string {
-  return `unknown:${createHash('sha1').update(json(raw) ?? 'undefined').digest('hex')}`;
+  return `unknown:${createHash('sha1')
+    .update(json(raw) ?? 'undefined')
+    .digest('hex')}`;
 }
 
 /** Keeps the first of each key, in order (upstream lists may repeat an id or tag). */
@@ -152,7 +155,10 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 
 /** The references of one record as its own upsert wrote them: those with an id, the first of each. */
 export function firstOfEach<R extends { id?: unknown }>(refs: readonly (R | null | undefined)[]): R[] {
-  return uniqueBy(refs.filter((r): r is R => !!r && r.id !== null && r.id !== undefined), (r) => String(r.id));
+  return uniqueBy(
+    refs.filter((r): r is R => !!r && r.id !== null && r.id !== undefined),
+    (r) => String(r.id),
+  );
 }
 
 /**

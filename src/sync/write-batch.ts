@@ -88,9 +88,11 @@ export class WriteBatch {
     const batch = this.pending;
     this.pending = [];
     if (batch.length > 0) {
-      this.chain = this.chain.then(() => (this.failure === null ? this.commit(batch) : undefined)).catch((err: unknown) => {
-        this.failure ??= { error: err };
-      });
+      this.chain = this.chain
+        .then(() => (this.failure === null ? this.commit(batch) : undefined))
+        .catch((err: unknown) => {
+          this.failure ??= { error: err };
+        });
     }
     return this.chain;
   }

@@ -90,11 +90,15 @@ for (const dialect of dialects) {
     }
 
     async function quarantined(entityType: string): Promise<Array<{ entity_id: string; reason: string; raw_json: unknown }>> {
-      return withMirror((s) => s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute());
+      return withMirror((s) =>
+        s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
+      );
     }
 
     async function mirroredSubject(id: string): Promise<string | undefined> {
-      return withMirror(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined);
+      return withMirror(
+        async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined,
+      );
     }
 
     /** Hostile value gone: ordinary changes arrive and the mirror equals the truth. */
@@ -120,7 +124,9 @@ for (const dialect of dialects) {
       expect(await mirroredSubject(y!)).toBe(subject);
       expect(await withMirror((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
       const status = JSON.parse((await measure(['status', '--json'], env, dir)).stdout) as {
-        upstream: { lagSeconds: number | null }; quarantined: Array<{ entityType: string }>; quarantinedByType: Record<string, number>;
+        upstream: { lagSeconds: number | null };
+        quarantined: Array<{ entityType: string }>;
+        quarantinedByType: Record<string, number>;
       };
       expect(status.quarantined.some((e) => e.entityType === 'event')).toBe(true);
       expect(status.quarantinedByType.event).toBeGreaterThanOrEqual(1);
@@ -141,7 +147,10 @@ for (const dialect of dialects) {
     }, 60_000);
 
     it('a 2 MB entity id in an event is quarantined and costs no megabyte URL, key or log line', async () => {
-      await eventRow({ id: 'ev_long', entityId: 'x'.repeat(2 * MiB), occurredAt: new Date(Date.now() - 1000).toISOString() }, /at most 1024 characters/);
+      await eventRow(
+        { id: 'ev_long', entityId: 'x'.repeat(2 * MiB), occurredAt: new Date(Date.now() - 1000).toISOString() },
+        /at most 1024 characters/,
+      );
     }, 60_000);
 
     it('U+0000 inside a JSON key and value of a record is cleaned, the sync goes on', async () => {
@@ -150,7 +159,9 @@ for (const dialect of dialects) {
       await edit('tickets', x);
       const r = await sync();
       expect(r.code, r.stderr).toBe(0);
-      const keys = await withMirror(async (s) => (await s.db.selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key));
+      const keys = await withMirror(async (s) =>
+        (await s.db.selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key),
+      );
       expect(keys).toContain('k\uFFFDey');
       await settles([['tickets', x]]);
     }, 60_000);
@@ -193,7 +204,11 @@ for (const dialect of dialects) {
       expect(tickets.find((q) => q.entity_id === y)?.reason).toMatch(new RegExp(`for id "${z}"`));
       expect((await quarantined('deal')).find((q) => q.entity_id === d)?.reason).toMatch(/HTML|not JSON/);
       expect(await withMirror(async (s) => (await s.db.selectFrom('dirty').select('entity_id').execute()).length)).toBe(0);
-      await settles([['tickets', x!], ['tickets', y!], ['deals', d]]);
+      await settles([
+        ['tickets', x!],
+        ['tickets', y!],
+        ['deals', d],
+      ]);
     }, 60_000);
 
     it('a nextCursor that repeats the one it was given fails the cycle (exit 4) and resets the window', async () => {
@@ -243,7 +258,9 @@ for (const dialect of dialects) {
       for (const id of eight) await edit('tickets', id);
       const r8 = await sync();
       expect(r8.code, r8.stderr).toBe(0);
-      console.log(`peak RSS: one announced 450 MB body ${r1.peakRssMiB.toFixed(0)} MiB; eight unannounced at once ${r8.peakRssMiB.toFixed(0)} MiB`);
+      console.log(
+        `peak RSS: one announced 450 MB body ${r1.peakRssMiB.toFixed(0)} MiB; eight unannounced at once ${r8.peakRssMiB.toFixed(0)} MiB`,
+      );
       expect(r8.peakRssMiB).toBeLessThan(300);
       expect((await quarantined('ticket')).filter((q) => eight.includes(q.entity_id) && /maxResponseBytes/.test(q.reason))).toHaveLength(8);
       delete hostile.faults.hugeRecordBody;
@@ -266,7 +283,9 @@ for (const dialect of dialects) {
       const raw = typeof q.raw_json === 'string' ? JSON.parse(q.raw_json) : q.raw_json;
       expect(raw.id).toBe(x);
       expect(JSON.stringify(raw)).toContain('[cut: nested deeper than 256 levels]');
-      const stored = await withMirror(async (s) => (await s.db.selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)));
+      const stored = await withMirror(async (s) =>
+        (await s.db.selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)),
+      );
       expect(stored.filter((v) => v.includes('[object Object]'))).toEqual([]);
       await settles([['tickets', x]]);
     }, 60_000);

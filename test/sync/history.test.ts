@@ -5,7 +5,14 @@ import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
 
 type Ev = { id: string; type: string; entityId: string; occurredAt: string; payload: Record<string, unknown> };
-type Row = { entity: string; field: string; from_value: string | null; to_value: string | null; changed_at: string; event_id: string | null };
+type Row = {
+  entity: string;
+  field: string;
+  from_value: string | null;
+  to_value: string | null;
+  changed_at: string;
+  event_id: string | null;
+};
 
 /** The `{ from, to }` of an update event's payload field. */
 type Change = { from: unknown; to: unknown };
@@ -19,7 +26,10 @@ const stored = (iso: string) => `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
  * The history rows the change log tells, computed here from the simulator's events alone (the
  * rules docs/sync.md lists), as `entity|field|from|to|time` keys.
  */
-function expectedFromLog(events: readonly Ev[], pipelines: readonly { stages: { id: string; isWon: boolean; isLost: boolean }[] }[]): string[] {
+function expectedFromLog(
+  events: readonly Ev[],
+  pipelines: readonly { stages: { id: string; isWon: boolean; isLost: boolean }[] }[],
+): string[] {
   const category = new Map(pipelines.flatMap((p) => p.stages.map((s) => [s.id, s.isWon ? 'won' : s.isLost ? 'lost' : 'open'] as const)));
   const out: string[] = [];
   const add = (e: Ev, field: string, from: unknown, to: unknown) => {
@@ -55,61 +65,71 @@ const keys = (rows: readonly Row[]) =>
   rows.map((r) => `${r.entity}|${r.field}|${r.from_value ?? ''}|${r.to_value ?? ''}|${String(r.changed_at)}`).sort();
 
 for (const dialect of dialects)
-describe(`history from the change log on ${dialect.name}`, () => {
-  let h: Harness | null = null;
-  afterEach(async () => {
-    await h?.close();
-    h = null;
+  describe(`history from the change log on ${dialect.name}`, () => {
+    let h: Harness | null = null;
+    afterEach(async () => {
+      await h?.close();
+      h = null;
+    });
+    const harness = (o: Parameters<typeof makeHarness>[0] = {}) => makeHarness({ ...o, dialect });
+
+    it('backfill --history writes one row per field change the log tells, at the event time; the first sync adds no duplicate', async () => {
+      h = await harness({ pageSize: 50, sim: { seed: 7, tickets: 60, deals: 40 } });
+      await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: 'all' }));
+      const truth = h.sim.control.truth();
+      const events = await h.store.db.selectFrom('events').select('id').execute();
+      expect(events.length).toBe((truth.events as unknown[]).length);
+
+      const expected = expectedFromLog(truth.events as Ev[], truth.pipelines as never);
+      const fields = new Set(expected.map((k) => k.split('|')[1]));
+      // The seeded life moves deals and tickets through every tracked field kind the seed produces.
+      for (const f of ['status', 'assignee_id', 'stage_id']) expect(fields).toContain(f);
+      expect(keys(await historyRows(h, 'event'))).toEqual(expected);
+      expect(await historyRows(h, 'observed')).toEqual([]);
+
+      h.sim.control.act(30);
+      const stats = await h.sync();
+      expect(stats.eventsNew).toBeLessThan(stats.eventsRead);
+      const after = h.sim.control.truth();
+      expect(keys(await historyRows(h, 'event'))).toEqual(expectedFromLog(after.events as Ev[], after.pipelines as never));
+      // Every change of the live cycle had its event: the re-reads added nothing of their own.
+      expect(await historyRows(h, 'observed')).toEqual([]);
+      expect(await h.diff()).toEqual([]);
+    });
+
+    it('history_complete is 1 exactly for the records created inside the imported range', async () => {
+      h = await harness({ sim: { seed: 7, tickets: 60, deals: 40 } });
+      const truth = h.sim.control.truth();
+      const created = (truth.events as Ev[]).filter((e) => e.type === 'ticket.created' || e.type === 'deal.created');
+      const since = created[Math.floor(created.length / 2)]!.occurredAt;
+      await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
+      const inside = new Set(created.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).map((e) => e.entityId));
+      const flags = await sql<{ id: string; hc: unknown }>`
+      SELECT ticket_id AS id, history_complete AS hc FROM rpt_tickets UNION ALL SELECT deal_id, history_complete FROM rpt_deals`.execute(
+        h.store.db,
+      );
+      expect(flags.rows.length).toBeGreaterThan(50);
+      const complete = flags.rows
+        .filter((r) => Number(r.hc) === 1 || r.hc === true)
+        .map((r) => r.id)
+        .sort();
+      expect(complete).toEqual(
+        flags.rows
+          .map((r) => r.id)
+          .filter((id) => inside.has(id))
+          .sort(),
+      );
+      expect(complete.length).toBeGreaterThan(0);
+      expect(complete.length).toBeLessThan(flags.rows.length);
+    });
+
+    it('from a date copies only the events at or after it', async () => {
+      h = await harness();
+      const all = h.sim.control.truth().events as Array<{ occurredAt: string }>;
+      const since = all[Math.floor(all.length / 2)]!.occurredAt;
+      await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
+      const rows = await h.store.db.selectFrom('events').select('occurred_at').execute();
+      expect(rows.length).toBe(all.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).length);
+      expect(rows.every((r) => String(r.occurred_at) >= stored(new Date(since).toISOString()))).toBe(true);
+    });
   });
-  const harness = (o: Parameters<typeof makeHarness>[0] = {}) => makeHarness({ ...o, dialect });
-
-  it('backfill --history writes one row per field change the log tells, at the event time; the first sync adds no duplicate', async () => {
-    h = await harness({ pageSize: 50, sim: { seed: 7, tickets: 60, deals: 40 } });
-    await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: 'all' }));
-    const truth = h.sim.control.truth();
-    const events = await h.store.db.selectFrom('events').select('id').execute();
-    expect(events.length).toBe((truth.events as unknown[]).length);
-
-    const expected = expectedFromLog(truth.events as Ev[], truth.pipelines as never);
-    const fields = new Set(expected.map((k) => k.split('|')[1]));
-    // The seeded life moves deals and tickets through every tracked field kind the seed produces.
-    for (const f of ['status', 'assignee_id', 'stage_id']) expect(fields).toContain(f);
-    expect(keys(await historyRows(h, 'event'))).toEqual(expected);
-    expect(await historyRows(h, 'observed')).toEqual([]);
-
-    h.sim.control.act(30);
-    const stats = await h.sync();
-    expect(stats.eventsNew).toBeLessThan(stats.eventsRead);
-    const after = h.sim.control.truth();
-    expect(keys(await historyRows(h, 'event'))).toEqual(expectedFromLog(after.events as Ev[], after.pipelines as never));
-    // Every change of the live cycle had its event: the re-reads added nothing of their own.
-    expect(await historyRows(h, 'observed')).toEqual([]);
-    expect(await h.diff()).toEqual([]);
-  });
-
-  it('history_complete is 1 exactly for the records created inside the imported range', async () => {
-    h = await harness({ sim: { seed: 7, tickets: 60, deals: 40 } });
-    const truth = h.sim.control.truth();
-    const created = (truth.events as Ev[]).filter((e) => e.type === 'ticket.created' || e.type === 'deal.created');
-    const since = created[Math.floor(created.length / 2)]!.occurredAt;
-    await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
-    const inside = new Set(created.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).map((e) => e.entityId));
-    const flags = await sql<{ id: string; hc: unknown }>`
-      SELECT ticket_id AS id, history_complete AS hc FROM rpt_tickets UNION ALL SELECT deal_id, history_complete FROM rpt_deals`.execute(h.store.db);
-    expect(flags.rows.length).toBeGreaterThan(50);
-    const complete = flags.rows.filter((r) => Number(r.hc) === 1 || r.hc === true).map((r) => r.id).sort();
-    expect(complete).toEqual(flags.rows.map((r) => r.id).filter((id) => inside.has(id)).sort());
-    expect(complete.length).toBeGreaterThan(0);
-    expect(complete.length).toBeLessThan(flags.rows.length);
-  });
-
-  it('from a date copies only the events at or after it', async () => {
-    h = await harness();
-    const all = h.sim.control.truth().events as Array<{ occurredAt: string }>;
-    const since = all[Math.floor(all.length / 2)]!.occurredAt;
-    await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
-    const rows = await h.store.db.selectFrom('events').select('occurred_at').execute();
-    expect(rows.length).toBe(all.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).length);
-    expect(rows.every((r) => String(r.occurred_at) >= stored(new Date(since).toISOString()))).toBe(true);
-  });
-});

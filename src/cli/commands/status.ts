@@ -84,7 +84,9 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       upstream,
       lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
-      lastRun: lastRun ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) } : null,
+      lastRun: lastRun
+        ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) }
+        : null,
       lastSuccessAt: lastSuccess ? fromDbTimestamp(lastSuccess.finished_at) : null,
       counts: await store.counts(),
       dirty: await store.dirtyCount(),
@@ -107,7 +109,13 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
 function renderStatus(r: StatusReport): string {
   const lines = [
     `Mirror:      ${r.database}`,
-    `Backfill:    ${r.backfill ? `${r.backfill.phase} (${Object.entries(r.backfill.copied).map(([k, v]) => `${v} ${k}`).join(', ')})` : 'not started'}`,
+    `Backfill:    ${
+      r.backfill
+        ? `${r.backfill.phase} (${Object.entries(r.backfill.copied)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(', ')})`
+        : 'not started'
+    }`,
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
@@ -116,7 +124,13 @@ function renderStatus(r: StatusReport): string {
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
     `Events:      oldest ${r.events.oldest ?? 'none'}; kept ${r.events.retentionDays === 0 ? 'forever' : `${r.events.retentionDays} days before the watermark`}`,
     ...(r.storage ? [`Storage:     ${mib(r.storage.databaseBytes)} database, ${mib(r.storage.walBytes)} WAL`] : []),
-    `Quarantined: ${r.quarantined.length === 0 ? 'none' : Object.entries(r.quarantinedByType).map(([type, n]) => `${n} ${type}`).join(', ')}`,
+    `Quarantined: ${
+      r.quarantined.length === 0
+        ? 'none'
+        : Object.entries(r.quarantinedByType)
+            .map(([type, n]) => `${n} ${type}`)
+            .join(', ')
+    }`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
@@ -134,7 +148,10 @@ function storageOf(sizes: { database: number; wal: number } | null): StatusRepor
 }
 
 async function oldestEvent(store: Store): Promise<string | null> {
-  const row = await store.db.selectFrom('events').select((eb) => eb.fn.min('occurred_at').as('oldest')).executeTakeFirst();
+  const row = await store.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.min('occurred_at').as('oldest'))
+    .executeTakeFirst();
   return fromDbTimestamp(row?.oldest);
 }
 
