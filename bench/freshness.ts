@@ -74,7 +74,9 @@ const finite = (n: number | null) => (n === null || !Number.isFinite(n) ? null :
 
 function cliRun(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cli, ...args], { env, maxBuffer: 1 << 26 }, (err, _out, stderr) => (err ? reject(new Error(`wsmirror ${args.join(' ')} failed: ${stderr}`)) : resolve()));
+    execFile(process.execPath, [cli, ...args], { env, maxBuffer: 1 << 26 }, (err, _out, stderr) =>
+      err ? reject(new Error(`wsmirror ${args.join(' ')} failed: ${stderr}`)) : resolve(),
+    );
   });
 }
 
@@ -92,13 +94,16 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
     for (let i = 0; i < mine.length; i += 500) {
       const chunk = mine.slice(i, i + 500);
       const ids = [...new Set(chunk.map((w) => w.entityId))];
-      const rows = db.prepare(`SELECT id, updated_at, deleted_at FROM ${table} WHERE id IN (${ids.map(() => '?').join(',')})`).all(...ids) as Array<{ id: string; updated_at: unknown; deleted_at: unknown }>;
+      const rows = db
+        .prepare(`SELECT id, updated_at, deleted_at FROM ${table} WHERE id IN (${ids.map(() => '?').join(',')})`)
+        .all(...ids) as Array<{ id: string; updated_at: unknown; deleted_at: unknown }>;
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const w of chunk) {
         const row = byId.get(w.entityId);
-        const seen = w.kind === 'delete_deal'
-          ? row === undefined || (row.deleted_at !== null && row.deleted_at !== undefined)
-          : row !== undefined && parseTime(row.updated_at) >= w.simMs - CLOCK_SLACK_MS;
+        const seen =
+          w.kind === 'delete_deal'
+            ? row === undefined || (row.deleted_at !== null && row.deleted_at !== undefined)
+            : row !== undefined && parseTime(row.updated_at) >= w.simMs - CLOCK_SLACK_MS;
         if (seen) w.delayMs = now - w.wallMs;
         else still.push(w);
       }
@@ -128,22 +133,42 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: numb
 }
 
 export async function measureFreshness(args: {
-  schedule: string; writesPerSecond: number; seconds: number; graceSeconds: number; allowance: number; tickets: number; deals: number;
+  schedule: string;
+  writesPerSecond: number;
+  seconds: number;
+  graceSeconds: number;
+  allowance: number;
+  tickets: number;
+  deals: number;
 }): Promise<FreshnessFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-fresh-'));
   const sim = await startSim({ tickets: args.tickets, deals: args.deals });
   const database = join(dir, 'mirror.sqlite');
-  const env = { ...process.env, WSMIRROR_BASE_URL: sim.url, WSMIRROR_API_KEY: KEY, WSMIRROR_DATABASE: database, WSMIRROR_CONFIG: join(dir, 'backfill.json') };
+  const env = {
+    ...process.env,
+    WSMIRROR_BASE_URL: sim.url,
+    WSMIRROR_API_KEY: KEY,
+    WSMIRROR_DATABASE: database,
+    WSMIRROR_CONFIG: join(dir, 'backfill.json'),
+  };
   let daemon: ChildProcess | undefined;
   try {
     writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
     await cliRun(['backfill'], env);
     await control(sim.url, 'POST', 'faults', { rateLimitPerSecond: args.allowance });
     await takeRequests(sim.url);
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }));
-    daemon = spawn(process.execPath, [cli, 'run'], { env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') }, stdio: ['ignore', 'ignore', 'pipe'] });
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }),
+    );
+    daemon = spawn(process.execPath, [cli, 'run'], {
+      env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     const started = waitForLine(daemon, /writer lock held/, 60_000);
-    daemon.stderr!.pipe(createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)));
+    daemon.stderr!.pipe(
+      createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
+    );
     await started;
 
     const eventsBefore = await eventCount(sim.url);
@@ -165,7 +190,9 @@ export async function measureFreshness(args: {
         await sleep(Math.max(0, Math.min(due, nextPoll) - Date.now()));
       }
       const wallMs = Date.now();
-      const { activity } = (await control(sim.url, 'POST', 'act', { count: 1 })) as { activity: Array<{ kind: string; entityType: string; entityId: string }> };
+      const { activity } = (await control(sim.url, 'POST', 'act', { count: 1 })) as {
+        activity: Array<{ kind: string; entityType: string; entityId: string }>;
+      };
       for (const a of activity) {
         if (a.entityType !== 'ticket' && a.entityType !== 'deal') continue;
         const w: Write = { ...a, wallMs, simMs: wallMs + offset };
@@ -193,13 +220,26 @@ export async function measureFreshness(args: {
     // (give or take one period); a backlog that grows through the run is falling behind.
     const keepsUp = pending.length === 0 && firstP95 !== null && lastP95 !== null && lastP95 <= firstP95 + period * 1000;
     return {
-      schedule: args.schedule, periodSeconds: period, writesPerSecond: args.writesPerSecond, allowance: args.allowance, seconds: args.seconds,
-      writes: writes.length, visible: writes.length - pending.length,
-      p50Ms: finite(percentile(all, 50)), p95Ms: finite(p95), maxMs: finite(all.at(-1) ?? null),
+      schedule: args.schedule,
+      periodSeconds: period,
+      writesPerSecond: args.writesPerSecond,
+      allowance: args.allowance,
+      seconds: args.seconds,
+      writes: writes.length,
+      visible: writes.length - pending.length,
+      p50Ms: finite(percentile(all, 50)),
+      p95Ms: finite(p95),
+      maxMs: finite(all.at(-1) ?? null),
       p95Periods: finite(p95) === null ? null : Number(((p95 as number) / 1000 / period).toFixed(2)),
-      p95FirstThirdMs: finite(firstP95), p95LastThirdMs: finite(lastP95),
-      keepsUp, requests: seen.total, rateLimited: seen.byStatus['429'] ?? 0,
-      eventRequests: seen.events, newEvents, ticks, eventRequestBudget: Math.ceil(1.2 * Math.ceil(newEvents / 100) + ticks),
+      p95FirstThirdMs: finite(firstP95),
+      p95LastThirdMs: finite(lastP95),
+      keepsUp,
+      requests: seen.total,
+      rateLimited: seen.byStatus['429'] ?? 0,
+      eventRequests: seen.events,
+      newEvents,
+      ticks,
+      eventRequestBudget: Math.ceil(1.2 * Math.ceil(newEvents / 100) + ticks),
     };
   } finally {
     if (daemon && daemon.exitCode === null) {

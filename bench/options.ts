@@ -45,11 +45,16 @@ function flag(argv: string[], name: string): string | undefined {
   return a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[i + 1] ?? '');
 }
 
-const list = (text: string) => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+const list = (text: string) =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 
 function numbers(text: string, what: string): number[] {
   const out = list(text).map(Number);
-  if (out.length === 0 || out.some((n) => !(n > 0))) throw new Error(`${what} must be a comma-separated list of positive numbers, got "${text}"`);
+  if (out.length === 0 || out.some((n) => !(n > 0)))
+    throw new Error(`${what} must be a comma-separated list of positive numbers, got "${text}"`);
   return out;
 }
 

@@ -8,7 +8,22 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore } from '../src/store/index.js';
-import { buildMirror, changedIds, FILTERED, incrementalEqualsFull, NOW, printRefreshAndViews } from './reporting.js';
+import {
+  buildMirror,
+  changedIds,
+  FILTERED,
+  incrementalEqualsFull,
+  NOW,
+  printRefreshAndViews,
+  type ReportingFigures,
+  type TableTimings,
+} from './reporting.js';
+
+/** The reporting figures on PostgreSQL, plus the time to copy the SQLite mirror over and ANALYZE it. */
+export interface ReportingPostgresFigures extends ReportingFigures {
+  copyMs: number;
+  analyzeMs: number;
+}
 
 /**
  * The reporting benchmark on PostgreSQL: the SQLite mirror of reporting.ts (50,000 tickets,
@@ -49,7 +64,8 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
       `SELECT table_name, column_name, data_type, coalesce(column_default LIKE 'nextval(%', false) AS serial
        FROM information_schema.columns
        WHERE table_schema = current_schema() AND table_name NOT LIKE 'rpt\\_%' AND table_name NOT LIKE 'kysely\\_%'
-       ORDER BY table_name, ordinal_position`);
+       ORDER BY table_name, ordinal_position`,
+    );
     const tables = new Map<string, { name: string; bool: boolean; serial: boolean }[]>();
     for (const c of cols.rows) {
       if (!tables.has(c.table_name)) tables.set(c.table_name, []);
@@ -74,13 +90,18 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
       const flush = async () => {
         const n = params.length / names.length;
         if (n === 0) return;
-        const text = n === batchRows ? (full ??= head + Array.from({ length: n }, (_, r) => tuple(r)).join(', '))
-          : head + Array.from({ length: n }, (_, r) => tuple(r)).join(', ');
+        const text =
+          n === batchRows
+            ? (full ??= head + Array.from({ length: n }, (_, r) => tuple(r)).join(', '))
+            : head + Array.from({ length: n }, (_, r) => tuple(r)).join(', ');
         await client.query(text, params);
         rows += n;
         params = [];
       };
-      for (const row of source.prepare(`SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM ${table}`).raw().iterate() as Iterable<unknown[]>) {
+      for (const row of source
+        .prepare(`SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM ${table}`)
+        .raw()
+        .iterate() as Iterable<unknown[]>) {
         for (let i = 0; i < row.length; i++) {
           const v = row[i];
           params.push(bools[i] && v !== null ? v === 1 || v === true : v);
@@ -105,7 +126,7 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
   return copied;
 }
 
-export async function benchReportingPostgres(url: string): Promise<object> {
+export async function benchReportingPostgres(url: string): Promise<ReportingPostgresFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-report-pg-'));
   const sqliteFile = join(dir, 'mirror.sqlite');
   const name = `wsmirror_bench_${process.pid}`;
@@ -141,15 +162,23 @@ export async function benchReportingPostgres(url: string): Promise<object> {
 
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
-    await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
-    await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
+    await store.db
+      .updateTable('tickets')
+      .set({ status: 'open', updated_at: NOW.toISOString() })
+      .where('id', 'in', [...changedTickets])
+      .execute();
+    await store.db
+      .updateTable('deals')
+      .set({ amount_cents: 12345, amount: '123.45' })
+      .where('id', 'in', [...changedDeals])
+      .execute();
     const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
     const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
     // Timed on a separate connection, as a BI tool reads: `stepMs` receives every row with every
     // column as its wire text (no type parsing, arrays), what psql or a JDBC driver pays;
     // `objectsMs` goes through the store's Kysely pool (type parsers, a JS object per row).
-    const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } as pg.CustomTypesConfig });
+    const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } });
     await reader.connect();
     const step = async (query: string) => {
       const t = performance.now();
@@ -161,11 +190,16 @@ export async function benchReportingPostgres(url: string): Promise<object> {
       await sql.raw(query).execute(store.db);
       return ms(t);
     };
-    const views: Record<string, { rows: number; stepMs: number; objectsMs: number; filteredMs: number }> = {};
+    const views: Record<string, TableTimings> = {};
     try {
       for (const table of RPT_TABLE_NAMES) {
         const all = await step(`SELECT * FROM ${table}`);
-        views[table] = { rows: all.rows, stepMs: all.ms, objectsMs: await objects(`SELECT * FROM ${table}`), filteredMs: (await step(FILTERED[table] as string)).ms };
+        views[table] = {
+          rows: all.rows,
+          stepMs: all.ms,
+          objectsMs: await objects(`SELECT * FROM ${table}`),
+          filteredMs: (await step(FILTERED[table] as string)).ms,
+        };
       }
     } finally {
       await reader.end();
@@ -194,7 +228,7 @@ export async function benchReportingPostgres(url: string): Promise<object> {
   }
 }
 
-export function printBenchReportingPostgres(result: Record<string, any>): void {
+export function printBenchReportingPostgres(result: ReportingPostgresFigures): void {
   console.log('mirror', JSON.stringify(result.mirror));
   console.log(`SQLite build ${result.buildMs} ms; copy to PostgreSQL ${result.copyMs} ms; ANALYZE ${result.analyzeMs} ms`);
   console.log(`full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
@@ -208,7 +242,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     console.error('usage: node dist/bench/reporting-pg.js postgres://user@host:port/db (or set WSMIRROR_BENCH_POSTGRES_URL)');
     process.exitCode = 2;
   } else {
-    benchReportingPostgres(url).then((r) => printBenchReportingPostgres(r as Record<string, any>), (err: unknown) => {
+    benchReportingPostgres(url).then(printBenchReportingPostgres, (err: unknown) => {
       console.error(err);
       process.exitCode = 1;
     });

@@ -39,12 +39,15 @@ function fillTickets(db: Database.Database, rand: () => number): void {
     tags_json, fields_json, cc_json, message_count, first_reply_due_at, resolve_due_at, first_reply_breached_at, resolve_breached_at,
     first_agent_reply_at, resolved_at, status_changed_at, created_at, updated_at, synced_at, raw_json)
     VALUES (?, ?, ?, 'subject', ?, 'normal', ?, ?, 'team1', 'Tier 1', '[]', '{}', '[]', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}')`);
-  const msg = db.prepare(`INSERT INTO ticket_messages (id, ticket_id, body, author_type, author_id, is_internal, attachments_json, created_at)
+  const msg =
+    db.prepare(`INSERT INTO ticket_messages (id, ticket_id, body, author_type, author_id, is_internal, attachments_json, created_at)
     VALUES (?, ?, 'x', ?, ?, ?, '[]', ?)`);
   const hist = db.prepare(`INSERT INTO ticket_history (ticket_id, field, from_value, to_value, changed_at, source, event_id)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const tag = db.prepare('INSERT INTO ticket_tags (ticket_id, tag) VALUES (?, ?)');
-  const event = db.prepare(`INSERT INTO events (id, type, entity_type, entity_id, payload_json, occurred_at, received_at) VALUES (?, ?, ?, ?, '{}', ?, ?)`);
+  const event = db.prepare(
+    `INSERT INTO events (id, type, entity_type, entity_id, payload_json, occurred_at, received_at) VALUES (?, ?, ?, ?, '{}', ?, ?)`,
+  );
   let m = 0;
   let e = 0;
   for (let i = 0; i < SIZE.tickets; i++) {
@@ -96,9 +99,25 @@ function fillTickets(db: Database.Database, rand: () => number): void {
     }
     const frDue = created + 8 * H;
     const resDue = created + 72 * H;
-    ticket.run(id, i + 1, `#${i + 1}`, status, `c${i % SIZE.contacts}`, assigned ? agent : null, SIZE.messagesPerTicket, iso(frDue), iso(resDue),
-      (firstReply ?? t) > frDue ? iso(frDue) : null, (resolvedAt ?? t) > resDue ? iso(resDue) : null,
-      firstReply === null ? null : iso(firstReply), resolvedAt === null ? null : iso(resolvedAt), iso(t), iso(created), iso(t), iso(t));
+    ticket.run(
+      id,
+      i + 1,
+      `#${i + 1}`,
+      status,
+      `c${i % SIZE.contacts}`,
+      assigned ? agent : null,
+      SIZE.messagesPerTicket,
+      iso(frDue),
+      iso(resDue),
+      (firstReply ?? t) > frDue ? iso(frDue) : null,
+      (resolvedAt ?? t) > resDue ? iso(resDue) : null,
+      firstReply === null ? null : iso(firstReply),
+      resolvedAt === null ? null : iso(resolvedAt),
+      iso(t),
+      iso(created),
+      iso(t),
+      iso(t),
+    );
     if (rand() < 0.5) tag.run(id, rand() < 0.5 ? 'billing' : 'bug');
   }
 }
@@ -111,9 +130,13 @@ function fillDeals(db: Database.Database, rand: () => number): void {
   }
   const deal = db.prepare(`INSERT INTO deals (id, name, amount, amount_cents, currency, close_date, status, pipeline_id, stage_id, owner_id,
     company_id, fields_json, created_at, updated_at, synced_at) VALUES (?, 'deal', ?, ?, ?, NULL, ?, ?, ?, ?, NULL, '{}', ?, ?, ?)`);
-  const hist = db.prepare(`INSERT INTO deal_history (deal_id, field, from_value, to_value, changed_at, source) VALUES (?, 'stage_id', ?, ?, ?, 'observed')`);
+  const hist = db.prepare(
+    `INSERT INTO deal_history (deal_id, field, from_value, to_value, changed_at, source) VALUES (?, 'stage_id', ?, ?, ?, 'observed')`,
+  );
   const contact = db.prepare('INSERT INTO deal_contacts (deal_id, contact_id, is_primary, position) VALUES (?, ?, 1, 0)');
-  const event = db.prepare(`INSERT INTO events (id, type, entity_type, entity_id, payload_json, occurred_at, received_at) VALUES (?, 'deal.created', 'deal', ?, '{}', ?, ?)`);
+  const event = db.prepare(
+    `INSERT INTO events (id, type, entity_type, entity_id, payload_json, occurred_at, received_at) VALUES (?, 'deal.created', 'deal', ?, '{}', ?, ?)`,
+  );
   for (let i = 0; i < SIZE.deals; i++) {
     const id = `d${i}`;
     const p = rand() < 0.7 ? 'p1' : 'p2';
@@ -129,8 +152,19 @@ function fillDeals(db: Database.Database, rand: () => number): void {
       if (s === 5) break;
     }
     const cents = Math.floor(rand() * 5_000_000);
-    deal.run(id, `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`, cents, ['EUR', 'USD', 'GBP'][i % 3], s === 4 ? 'won' : s === 5 ? 'lost' : 'open',
-      p, `${p}s${s}`, `a${i % SIZE.agents}`, iso(created), iso(t), iso(t));
+    deal.run(
+      id,
+      `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`,
+      cents,
+      ['EUR', 'USD', 'GBP'][i % 3],
+      s === 4 ? 'won' : s === 5 ? 'lost' : 'open',
+      p,
+      `${p}s${s}`,
+      `a${i % SIZE.agents}`,
+      iso(created),
+      iso(t),
+      iso(t),
+    );
     contact.run(id, `c${i % SIZE.contacts}`);
   }
 }
@@ -142,13 +176,36 @@ function fillPeople(db: Database.Database): void {
   for (let c = 0; c < SIZE.contacts; c++) contact.run(`c${c}`, 'First', `Last${c}`, `c${c}@example.com`);
 }
 
+/** Timings of reading one rpt_ table whole and filtered (see the callers for what each step pays). */
+export interface TableTimings {
+  rows: number;
+  stepMs: number;
+  objectsMs: number;
+  filteredMs: number;
+}
+
+/** What the reporting bench measures; the PostgreSQL one adds its copy and ANALYZE times. */
+export interface ReportingFigures {
+  mirror: Record<string, number>;
+  buildMs: number;
+  fullRefreshMs: number;
+  fullRefreshSteps: Record<string, number>;
+  incrementalRefreshMs: number;
+  incrementalSteps: Record<string, number>;
+  healthOnlyRefreshMs: number;
+  aggregatesMatchFull: boolean;
+  views: Record<string, TableTimings>;
+}
+
 export const FILTERED: Record<string, string> = {
   rpt_tickets: "SELECT * FROM rpt_tickets WHERE created_at >= '2024-05-01' AND status = 'open'",
-  rpt_ticket_status_intervals: "SELECT status, sum(minutes) FROM rpt_ticket_status_intervals WHERE valid_from >= '2024-04-01' GROUP BY status",
+  rpt_ticket_status_intervals:
+    "SELECT status, sum(minutes) FROM rpt_ticket_status_intervals WHERE valid_from >= '2024-04-01' GROUP BY status",
   rpt_support_daily: "SELECT * FROM rpt_support_daily WHERE day >= '2024-04-01'",
   rpt_agent_daily: "SELECT agent_id, sum(public_replies) FROM rpt_agent_daily WHERE day >= '2024-04-01' GROUP BY agent_id",
   rpt_deals: "SELECT * FROM rpt_deals WHERE status = 'open' AND pipeline_id = 'p1'",
-  rpt_deal_stage_intervals: "SELECT stage_id, count(*), sum(minutes) FROM rpt_deal_stage_intervals WHERE stage_id = 'p1s2' GROUP BY stage_id",
+  rpt_deal_stage_intervals:
+    "SELECT stage_id, count(*), sum(minutes) FROM rpt_deal_stage_intervals WHERE stage_id = 'p1s2' GROUP BY stage_id",
   rpt_pipeline_stages: "SELECT * FROM rpt_pipeline_stages WHERE currency = 'EUR'",
   rpt_sales_monthly: "SELECT * FROM rpt_sales_monthly WHERE month >= '2024-01-01' AND currency = 'USD'",
   rpt_sync_health: 'SELECT lag_seconds FROM rpt_sync_health',
@@ -171,8 +228,12 @@ export async function buildMirror(database: string): Promise<{ counts: Record<st
     fillDeals(raw, rand);
   })();
   raw.exec('ANALYZE');
-  const counts = Object.fromEntries(['tickets', 'ticket_messages', 'ticket_history', 'deals', 'deal_history', 'events']
-    .map((t) => [t, (raw.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]));
+  const counts = Object.fromEntries(
+    ['tickets', 'ticket_messages', 'ticket_history', 'deals', 'deal_history', 'events'].map((t) => [
+      t,
+      (raw.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n,
+    ]),
+  );
   raw.close();
   const buildMs = performance.now() - t0;
   return { counts, buildMs };
@@ -201,7 +262,7 @@ export async function incrementalEqualsFull(store: Store): Promise<boolean> {
   return afterIncremental === (await aggregates());
 }
 
-export async function benchReporting(): Promise<object> {
+export async function benchReporting(): Promise<ReportingFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-report-'));
   const database = join(dir, 'mirror.sqlite');
   try {
@@ -209,8 +270,16 @@ export async function benchReporting(): Promise<object> {
     const store = await openStore({ database });
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
-    await store.db.updateTable('tickets').set({ status: 'open', updated_at: NOW.toISOString() }).where('id', 'in', [...changedTickets]).execute();
-    await store.db.updateTable('deals').set({ amount_cents: 12345, amount: '123.45' }).where('id', 'in', [...changedDeals]).execute();
+    await store.db
+      .updateTable('tickets')
+      .set({ status: 'open', updated_at: NOW.toISOString() })
+      .where('id', 'in', [...changedTickets])
+      .execute();
+    await store.db
+      .updateTable('deals')
+      .set({ amount_cents: 12345, amount: '123.45' })
+      .where('id', 'in', [...changedDeals])
+      .execute();
     const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
     const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
@@ -229,10 +298,15 @@ export async function benchReporting(): Promise<object> {
       await sql.raw(query).execute(store.db);
       return Math.round((performance.now() - t) * 10) / 10;
     };
-    const views: Record<string, { rows: number; stepMs: number; objectsMs: number; filteredMs: number }> = {};
+    const views: Record<string, TableTimings> = {};
     for (const table of RPT_TABLE_NAMES) {
       const all = step(`SELECT * FROM ${table}`);
-      views[table] = { rows: all.rows, stepMs: all.ms, objectsMs: await objects(`SELECT * FROM ${table}`), filteredMs: step(FILTERED[table] as string).ms };
+      views[table] = {
+        rows: all.rows,
+        stepMs: all.ms,
+        objectsMs: await objects(`SELECT * FROM ${table}`),
+        filteredMs: step(FILTERED[table] as string).ms,
+      };
     }
     reader.close();
     // The incremental aggregates must equal a full rebuild's at this size too, value for value.
@@ -256,26 +330,26 @@ export async function benchReporting(): Promise<object> {
   }
 }
 
-export function printBenchReporting(result: Record<string, any>): void {
+export function printBenchReporting(result: ReportingFigures): void {
   console.log('mirror', JSON.stringify(result.mirror));
   console.log(`build ${result.buildMs} ms; full refresh ${result.fullRefreshMs} ms ${JSON.stringify(result.fullRefreshSteps)}`);
   printRefreshAndViews(result, 'table');
 }
 
 /** The lines both dialects' reports share: incremental refresh figures and the per-table timings. */
-export function printRefreshAndViews(result: Record<string, any>, tableLabel: string): void {
+export function printRefreshAndViews(result: ReportingFigures, tableLabel: string): void {
   console.log(`incremental refresh (100 tickets, 20 deals) ${result.incrementalRefreshMs} ms ${JSON.stringify(result.incrementalSteps)}`);
   console.log(`sync-health-only refresh ${result.healthOnlyRefreshMs} ms`);
   console.log(`incremental daily aggregates equal a full rebuild's: ${result.aggregatesMatchFull}`);
   const cols = ['rows', 'select * (step) ms', 'select * (JS objects) ms', 'filtered ms'];
   console.log(`${tableLabel.padEnd(30)}${cols.map((c) => c.padStart(26)).join('')}`);
-  for (const [t, v] of Object.entries(result.views as Record<string, any>)) {
+  for (const [t, v] of Object.entries(result.views)) {
     console.log(`${t.padEnd(30)}${[v.rows, v.stepMs, v.objectsMs, v.filteredMs].map((x) => String(x).padStart(26)).join('')}`);
   }
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  benchReporting().then((r) => printBenchReporting(r as Record<string, any>), (err: unknown) => {
+  benchReporting().then(printBenchReporting, (err: unknown) => {
     console.error(err);
     process.exitCode = 1;
   });

@@ -31,8 +31,18 @@ export function newResults(options: object, postgresVersion?: string): BenchResu
   sqlite.close();
   return {
     date: new Date().toISOString(),
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', memoryMb: Math.round(totalmem() / 2 ** 20), os: `${platform()} ${release()} ${arch()}` },
-    versions: { wsmirror: pkg.version, node: process.version, sqlite: sqliteVersion, ...(postgresVersion ? { postgres: postgresVersion } : {}) },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      memoryMb: Math.round(totalmem() / 2 ** 20),
+      os: `${platform()} ${release()} ${arch()}`,
+    },
+    versions: {
+      wsmirror: pkg.version,
+      node: process.version,
+      sqlite: sqliteVersion,
+      ...(postgresVersion ? { postgres: postgresVersion } : {}),
+    },
     options,
     capacity: {},
     throughput: [],
@@ -46,34 +56,50 @@ export function saveResults(file: string, results: BenchResults): void {
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 }
 
-const fmt = (n: number | null | undefined, digits = 0) => (n === null || n === undefined ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits }));
+const fmt = (n: number | null | undefined, digits = 0) =>
+  n === null || n === undefined ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 export function printThroughput(rows: ThroughputFigures[]): void {
   if (rows.length === 0) return;
-  console.log('\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | wsmirror requests | req ratio (per-record / floor) | wsmirror peak RSS MB | raw peak RSS MB |');
+  console.log(
+    '\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | wsmirror requests | req ratio (per-record / floor) | wsmirror peak RSS MB | raw peak RSS MB |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    for (const [job, p] of [['backfill', r.backfill], [`sync after ${r.writes} writes`, r.sync]] as const) {
-      console.log(`| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.wsmirror.requests)} | ${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`);
+    for (const [job, p] of [
+      ['backfill', r.backfill],
+      [`sync after ${r.writes} writes`, r.sync],
+    ] as const) {
+      console.log(
+        `| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.wsmirror.requests)} | ${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`,
+      );
     }
   }
 }
 
 export function printAutoRate(rows: AutoRateFigures[]): void {
   if (rows.length === 0) return;
-  console.log('\n| "auto" backfill vs token bucket | headers | tickets | ms | requests | 429s | accepted/s | share of allowance | 429 share |');
+  console.log(
+    '\n| "auto" backfill vs token bucket | headers | tickets | ms | requests | 429s | accepted/s | share of allowance | 429 share |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.allowance} req/s | ${r.headers} | ${fmt(r.tickets)} | ${fmt(r.ms)} | ${fmt(r.requests)} | ${r.rateLimited} | ${r.acceptedPerSecond} | ${(r.shareOfAllowance * 100).toFixed(1)} % | ${(r.share429 * 100).toFixed(2)} % |`);
+    console.log(
+      `| ${r.allowance} req/s | ${r.headers} | ${fmt(r.tickets)} | ${fmt(r.ms)} | ${fmt(r.requests)} | ${r.rateLimited} | ${r.acceptedPerSecond} | ${(r.shareOfAllowance * 100).toFixed(1)} % | ${(r.share429 * 100).toFixed(2)} % |`,
+    );
   }
 }
 
 export function printFreshness(rows: FreshnessFigures[]): void {
   if (rows.length === 0) return;
-  console.log('\n| schedule | writes/s | limit req/s | writes | visible | p50 s | p95 s | p95 / period | max s | p95 first/last third s | keeps up | requests | 429s | event-log requests / budget |');
+  console.log(
+    '\n| schedule | writes/s | limit req/s | writes | visible | p50 s | p95 s | p95 / period | max s | p95 first/last third s | keeps up | requests | 429s | event-log requests / budget |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const s = (ms: number | null) => (ms === null ? '∞' : (ms / 1000).toFixed(1));
   for (const r of rows) {
-    console.log(`| \`${r.schedule}\` | ${r.writesPerSecond} | ${r.allowance} | ${r.writes} | ${r.visible} | ${s(r.p50Ms)} | ${s(r.p95Ms)} | ${r.p95Periods ?? '∞'} | ${s(r.maxMs)} | ${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)} | ${r.keepsUp ? 'yes' : 'no'} | ${r.requests} | ${r.rateLimited} | ${r.eventRequests} / ${r.eventRequestBudget} |`);
+    console.log(
+      `| \`${r.schedule}\` | ${r.writesPerSecond} | ${r.allowance} | ${r.writes} | ${r.visible} | ${s(r.p50Ms)} | ${s(r.p95Ms)} | ${r.p95Periods ?? '∞'} | ${s(r.maxMs)} | ${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)} | ${r.keepsUp ? 'yes' : 'no'} | ${r.requests} | ${r.rateLimited} | ${r.eventRequests} / ${r.eventRequestBudget} |`,
+    );
   }
 }

@@ -23,7 +23,7 @@ async function postgresVersion(url: string | undefined): Promise<string | undefi
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    return ((await c.query<{ server_version: string }>('show server_version')).rows[0]?.server_version) ?? undefined;
+    return (await c.query<{ server_version: string }>('show server_version')).rows[0]?.server_version ?? undefined;
   } finally {
     await c.end();
   }
@@ -49,7 +49,9 @@ async function main(): Promise<void> {
   for (const size of options.sizes) {
     await part(results, `capacity ${size.name}`, async () => {
       results.capacity[size.name] = await measureCapacity(size);
-      console.log(`Simulator capacity at ${size.name}: ${results.capacity[size.name]} GET /tickets/:id per second (loopback, 16 connections x 8 pipelined, 4 s)`);
+      console.log(
+        `Simulator capacity at ${size.name}: ${results.capacity[size.name]} GET /tickets/:id per second (loopback, 16 connections x 8 pipelined, 4 s)`,
+      );
     });
     for (const dialect of dialects) {
       await part(results, `throughput ${size.name} ${dialect}`, async () => {
@@ -87,15 +89,17 @@ async function main(): Promise<void> {
     await part(results, 'reporting', async () => {
       const reporting = await import('./reporting.js');
       console.log('\nReporting views (50,000 tickets, 250,000 messages, 10,000 deals):');
-      results.reporting = await reporting.benchReporting();
-      reporting.printBenchReporting(results.reporting as Record<string, unknown>);
+      const figures = await reporting.benchReporting();
+      results.reporting = figures;
+      reporting.printBenchReporting(figures);
     });
     if (options.postgresUrl) {
       await part(results, 'reporting postgres', async () => {
         const { benchReportingPostgres, printBenchReportingPostgres } = await import('./reporting-pg.js');
         console.log('\nReporting views on PostgreSQL (same mirror, copied from SQLite):');
-        results.reportingPostgres = await benchReportingPostgres(options.postgresUrl!);
-        printBenchReportingPostgres(results.reportingPostgres as Record<string, unknown>);
+        const figures = await benchReportingPostgres(options.postgresUrl!);
+        results.reportingPostgres = figures;
+        printBenchReportingPostgres(figures);
       });
     }
   }

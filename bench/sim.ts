@@ -14,13 +14,26 @@ export interface SimProcess {
 }
 
 export async function startSim(args: { tickets: number; deals: number; rateLimit?: number }): Promise<SimProcess> {
-  const flags = ['simulate', '--port', '0', '--api-key', KEY, '--tickets', String(args.tickets), '--deals', String(args.deals), '--control', '--seed', '1'];
+  const flags = [
+    'simulate',
+    '--port',
+    '0',
+    '--api-key',
+    KEY,
+    '--tickets',
+    String(args.tickets),
+    '--deals',
+    String(args.deals),
+    '--control',
+    '--seed',
+    '1',
+  ];
   if (args.rateLimit) flags.push('--rate-limit', String(args.rateLimit));
   // The L workspace holds ~565,000 seeded events in memory.
   const child = spawn(process.execPath, ['--max-old-space-size=4096', cli, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (http:\/\/\S+?) /.exec(out);
       if (m) resolve(m[1]!);
@@ -39,7 +52,8 @@ export async function startSim(args: { tickets: number; deals: number; rateLimit
   };
 }
 
-export async function control(url: string, method: string, path: string, body?: unknown): Promise<any> {
+/** The control API's JSON answer; callers assert the shape they asked for. */
+export async function control(url: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const res = await fetch(`${url}/_control/${path}`, {
     method,
     headers: { 'content-type': 'application/json' },

@@ -80,7 +80,9 @@ async function workspaceCounts(url: string): Promise<{ tickets: number; messages
     let n = 0;
     let sum = 0;
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const res = await fetch(`${url}/api/v1/${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: { authorization: `Bearer ${KEY}` } });
+      const res = await fetch(`${url}/api/v1/${path}?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, {
+        headers: { authorization: `Bearer ${KEY}` },
+      });
       const page = (await res.json()) as Record<string, unknown>;
       const items = page[key] as Array<Record<string, unknown>>;
       n += items.length;
@@ -107,7 +109,12 @@ export async function measureCapacity(size: SizeSpec): Promise<number> {
   }
 }
 
-export async function measureThroughput(size: SizeSpec, dialect: 'sqlite' | 'postgres', writes: number, postgresUrl?: string): Promise<ThroughputFigures> {
+export async function measureThroughput(
+  size: SizeSpec,
+  dialect: 'sqlite' | 'postgres',
+  writes: number,
+  postgresUrl?: string,
+): Promise<ThroughputFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   // A fresh workspace per dialect, so each sync sees only its own writes.
   const sim = await startSim(size);
@@ -130,7 +137,10 @@ export async function measureThroughput(size: SizeSpec, dialect: 'sqlite' | 'pos
     const wsSync = await runJob('wsmirror-sync', sim.url, JSON.stringify({ database }));
     const wsSyncSeen = await takeRequests(sim.url);
     return {
-      size: size.name, dialect, ...counts, writes,
+      size: size.name,
+      dialect,
+      ...counts,
+      writes,
       backfill: phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
       sync: phase(rawSync, rawSyncSeen, wsSync, wsSyncSeen),
     };

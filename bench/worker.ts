@@ -7,7 +7,7 @@ import { Pool } from 'undici';
 import { createApiClient } from '../src/api/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore } from '../src/store/index.js';
-import { emptyStats, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
+import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 
 const [mode, url, arg] = process.argv.slice(2) as [string, string, string | undefined];
@@ -28,8 +28,12 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   const store = await openStore({ database: job.database });
   await store.migrate();
   const client = createApiClient({
-    baseUrl: url, apiKey: KEY, concurrency: CONCURRENCY, pageSize: PAGE,
-    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000, maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
+    baseUrl: url,
+    apiKey: KEY,
+    concurrency: CONCURRENCY,
+    pageSize: PAGE,
+    maxRequestsPerSecond: job.maxRequestsPerSecond ?? 100_000,
+    maxRequestsPerSecondCeiling: job.maxRequestsPerSecondCeiling,
   });
   const ctx: SyncContext = {
     store,
@@ -46,18 +50,30 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   const ms = performance.now() - started;
   const { requests, rateLimited } = client.stats();
   // Where the next sync's window starts: the raw loop reads the same window.
-  const mark = await store.getState<unknown>('watermark');
-  const watermarkMs = typeof mark === 'number' ? mark : typeof mark === 'string' ? Date.parse(mark) : Number.NaN;
+  const mark = await readWatermark(store);
+  const watermarkMs = mark === null ? Number.NaN : Date.parse(mark);
   await client.close();
   await store.close();
-  return { ms, requests, rateLimited, records: stats.recordsFetched, events: stats.eventsRead, ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}) };
+  return {
+    ms,
+    requests,
+    rateLimited,
+    records: stats.recordsFetched,
+    events: stats.eventsRead,
+    ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}),
+  };
+}
+
+/** What the raw loop reads of a list page: the items are typed where it reads them. */
+interface Page {
+  nextCursor: string | null;
 }
 
 /** The same requests as wsmirror makes, with nothing done to the answers: the floor to compare with. */
 async function raw(kind: 'backfill' | 'sync'): Promise<object> {
   const pool = new Pool(url, { connections: CONCURRENCY });
   let requests = 0;
-  const get = async (path: string): Promise<any> => {
+  const get = async (path: string): Promise<unknown> => {
     requests++;
     const res = await pool.request({ method: 'GET', path, headers: { authorization: `Bearer ${KEY}` } });
     return res.body.json();
@@ -67,12 +83,14 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     await get('/api/v1/events?limit=1');
     await get('/api/v1/pipelines');
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/deals?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page = (await get(`/api/v1/deals?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page;
       cursor = page.nextCursor;
     }
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      await mapConcurrent(page.tickets as Array<{ id: string }>, CONCURRENCY, async (t) => void (await get(`/api/v1/tickets/${t.id}`)));
+      const page = (await get(`/api/v1/tickets?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page & {
+        tickets: { id: string }[];
+      };
+      await mapConcurrent(page.tickets, CONCURRENCY, async (t) => void (await get(`/api/v1/tickets/${t.id}`)));
       cursor = page.nextCursor;
     }
   } else {
@@ -80,8 +98,10 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     const touched = new Set<string>();
     const events: SyncEvent[] = [];
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page: any = await get(`/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
-      for (const e of page.events as SyncEvent[]) {
+      const page = (await get(
+        `/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      )) as Page & { events: SyncEvent[] };
+      for (const e of page.events) {
         events.push(e);
         if (e.entityType === 'ticket' || e.entityType === 'deal') touched.add(`${e.entityType}s/${e.entityId}`);
       }
@@ -139,7 +159,11 @@ async function load(): Promise<object> {
   await Promise.all(
     Array.from({ length: 128 }, async (_, w) => {
       for (let i = w; performance.now() < end; i += 128) {
-        const res = await pool.request({ method: 'GET', path: `/api/v1/tickets/${ids[i % ids.length]}`, headers: { authorization: `Bearer ${KEY}` } });
+        const res = await pool.request({
+          method: 'GET',
+          path: `/api/v1/tickets/${ids[i % ids.length]}`,
+          headers: { authorization: `Bearer ${KEY}` },
+        });
         await res.body.dump();
         if (res.statusCode === 200) done++;
       }
@@ -150,10 +174,17 @@ async function load(): Promise<object> {
 }
 
 const result =
-  mode === 'wsmirror-backfill' ? await wsmirror('backfill')
-  : mode === 'wsmirror-sync' ? await wsmirror('sync')
-  : mode === 'raw-backfill' ? await raw('backfill')
-  : mode === 'raw-sync' ? await raw('sync')
-  : mode === 'load' ? await load()
-  : (() => { throw new Error(`unknown mode ${mode}`); })();
+  mode === 'wsmirror-backfill'
+    ? await wsmirror('backfill')
+    : mode === 'wsmirror-sync'
+      ? await wsmirror('sync')
+      : mode === 'raw-backfill'
+        ? await raw('backfill')
+        : mode === 'raw-sync'
+          ? await raw('sync')
+          : mode === 'load'
+            ? await load()
+            : (() => {
+                throw new Error(`unknown mode ${mode}`);
+              })();
 process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);

@@ -31,7 +31,14 @@ const port = await new Promise((resolve) => {
 const sim = await startSimulator({ seed: 7, tickets: 3000, deals: 300, activity, apiKeys: { 'soak-key': '' } });
 writeFileSync(join(dir, 'wsmirror.json'), JSON.stringify({ schedule, maxRequestsPerSecond: 500, http: { port } }));
 const daemon = spawn(process.execPath, [bin, 'run'], {
-  env: { PATH: process.env.PATH, WSMIRROR_CONFIG: join(dir, 'wsmirror.json'), WSMIRROR_BASE_URL: sim.url, WSMIRROR_API_KEY: 'soak-key', WSMIRROR_DATABASE: file, WSMIRROR_LOG_LEVEL: 'info' },
+  env: {
+    PATH: process.env.PATH,
+    WSMIRROR_CONFIG: join(dir, 'wsmirror.json'),
+    WSMIRROR_BASE_URL: sim.url,
+    WSMIRROR_API_KEY: 'soak-key',
+    WSMIRROR_DATABASE: file,
+    WSMIRROR_LOG_LEVEL: 'info',
+  },
   stdio: ['ignore', 'ignore', 'pipe'],
 });
 let cycles = 0;
@@ -62,7 +69,11 @@ const memoryMb = async () => {
   };
   try {
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    return { heapMb: pick(text, 'nodejs_heap_size_used_bytes'), heapTotalMb: pick(text, 'nodejs_heap_size_total_bytes'), externalMb: pick(text, 'nodejs_external_memory_bytes') };
+    return {
+      heapMb: pick(text, 'nodejs_heap_size_used_bytes'),
+      heapTotalMb: pick(text, 'nodejs_heap_size_total_bytes'),
+      externalMb: pick(text, 'nodejs_external_memory_bytes'),
+    };
   } catch {
     return { heapMb: NaN, heapTotalMb: NaN, externalMb: NaN };
   }
@@ -107,7 +118,14 @@ const reader = setInterval(() => {
 const samples = [];
 await new Promise((resolve) => {
   const sampler = setInterval(async () => {
-    const s = { minute: Number(((Date.now() - started) / 60_000).toFixed(2)), walBytes: size(`${file}-wal`), dbBytes: size(file), rssMb: Number(rssMb().toFixed(1)), ...(await memoryMb()), cycles };
+    const s = {
+      minute: Number(((Date.now() - started) / 60_000).toFixed(2)),
+      walBytes: size(`${file}-wal`),
+      dbBytes: size(file),
+      rssMb: Number(rssMb().toFixed(1)),
+      ...(await memoryMb()),
+      cycles,
+    };
     samples.push(s);
     console.log(JSON.stringify(s));
     if (Date.now() - started >= minutes * 60_000) {

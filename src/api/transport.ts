@@ -6,8 +6,16 @@
 import pRetry, { AbortError as PRetryAbort } from 'p-retry';
 import type { Agent } from 'undici';
 import {
-  ApiError, AuthRejectedError, CursorRejectedError, InvalidResponseError, NotFoundError, RateLimitedError,
-  ResponseTooLargeError, UpstreamRejectedError, UpstreamUnavailableError, type ApiErrorDetails,
+  ApiError,
+  AuthRejectedError,
+  CursorRejectedError,
+  InvalidResponseError,
+  NotFoundError,
+  RateLimitedError,
+  ResponseTooLargeError,
+  UpstreamRejectedError,
+  UpstreamUnavailableError,
+  type ApiErrorDetails,
 } from './errors.js';
 import { BodyBudget, readBounded, type BodyStream } from './body.js';
 import { clipText } from './json-bounds.js';
@@ -105,7 +113,14 @@ export class Transport {
             const delayMs = retryDelay(error.rule, retriesDone, error.retryAfterMs, this.d.opts, this.d.random);
             this.stats.retries++;
             this.d.logger?.warn(
-              { method: 'GET', path: shownPath(target), attempt: attempts, status: error.details.status ?? null, errorCode: error.key, delayMs },
+              {
+                method: 'GET',
+                path: shownPath(target),
+                attempt: attempts,
+                status: error.details.status ?? null,
+                errorCode: error.key,
+                delayMs,
+              },
               'upstream request failed; retrying',
             );
             await this.d.clock.sleep(delayMs, signal);
@@ -139,7 +154,11 @@ export class Transport {
       let contentType = '';
       try {
         const res = await this.d.agent.request({
-          origin: this.d.opts.origin, path: target, method: 'GET', headers: this.headers, signal: timeout.signal,
+          origin: this.d.opts.origin,
+          path: target,
+          method: 'GET',
+          headers: this.headers,
+          signal: timeout.signal,
         });
         status = res.statusCode;
         event.status = status;
@@ -150,12 +169,21 @@ export class Transport {
         // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
         const ok = status >= 200 && status < 300;
         const limit = ok ? this.d.opts.maxResponseBytes : ERROR_BODY_LIMIT;
-        const body = await readBounded(res.body as BodyStream, limit, headerLength(res.headers['content-length']), ok, ok ? this.budget : undefined);
+        const body = await readBounded(
+          res.body as BodyStream,
+          limit,
+          headerLength(res.headers['content-length']),
+          ok,
+          ok ? this.budget : undefined,
+        );
         event.bytes = body.bytes;
         this.stats.bytesIn += body.bytes;
         if (body.tooLarge) {
           throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, {
-            status, method: 'GET', path: shownPath(target), attempts: attempt,
+            status,
+            method: 'GET',
+            path: shownPath(target),
+            attempts: attempt,
           });
         }
         text = body.text;
@@ -202,10 +230,19 @@ export class Transport {
   }
 
   private transportFailure(key: string | undefined, err: unknown, target: string, attempt: number): Error {
-    const details: ApiErrorDetails = { status: null, method: 'GET', path: shownPath(target), attempts: attempt, cause: sanitizeCause(err, this.d.redact) };
+    const details: ApiErrorDetails = {
+      status: null,
+      method: 'GET',
+      path: shownPath(target),
+      attempts: attempt,
+      cause: sanitizeCause(err, this.d.redact),
+    };
     const rule = key === undefined ? undefined : RETRY_TABLE[key];
     if (key !== undefined && rule?.retry) return new RetryableFailure(key, rule, details, undefined);
-    const what = key === 'ENOTFOUND' ? 'the host name of baseUrl does not resolve (ENOTFOUND)' : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
+    const what =
+      key === 'ENOTFOUND'
+        ? 'the host name of baseUrl does not resolve (ENOTFOUND)'
+        : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
     return new UpstreamUnavailableError(what, details);
   }
 
@@ -214,9 +251,17 @@ export class Transport {
       return JSON.parse(text) as unknown;
     } catch (cause) {
       const html = /html/i.test(contentType) || /^\s*</.test(text.slice(0, 64));
-      throw new InvalidResponseError(html ? `the body of a ${status} response is HTML, not JSON` : `the body of a ${status} response is not JSON`, {
-        status, method: 'GET', path: shownPath(target), attempts: attempt, body: this.errorBody(text), cause: sanitizeCause(cause, this.d.redact),
-      });
+      throw new InvalidResponseError(
+        html ? `the body of a ${status} response is HTML, not JSON` : `the body of a ${status} response is not JSON`,
+        {
+          status,
+          method: 'GET',
+          path: shownPath(target),
+          attempts: attempt,
+          body: this.errorBody(text),
+          cause: sanitizeCause(cause, this.d.redact),
+        },
+      );
     }
   }
 
@@ -245,9 +290,12 @@ function finalStatusError(status: number, hasCursor: boolean, details: ApiErrorD
 function exhausted(f: RetryableFailure, attempts: number): ApiError {
   const details = { ...f.details, attempts };
   if (f.rule.kind === 'rate_limited') return new RateLimitedError(details);
-  const reason = f.details.status != null
-    ? `it answered ${f.details.status}`
-    : f.rule.kind === 'timeout' ? `no complete response within the timeout (${f.key})` : `network error ${f.key}`;
+  const reason =
+    f.details.status != null
+      ? `it answered ${f.details.status}`
+      : f.rule.kind === 'timeout'
+        ? `no complete response within the timeout (${f.key})`
+        : `network error ${f.key}`;
   return new UpstreamUnavailableError(reason, details);
 }
 

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
 import type { SecretRedactor } from './secrets.js';
 
@@ -52,9 +53,11 @@ export function toExitError(err: unknown): ExitError {
 /** One plain sentence (or a short list for config problems) on stderr, never the API key. */
 export function reportExit(err: ExitError, redactor: SecretRedactor): void {
   // Messages may quote upstream text; the sentence stays a sentence, not a dump.
-  let text = err.message.length > 4096 ? `${err.message.slice(0, 4096)}…(cut)` : err.message;
+  const text = err.message.length > 4096 ? `${err.message.slice(0, 4096)}…(cut)` : err.message;
   process.stderr.write(`wsmirror: ${redactor.redact(text)}\n`);
   if (process.env.WSMIRROR_DEBUG_ERRORS === '1' && err.cause) {
-    process.stderr.write(`${redactor.redact(String((err.cause as Error).stack ?? err.cause))}\n`);
+    // inspect() shows a cause that is not an Error (a plain object, say) instead of `[object Object]`.
+    const detail = err.cause instanceof Error ? (err.cause.stack ?? String(err.cause)) : inspect(err.cause);
+    process.stderr.write(`${redactor.redact(detail)}\n`);
   }
 }

@@ -55,20 +55,26 @@ export const configSchema = z
       .min(0)
       .max(86_400)
       .default(5)
-      .describe('overlap every window re-reads before the watermark; events visible late by up to this are caught by the next cycle (at most lookbackSeconds)'),
+      .describe(
+        'overlap every window re-reads before the watermark; events visible late by up to this are caught by the next cycle (at most lookbackSeconds)',
+      ),
     fullLookbackEverySeconds: z
       .number()
       .int()
       .min(0)
       .max(86_400)
       .default(1800)
-      .describe('how often a window re-reads the full lookback (0: every window); an event late by up to lookbackSeconds is caught within this plus one schedule period'),
+      .describe(
+        'how often a window re-reads the full lookback (0: every window); an event late by up to lookbackSeconds is caught within this plus one schedule period',
+      ),
     pageSize: z.number().int().min(1).max(100).default(100).describe('limit for every list call (1..100)'),
     concurrency: z.number().int().min(1).max(64).default(8).describe('entity fetches in flight at once'),
     drainPlan: z
       .enum(['auto', 'list', 'record'])
       .default('auto')
-      .describe('how the drain re-reads dirty records: "auto" picks per drain whichever costs fewer requests, "list" pages the newest-first ticket and deal lists (GET /tickets/:id only where messages may have changed), "record" reads each record by id (docs/sync.md, "Drain")'),
+      .describe(
+        'how the drain re-reads dirty records: "auto" picks per drain whichever costs fewer requests, "list" pages the newest-first ticket and deal lists (GET /tickets/:id only where messages may have changed), "record" reads each record by id (docs/sync.md, "Drain")',
+      ),
     maxRequestsPerSecond: z
       .union([z.number().positive().max(10_000), z.literal('auto')], { error: 'must be a number above 0 and at most 10000, or "auto"' })
       .default(10)
@@ -100,10 +106,10 @@ export const configSchema = z
       .min(1000)
       .max(86_400_000)
       .default(600_000)
-      .describe('a cycle that commits no page and no record for this long fails, and /healthz turns 503 while one runs that long (docs/sync.md, docs/operations.md)'),
-    reconcileSchedule: cronPattern('the nightly reconcile')
-      .default('0 0 3 * * *')
-      .describe('when `run` performs a `verify --repair`'),
+      .describe(
+        'a cycle that commits no page and no record for this long fails, and /healthz turns 503 while one runs that long (docs/sync.md, docs/operations.md)',
+      ),
+    reconcileSchedule: cronPattern('the nightly reconcile').default('0 0 3 * * *').describe('when `run` performs a `verify --repair`'),
     http: z
       .object({
         host: z.string().min(1).default('127.0.0.1').describe('health and metrics server address'),
@@ -111,10 +117,7 @@ export const configSchema = z
       })
       .strict()
       .default({ host: '127.0.0.1', port: 9464 }),
-    logLevel: z
-      .enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'])
-      .default('info')
-      .describe('log level'),
+    logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info').describe('log level'),
     schema: z
       .string()
       .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier (letters, digits, _), e.g. "acme"')
@@ -127,7 +130,9 @@ export const configSchema = z
       .max(36_500)
       .default(90)
       .refine((d) => d === 0 || d >= 2, 'must be 0 (keep every event) or at least 2 days, longer than the lookback')
-      .describe('change-log events older than this many days before the watermark are deleted after each cycle (0 keeps all); history tables keep what they derived'),
+      .describe(
+        'change-log events older than this many days before the watermark are deleted after each cycle (0 keeps all); history tables keep what they derived',
+      ),
     fileMode: z
       .string()
       .regex(/^0?[0-7]{3}$/, 'must be an octal file mode such as "0600"')
@@ -138,9 +143,7 @@ export const configSchema = z
       .regex(/^0?[0-7]{3}$/, 'must be an octal directory mode such as "0700"')
       .default('0700')
       .describe('SQLite: mode of the data directory when wsmirror creates it'),
-    history: historySetting
-      .default('none')
-      .describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),
+    history: historySetting.default('none').describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),
   })
   .strict()
   .superRefine((c, ctx) => {

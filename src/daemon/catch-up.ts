@@ -16,8 +16,7 @@ export interface CycleEnd {
 }
 
 export type CatchUpDecision =
-  | { next: 'now'; reason: CatchUpReason; streak: number }
-  | { next: 'schedule'; reason: CatchUpReason | null; capped: boolean };
+  { next: 'now'; reason: CatchUpReason; streak: number } | { next: 'schedule'; reason: CatchUpReason | null; capped: boolean };
 
 /**
  * When `run` starts the next cycle at once instead of at the next tick (docs/sync.md, "Catch-up").

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { freshTemp, TICKET_SCOPE, withNow } from './sql-util.js';
 import { resolutions } from './support.js';
@@ -93,12 +94,16 @@ LIMIT 1`;
  * step will move to 'breached') and captures their current contribution with sign -1. Returns
  * whether a message of a changed ticket may have left, which the message delta cannot see.
  */
-export async function captureBefore(db: Kysely<any>, now: string): Promise<{ messagesLeft: boolean }> {
+export async function captureBefore(db: Kysely<ReportDatabase>, now: string): Promise<{ messagesLeft: boolean }> {
   const d = sqlDialect(db);
   for (const [table, columns] of Object.entries(TEMP_TABLES(d))) await freshTemp(d, db, table, columns);
   await sql.raw(`INSERT INTO ${d.temp(AGG_TICKETS)} (id) SELECT id FROM ${d.temp(TICKET_SCOPE)}`).execute(db);
-  await withNow(d, `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
-    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`, now).execute(db);
+  await withNow(
+    d,
+    `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
+    SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`,
+    now,
+  ).execute(db);
   const analyze = d.analyzeTemp(d.temp(AGG_TICKETS));
   if (analyze) await sql.raw(analyze).execute(db);
   await captureFacts(db, -1);
@@ -107,7 +112,7 @@ export async function captureBefore(db: Kysely<any>, now: string): Promise<{ mes
 }
 
 /** Captures the contribution of the tickets in play with the given sign. */
-export async function captureFacts(db: Kysely<any>, sign: 1 | -1): Promise<void> {
+export async function captureFacts(db: Kysely<ReportDatabase>, sign: 1 | -1): Promise<void> {
   const d = sqlDialect(db);
   for (const stmt of [DAY_FACTS, FR_FACTS, AGENT_FACTS]) await sql.raw(stmt(d, sign)).execute(db);
 }

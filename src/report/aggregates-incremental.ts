@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { AGENT_DELTA, captureFacts, DAY_DELTA, FR_DELTA } from './aggregate-facts.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { freshTemp, TICKET_SCOPE, withNow } from './sql-util.js';
@@ -109,7 +110,7 @@ const AGENT_STATEMENTS = (d: SqlDialect) => [
  * deltas. The support table falls back to a full rebuild when its day range moved (a new day began,
  * or the first ticket changed), the agent table when a message of a changed ticket may have left.
  */
-export async function applyAggregateDeltas(db: Kysely<any>, now: string, messagesLeft: boolean): Promise<void> {
+export async function applyAggregateDeltas(db: Kysely<ReportDatabase>, now: string, messagesLeft: boolean): Promise<void> {
   const d = sqlDialect(db);
   await captureFacts(db, 1);
   const b = (await withNow(d, BOUNDS(d), now).execute(db)).rows[0] as Record<string, string | null>;

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { daysBetween, minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
 import { DEAL_SCOPE, withNow } from './sql-util.js';
 
@@ -86,7 +87,7 @@ FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.i
 LEFT JOIN users u ON u.id = b.owner_id LEFT JOIN companies co ON co.id = b.company_id
 LEFT JOIN contacts ct ON ct.id = b.contact_id`;
 
-export async function refreshDealRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+export async function refreshDealRows(db: Kysely<ReportDatabase>, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
   for (const table of ['rpt_deal_stage_intervals', 'rpt_deals']) {
     const where = all ? '' : ` WHERE deal_id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})`;
@@ -97,7 +98,7 @@ export async function refreshDealRows(db: Kysely<any>, all: boolean, now: string
 }
 
 /** days_open of open deals the cycle did not touch moves with the clock. */
-export async function advanceDealClock(db: Kysely<any>, now: string): Promise<void> {
+export async function advanceDealClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   await withNow(
     d,

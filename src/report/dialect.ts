@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import { dialectOf, type DialectName } from '../store/dialect.js';
 import { toDbTimestamp } from '../util/time.js';
 
@@ -135,7 +135,8 @@ const POSTGRES: SqlDialect = {
   analyzeTemp: (table) => `ANALYZE ${table}`,
 };
 
-export function sqlDialect(db: Kysely<any>): SqlDialect {
+/** The fragments for the dialect behind a Kysely or transaction (only its adapter is read). */
+export function sqlDialect(db: Parameters<typeof dialectOf>[0]): SqlDialect {
   return dialectOf(db) === 'postgres' ? POSTGRES : SQLITE;
 }
 

@@ -86,7 +86,8 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
     refreshedAt: fromDbTimestamp(meta?.refreshed ?? (health ? String(health.refreshed_at) : null)),
     backlog: Number(meta?.backlog ?? 0),
     last7Days: {
-      from, to,
+      from,
+      to,
       created: Number(week?.created ?? 0),
       solved: Number(week?.solved ?? 0),
       firstReplies: Number(fr?.n ?? 0),
@@ -97,11 +98,18 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
       slaAchievementRate: achieved + breached > 0 ? achieved / (achieved + breached) : null,
     },
     openPipeline: pipeline.map((p) => ({
-      currency: p.currency, deals: Number(p.deals), amountCents: Number(p.cents ?? 0), amount: centsToDecimal(Number(p.cents ?? 0)),
+      currency: p.currency,
+      deals: Number(p.deals),
+      amountCents: Number(p.cents ?? 0),
+      amount: centsToDecimal(Number(p.cents ?? 0)),
     })),
     quarter: {
-      label: `${now.getUTCFullYear()}-Q${qStartMonth / 3 + 1}`, from: day(qFrom), to: day(qTo),
-      won, lost, winRate: won + lost > 0 ? won / (won + lost) : null,
+      label: `${now.getUTCFullYear()}-Q${qStartMonth / 3 + 1}`,
+      from: day(qFrom),
+      to: day(qTo),
+      won,
+      lost,
+      winRate: won + lost > 0 ? won / (won + lost) : null,
     },
     sync: health
       ? {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
+import type { ReportDatabase, ReportTables } from './schema.js';
 import type { Store } from '../store/index.js';
 import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
@@ -31,13 +32,20 @@ export interface RefreshResult {
 }
 
 export const RPT_TABLE_NAMES = [
-  'rpt_tickets', 'rpt_ticket_status_intervals', 'rpt_support_daily', 'rpt_agent_daily', 'rpt_deals',
-  'rpt_deal_stage_intervals', 'rpt_pipeline_stages', 'rpt_sales_monthly', 'rpt_sync_health',
-] as const;
+  'rpt_tickets',
+  'rpt_ticket_status_intervals',
+  'rpt_support_daily',
+  'rpt_agent_daily',
+  'rpt_deals',
+  'rpt_deal_stage_intervals',
+  'rpt_pipeline_stages',
+  'rpt_sales_monthly',
+  'rpt_sync_health',
+] as const satisfies readonly (keyof ReportTables)[];
 
 const isEmpty = (s: ReadonlySet<string> | 'all') => s !== 'all' && s.size === 0;
 
-async function fillScope(db: Kysely<any>, name: string, source: string, ids: ReadonlySet<string> | 'all'): Promise<void> {
+async function fillScope(db: Kysely<ReportDatabase>, name: string, source: string, ids: ReadonlySet<string> | 'all'): Promise<void> {
   const d = sqlDialect(db);
   await freshTemp(d, db, name, 'id TEXT PRIMARY KEY');
   if (ids === 'all') {
@@ -73,33 +81,38 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   const incremental = !nothing && changes.tickets !== 'all';
   let messagesLeft = false;
 
-  await store.db.transaction().execute(async (trx) => {
-    for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
-    if (!isEmpty(changes.tickets) || incremental) {
-      // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
-      await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
-    }
-    if (incremental) await step('aggregate_capture', async () => {
-      ({ messagesLeft } = await captureBefore(trx, now));
+  await store.db
+    .withTables<ReportTables>()
+    .transaction()
+    .execute(async (trx) => {
+      for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
+      if (!isEmpty(changes.tickets) || incremental) {
+        // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
+        await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
+      }
+      if (incremental)
+        await step('aggregate_capture', async () => {
+          ({ messagesLeft } = await captureBefore(trx, now));
+        });
+      if (!isEmpty(changes.tickets)) {
+        await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
+      }
+      if (!isEmpty(changes.deals)) {
+        await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
+        await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
+      }
+      if (!nothing) {
+        await step('clock', async () => {
+          await advanceTicketClock(trx, now);
+          await advanceDealClock(trx, now);
+        });
+        await step('support_aggregates', () =>
+          incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now),
+        );
+        await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
+      }
+      await step('sync_health', () => refreshSyncHealth(trx, now));
     });
-    if (!isEmpty(changes.tickets)) {
-      await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
-    }
-    if (!isEmpty(changes.deals)) {
-      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
-      await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
-    }
-    if (!nothing) {
-      await step('clock', async () => {
-        await advanceTicketClock(trx, now);
-        await advanceDealClock(trx, now);
-      });
-      await step('support_aggregates', () =>
-        incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now));
-      await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
-    }
-    await step('sync_health', () => refreshSyncHealth(trx, now));
-  });
 
   const rows: Record<string, number> = {};
   for (const table of RPT_TABLE_NAMES) {
@@ -115,5 +128,8 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
  */
 export async function refreshSyncHealthOnly(store: Store, options: RefreshOptions = {}): Promise<void> {
   const now = (options.now ?? new Date()).toISOString();
-  await store.db.transaction().execute((trx) => refreshSyncHealth(trx, now));
+  await store.db
+    .withTables<ReportTables>()
+    .transaction()
+    .execute((trx) => refreshSyncHealth(trx, now));
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { withNow } from './sql-util.js';
 
@@ -56,7 +57,7 @@ SELECT ${d.monthDate('g.month')}, g.pipeline_id, p.name, g.owner_id, u.name, g.c
   CASE WHEN g.won > 0 THEN CAST(g.won_ms AS ${d.real}) / g.won / 86400000.0 END
 FROM g LEFT JOIN pipelines p ON p.id = g.pipeline_id LEFT JOIN users u ON u.id = g.owner_id`;
 
-export async function refreshSalesAggregates(db: Kysely<any>, now: string): Promise<void> {
+export async function refreshSalesAggregates(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   await withNow(d, 'DELETE FROM rpt_pipeline_stages', now).execute(db);
   await withNow(d, PIPELINE_STAGES(d), now).execute(db);

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import type { SqlDialect } from './dialect.js';
 
 /**
@@ -25,7 +26,7 @@ export const TICKET_SCOPE = 'rpt_scope_tickets';
 export const DEAL_SCOPE = 'rpt_scope_deals';
 
 /** Creates (once per connection) and empties a temp table; a pooled PostgreSQL connection may still hold it. */
-export async function freshTemp(d: SqlDialect, db: Kysely<any>, name: string, columns: string): Promise<void> {
+export async function freshTemp(d: SqlDialect, db: Kysely<ReportDatabase>, name: string, columns: string): Promise<void> {
   await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns})`).execute(db);
   await sql.raw(`DELETE FROM ${d.temp(name)}`).execute(db);
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { withNow } from './sql-util.js';
 
@@ -109,7 +110,7 @@ FROM keys k LEFT JOIN msgs m ON m.agent_id = k.agent_id AND m.day = k.day
 LEFT JOIN solves s ON s.agent_id = k.agent_id AND s.day = k.day
 LEFT JOIN users u ON u.id = k.agent_id`;
 
-export async function refreshSupportAggregates(db: Kysely<any>, now: string): Promise<void> {
+export async function refreshSupportAggregates(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   await withNow(d, 'DELETE FROM rpt_support_daily', now).execute(db);
   await withNow(d, SUPPORT_DAILY_FULL(d), now).execute(db);

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { withNow } from './sql-util.js';
 
@@ -26,7 +27,7 @@ SELECT :now, (SELECT watermark FROM w), (SELECT at FROM ok),
   (SELECT max(r.started_at) FROM sync_runs r WHERE r.finished_at IS NULL
      AND (NOT EXISTS (SELECT 1 FROM last) OR r.started_at >= (SELECT started_at FROM last)))`;
 
-export async function refreshSyncHealth(db: Kysely<any>, now: string): Promise<void> {
+export async function refreshSyncHealth(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   await withNow(d, 'DELETE FROM rpt_sync_health', now).execute(db);
   await withNow(d, SYNC_HEALTH(d), now).execute(db);

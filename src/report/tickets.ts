@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ReportDatabase } from './schema.js';
 import { minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
 import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
 
@@ -145,7 +146,8 @@ FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.i
  * Untouched rows whose SLA target passes its due time at :now. Exported so the incremental
  * aggregates can count exactly the rows the clock step is about to change.
  */
-export const FIRST_REPLY_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
+export const FIRST_REPLY_SLA_LAPSES = (d: SqlDialect) =>
+  `is_resolved = ${d.F} AND first_reply_sla = 'active' AND first_reply_due_at < :now`;
 export const RESOLVE_SLA_LAPSES = (d: SqlDialect) => `is_resolved = ${d.F} AND resolve_sla = 'active' AND resolve_due_at < :now`;
 
 /**
@@ -159,7 +161,7 @@ const CLOCK_UPDATES = (d: SqlDialect) => [
 ];
 
 /** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
-export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: string): Promise<void> {
+export async function refreshTicketRows(db: Kysely<ReportDatabase>, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
   for (const table of ['rpt_ticket_status_intervals', 'rpt_tickets']) {
     const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})`;
@@ -169,7 +171,7 @@ export async function refreshTicketRows(db: Kysely<any>, all: boolean, now: stri
   await withNow(d, INSERT_TICKETS(d), now).execute(db);
 }
 
-export async function advanceTicketClock(db: Kysely<any>, now: string): Promise<void> {
+export async function advanceTicketClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
   for (const stmt of CLOCK_UPDATES(d)) await withNow(d, stmt, now).execute(db);
 }

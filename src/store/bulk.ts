@@ -34,8 +34,11 @@ export function refusedValue(err: unknown): string | null {
  * already holds, and before a record that cannot be converted, which is quarantined in its turn
  * (docs/design.md §4.5). Results are in the order of `records`.
  */
-export async function upsertMany<R extends { id: unknown }, P>(
-  db: Db, writer: BulkWriter<R, P>, records: readonly R[], syncedAt: string,
+export async function upsertMany<R extends { id: string }, P>(
+  db: Db,
+  writer: BulkWriter<R, P>,
+  records: readonly R[],
+  syncedAt: string,
 ): Promise<UpsertResult[]> {
   const results: UpsertResult[] = [];
   let batch: { record: R; prepared: P }[] = [];
@@ -55,7 +58,7 @@ export async function upsertMany<R extends { id: unknown }, P>(
     } catch (err) {
       if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
       await flush();
-      await t.quarantine(db, { entityType: writer.entityType, entityId: String(record.id ?? ''), reason: err.message, raw: record }, syncedAt);
+      await t.quarantine(db, { entityType: writer.entityType, entityId: record.id, reason: err.message, raw: record }, syncedAt);
       results.push({ ...QUARANTINED });
       continue;
     }
@@ -77,10 +80,22 @@ export async function upsertMany<R extends { id: unknown }, P>(
  * quarantines only the record that holds the value.
  */
 async function writeBatch<R, P>(
-  db: Db, writer: BulkWriter<R, P>, batch: readonly { record: R; prepared: P }[], syncedAt: string,
+  db: Db,
+  writer: BulkWriter<R, P>,
+  batch: readonly { record: R; prepared: P }[],
+  syncedAt: string,
 ): Promise<UpsertResult[]> {
-  if (dialectOf(db) !== 'postgres') return writer.write(db, batch.map((b) => b.prepared));
-  const whole = await inSavepoint(db, () => writer.write(db, batch.map((b) => b.prepared)));
+  if (dialectOf(db) !== 'postgres')
+    return writer.write(
+      db,
+      batch.map((b) => b.prepared),
+    );
+  const whole = await inSavepoint(db, () =>
+    writer.write(
+      db,
+      batch.map((b) => b.prepared),
+    ),
+  );
   if (whole.ok) return whole.value;
   const out: UpsertResult[] = [];
   for (const { record, prepared } of batch) {

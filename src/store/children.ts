@@ -27,8 +27,7 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
  * (PostgreSQL); the rows to write hold 0/1. Anything else compares as is, so a JSON column that
  * PostgreSQL re-formatted (jsonb) merely counts as changed and is rewritten, as before.
  */
-const same = (stored: unknown, next: unknown) =>
-  (typeof stored === 'boolean' ? (stored ? 1 : 0) : stored ?? null) === (next ?? null);
+const same = (stored: unknown, next: unknown) => (typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null)) === (next ?? null);
 
 const statements = new WeakMap<ChildTable, { insert: InsertStatement; select: string }>();
 
@@ -56,7 +55,13 @@ export async function insertChildren(db: Db, spec: ChildTable, rows: readonly (r
  * sync's writes. `parentExisted` false (a record new to the mirror) skips the read: a child table
  * references its parent, so there is nothing stored to compare with.
  */
-export async function replaceChildren(db: Db, spec: ChildTable, parentId: string, rows: readonly ChildRow[], parentExisted: boolean): Promise<void> {
+export async function replaceChildren(
+  db: Db,
+  spec: ChildTable,
+  parentId: string,
+  rows: readonly ChildRow[],
+  parentExisted: boolean,
+): Promise<void> {
   const { insert, select } = statementsOf(spec);
   const full = (r: ChildRow) => [parentId, ...r];
   if (!parentExisted) {

@@ -6,7 +6,21 @@ import { diffFields, writeObservedDealHistory } from './history.js';
 import type { UpsertResult } from './tickets.js';
 import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
 import { deleteQuarantined, insertRows, insertStatement, rowUpsert, selectByIds } from './sql.js';
-import { bool, centsText, chunks, dateOnly, fieldRows, firstOfEach, foldRefs, json, parseAmount, requiredTs, str, ts, uniqueBy } from './values.js';
+import {
+  bool,
+  centsText,
+  chunks,
+  dateOnly,
+  fieldRows,
+  firstOfEach,
+  foldRefs,
+  json,
+  parseAmount,
+  requiredTs,
+  str,
+  ts,
+  uniqueBy,
+} from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -46,17 +60,46 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
 // Column order for the upsert, which binds each value once and updates from `excluded`. The
 // record type makes the compiler reject a column missing here.
 const DEAL_COLUMNS = Object.keys({
-  id: 0, name: 0, amount: 0, amount_cents: 0, currency: 0, close_date: 0, status: 0, pipeline_id: 0, stage_id: 0,
-  owner_id: 0, company_id: 0, fields_json: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
+  id: 0,
+  name: 0,
+  amount: 0,
+  amount_cents: 0,
+  currency: 0,
+  close_date: 0,
+  status: 0,
+  pipeline_id: 0,
+  stage_id: 0,
+  owner_id: 0,
+  company_id: 0,
+  fields_json: 0,
+  created_at: 0,
+  updated_at: 0,
+  deleted_at: 0,
+  synced_at: 0,
+  raw_json: 0,
 } satisfies Record<keyof DealsTable, 0>) as (keyof DealsTable)[];
 const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
 const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
-const STAGE_STUB = insertStatement('stages', ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'], 'on conflict ("id") do nothing');
+const STAGE_STUB = insertStatement(
+  'stages',
+  ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
+  'on conflict ("id") do nothing',
+);
 
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
 const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
 
-const PREVIOUS_COLUMNS = ['stage_id', 'amount', 'amount_cents', 'close_date', 'owner_id', 'status', 'pipeline_id', 'company_id', 'updated_at'] as const;
+const PREVIOUS_COLUMNS = [
+  'stage_id',
+  'amount',
+  'amount_cents',
+  'close_date',
+  'owner_id',
+  'status',
+  'pipeline_id',
+  'company_id',
+  'updated_at',
+] as const;
 type Previous = Pick<DealsTable, (typeof PREVIOUS_COLUMNS)[number]>;
 
 /** One deal converted for writing: every value checked before the first write. */
@@ -84,8 +127,18 @@ export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
     owner: deal.owner,
     company: deal.company,
     pipelineStub: row.pipeline_id === null ? null : [row.pipeline_id, str(deal.pipeline.name), null, null, null],
-    stageStub: row.stage_id === null ? null
-      : [row.stage_id, row.pipeline_id, str(s.name), typeof s.position === 'number' ? s.position : null, bool(s.isWon), bool(s.isLost), json(s)],
+    stageStub:
+      row.stage_id === null
+        ? null
+        : [
+            row.stage_id,
+            row.pipeline_id,
+            str(s.name),
+            typeof s.position === 'number' ? s.position : null,
+            bool(s.isWon),
+            bool(s.isLost),
+            json(s),
+          ],
   };
 }
 
@@ -100,7 +153,11 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
 }
 
 /** The first stub of each id: a stub never overwrites a row, so the first one written stays. */
-const stubs = (rows: readonly (readonly unknown[] | null)[]) => uniqueBy(rows.filter((r): r is readonly unknown[] => r !== null), (r) => String(r[0]));
+const stubs = (rows: readonly (readonly unknown[] | null)[]) =>
+  uniqueBy(
+    rows.filter((r): r is readonly unknown[] => r !== null),
+    (r) => String(r[0]),
+  );
 
 /**
  * Writes prepared deals with a few statements per batch, as writeTickets does for tickets (same
@@ -132,10 +189,21 @@ export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promis
 
   const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
   if (fresh.length > 0) {
-    await writeDeal.many(db, fresh.map((p) => p.row));
+    await writeDeal.many(
+      db,
+      fresh.map((p) => p.row),
+    );
     const under = (p: PreparedDeal, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
-    await insertChildren(db, CONTACTS, fresh.flatMap((p) => under(p, p.contactRows)));
-    await insertChildren(db, FIELDS, fresh.flatMap((p) => under(p, p.fields)));
+    await insertChildren(
+      db,
+      CONTACTS,
+      fresh.flatMap((p) => under(p, p.contactRows)),
+    );
+    await insertChildren(
+      db,
+      FIELDS,
+      fresh.flatMap((p) => under(p, p.fields)),
+    );
   }
 
   for (const { p, previous: before, result } of live) {
@@ -170,7 +238,10 @@ export async function upsertPipelines(db: Db, pipelines: readonly Pipeline[], op
     position: start + i,
     raw_json: json(p),
   }));
-  for (const batch of chunks(uniqueBy(rows, (r) => r.id), 200)) {
+  for (const batch of chunks(
+    uniqueBy(rows, (r) => r.id),
+    200,
+  )) {
     await db
       .insertInto('pipelines')
       .values(batch)

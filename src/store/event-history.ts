@@ -88,7 +88,12 @@ async function statusFromStageMoves(db: Db, moves: readonly EventChange[]): Prom
   for (const batch of chunks(ids, 500)) {
     stages.push(...(await db.selectFrom('stages').select(['id', 'is_won', 'is_lost']).where('id', 'in', batch).execute()));
   }
-  const category = new Map(stages.map((s) => [s.id, Number(s.is_won) === 1 || s.is_won === true ? 'won' : Number(s.is_lost) === 1 || s.is_lost === true ? 'lost' : 'open']));
+  const category = new Map(
+    stages.map((s) => [
+      s.id,
+      Number(s.is_won) === 1 || s.is_won === true ? 'won' : Number(s.is_lost) === 1 || s.is_lost === true ? 'lost' : 'open',
+    ]),
+  );
   const out: EventChange[] = [];
   for (const m of moves) {
     const from = m.from === null ? undefined : category.get(m.from);

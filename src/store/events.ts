@@ -12,11 +12,7 @@ type Db = Kysely<MirrorDatabase>;
  * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
  * so a lookback re-read never writes history twice.
  */
-export async function insertEvents(
-  db: Db,
-  events: readonly WorkspaceEvent[],
-  receivedAt: string,
-): Promise<{ newIds: Set<string> }> {
+export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }> {
   // Convert everything first: a junk occurredAt must fail before any write.
   const rows = uniqueBy(events, (e) => String(e.id)).map((e) => ({
     id: String(e.id),
@@ -33,7 +29,10 @@ export async function insertEvents(
   if (rows.length === 0) return { newIds };
   const payloads = new Map(events.map((e) => [String(e.id), e.payload as unknown]));
 
-  await upsertUsers(db, events.map((e) => e.actor));
+  await upsertUsers(
+    db,
+    events.map((e) => e.actor),
+  );
   for (const batch of chunks(rows, 100)) {
     const inserted = await db
       .insertInto('events')

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MirrorDatabase } from './schema.js';
+import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -61,9 +61,18 @@ type Kind = 'ticket' | 'deal';
 const TABLE = { ticket: 'ticket_history', deal: 'deal_history' } as const;
 const OWNER = { ticket: 'ticket_id', deal: 'deal_id' } as const;
 
+/** Either history table's row, as the queries below see it: OWNER[kind] is set, the other owner column is absent. */
+type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { ticket_id: string | null; deal_id: string | null };
+
+/**
+ * Kysely cannot type a query over a union of tables, so the queries that pick their table and
+ * owner column by kind see both tables through one row shape; column names stay checked.
+ */
+const either = (db: Db) => db as unknown as Kysely<{ ticket_history: EitherHistoryRow; deal_history: EitherHistoryRow }>;
+
 async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, after: string | null, upTo: string): Promise<Edge[]> {
   // Table and owner column vary by kind; Kysely cannot type a union of tables, so `any` here only.
-  let q = (db as Kysely<any>)
+  let q = either(db)
     .selectFrom(TABLE[kind])
     .select(['from_value', 'to_value', 'changed_at'])
     .where(OWNER[kind], '=', id)
@@ -71,8 +80,8 @@ async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, 
     .where('source', '=', 'event')
     .where('changed_at', '<=', upTo);
   if (after !== null) q = q.where('changed_at', '>', after);
-  const rows = (await q.execute()) as { from_value: string | null; to_value: string | null; changed_at: unknown }[];
-  return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: String(r.changed_at) }));
+  const rows = await q.execute();
+  return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: r.changed_at }));
 }
 
 /**
@@ -80,25 +89,48 @@ async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, 
  * told (event rows of that field with changed_at in (observedSince, changedAt] that explain it) is
  * skipped: the event rows carry the exact times.
  */
-async function writeObserved(db: Db, kind: Kind, id: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string): Promise<number> {
+async function writeObserved(
+  db: Db,
+  kind: Kind,
+  id: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+): Promise<number> {
   const rows = [];
   for (const c of changes) {
     const edges = await eventEdgesBetween(db, kind, id, c.field, observedSince, changedAt);
     if (eventsExplain(edges, c.from, c.to)) continue;
     rows.push({
-      [OWNER[kind]]: id, field: c.field, from_value: c.from, to_value: c.to,
-      changed_at: changedAt, source: 'observed' as const, event_id: null, observed_since: observedSince,
+      [OWNER[kind]]: id,
+      field: c.field,
+      from_value: c.from,
+      to_value: c.to,
+      changed_at: changedAt,
+      source: 'observed' as const,
+      event_id: null,
+      observed_since: observedSince,
     });
   }
-  if (rows.length > 0) await (db as Kysely<any>).insertInto(TABLE[kind]).values(rows).execute();
+  if (rows.length > 0) await either(db).insertInto(TABLE[kind]).values(rows).execute();
   return rows.length;
 }
 
-export const writeObservedTicketHistory = (db: Db, ticketId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
-  writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
+export const writeObservedTicketHistory = (
+  db: Db,
+  ticketId: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+) => writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
 
-export const writeObservedDealHistory = (db: Db, dealId: string, changes: readonly FieldChange[], observedSince: string | null, changedAt: string) =>
-  writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
+export const writeObservedDealHistory = (
+  db: Db,
+  dealId: string,
+  changes: readonly FieldChange[],
+  observedSince: string | null,
+  changedAt: string,
+) => writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
 
 /** One field change told by one change-log event (history.ts derives these in events-history.ts). */
 export interface EventChange {
@@ -122,12 +154,20 @@ export async function writeEventHistory(db: Db, changes: readonly EventChange[])
   for (const kind of ['ticket', 'deal'] as const) {
     const mine = changes.filter((c) => c.kind === kind);
     if (mine.length === 0) continue;
-    const rows = await (db as Kysely<any>)
+    const rows = await either(db)
       .insertInto(TABLE[kind])
-      .values(mine.map((e) => ({
-        [OWNER[kind]]: e.entityId, field: e.field, from_value: e.from, to_value: e.to,
-        changed_at: e.at, source: 'event' as const, event_id: e.eventId, observed_since: null,
-      })))
+      .values(
+        mine.map((e) => ({
+          [OWNER[kind]]: e.entityId,
+          field: e.field,
+          from_value: e.from,
+          to_value: e.to,
+          changed_at: e.at,
+          source: 'event' as const,
+          event_id: e.eventId,
+          observed_since: null,
+        })),
+      )
       .onConflict((oc) => oc.columns(['event_id', 'field']).doNothing())
       .returning('id')
       .execute();
@@ -143,21 +183,21 @@ export async function writeEventHistory(db: Db, changes: readonly EventChange[])
  */
 async function dropExplainedObservations(db: Db, kind: Kind, events: readonly EventChange[]): Promise<void> {
   const ids = [...new Set(events.map((e) => e.entityId))];
-  const observed = (await (db as Kysely<any>)
+  const observed = await either(db)
     .selectFrom(TABLE[kind])
     .select(['id', OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at', 'observed_since'])
     .where(OWNER[kind], 'in', ids)
     .where('source', '=', 'observed')
-    .execute()) as Record<string, unknown>[];
+    .execute();
   for (const o of observed) {
-    const at = String(o.changed_at);
-    const since = o.observed_since === null ? null : String(o.observed_since);
-    const touched = events.some((e) =>
-      e.entityId === o[OWNER[kind]] && e.field === o.field && e.at <= at && (since === null || since < e.at));
-    if (!touched) continue;
-    const edges = await eventEdgesBetween(db, kind, String(o[OWNER[kind]]), String(o.field), since, at);
-    if (eventsExplain(edges, o.from_value as string | null, o.to_value as string | null)) {
-      await (db as Kysely<any>).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
+    const owner = o[OWNER[kind]];
+    const touched = events.some(
+      (e) => e.entityId === owner && e.field === o.field && e.at <= o.changed_at && (o.observed_since === null || o.observed_since < e.at),
+    );
+    if (!touched || owner === null) continue;
+    const edges = await eventEdgesBetween(db, kind, owner, o.field, o.observed_since, o.changed_at);
+    if (eventsExplain(edges, o.from_value, o.to_value)) {
+      await either(db).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
     }
   }
 }

@@ -50,21 +50,22 @@ function tryLock(lockPath: string, fileMode: number): Database.Database | null {
 
 export async function acquireSqliteLock(databasePath: string, opts: AcquireLockOptions, fileMode = 0o600): Promise<WriterLock> {
   const lockPath = `${databasePath}.lock`;
-  const conn = await pollForLock(async () => tryLock(lockPath, fileMode), opts, {
+  const conn = await pollForLock(() => Promise.resolve(tryLock(lockPath, fileMode)), opts, {
     name: databasePath,
     holder: `it holds ${lockPath}`,
   });
   let released = false;
   return {
     lost: new AbortController().signal,
-    async release() {
-      if (released) return;
+    release() {
+      if (released) return Promise.resolve();
       released = true;
       try {
         conn.exec('ROLLBACK');
       } finally {
         conn.close();
       }
+      return Promise.resolve();
     },
   };
 }

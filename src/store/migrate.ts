@@ -1,11 +1,13 @@
+import { inspect } from 'node:util';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import { migrations } from '../../migrations/index.js';
 import { StoreError } from './errors.js';
+import type { MirrorDatabase } from './schema.js';
 
 /** Serves the static migration list, so no directory scan is needed in source or dist. */
 class StaticMigrationProvider implements MigrationProvider {
-  async getMigrations(): Promise<Record<string, Migration>> {
-    return migrations;
+  getMigrations(): Promise<Record<string, Migration>> {
+    return Promise.resolve(migrations);
   }
 }
 
@@ -14,7 +16,7 @@ class StaticMigrationProvider implements MigrationProvider {
  * it the Migrator finds another mirror's kysely_migration in a sibling schema and believes its
  * own schema is already migrated.
  */
-function migrator(db: Kysely<any>, schema?: string): Migrator {
+function migrator(db: Kysely<MirrorDatabase>, schema?: string): Migrator {
   return new Migrator({ db, provider: new StaticMigrationProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
@@ -22,7 +24,7 @@ function migrator(db: Kysely<any>, schema?: string): Migrator {
  * Migrations recorded in the database that this build does not know: the schema was upgraded by a
  * newer wsmirror. Writing with the old code could corrupt it, so the caller refuses to start.
  */
-export async function unknownAppliedMigrations(db: Kysely<any>, schema?: string): Promise<string[]> {
+export async function unknownAppliedMigrations(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[]> {
   let names: string[];
   try {
     const table = schema ? sql.table(`${schema}.kysely_migration`) : sql.table('kysely_migration');
@@ -42,12 +44,12 @@ export function schemaNewerError(label: string, unknown: string[]): StoreError {
 }
 
 /** Applies pending migrations; Kysely's Migrator reports failure in its result, it never throws. */
-export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise<{ applied: string[] }> {
+export async function migrateToLatest(db: Kysely<MirrorDatabase>, schema?: string): Promise<{ applied: string[] }> {
   const { error, results } = await migrator(db, schema).migrateToLatest();
   const applied = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   if (error !== undefined) {
     const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName;
-    const detail = error instanceof Error ? error.message : String(error);
+    const detail = error instanceof Error ? error.message : inspect(error);
     throw new StoreError(
       'MIGRATION_FAILED',
       failed
@@ -60,7 +62,7 @@ export async function migrateToLatest(db: Kysely<any>, schema?: string): Promise
 }
 
 /** Names of migrations not yet applied (read-only: creates nothing). */
-export async function pendingMigrations(db: Kysely<any>, schema?: string): Promise<string[]> {
+export async function pendingMigrations(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[]> {
   const infos = await migrator(db, schema).getMigrations();
   return infos.filter((m) => m.executedAt === undefined).map((m) => m.name);
 }

@@ -14,9 +14,12 @@ const OID = { int8: 20, numeric: 1700, json: 114, date: 1082, timestamp: 1114, t
  * (counts, ids, amount_cents) as a number, numeric (amounts) as a number like SQLite's REAL: the
  * exact figure is the integer cents column beside every amount.
  */
+/** pg-types declares its parsers as returning any. */
+type Parser = (value: string) => unknown;
+
 const typeParsers: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
-    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary');
+    if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as Parser;
     switch (oid) {
       case OID.timestamp:
       case OID.timestamptz: {
@@ -31,7 +34,7 @@ const typeParsers: pg.CustomTypesConfig = {
       case OID.numeric:
         return (v: string) => Number(v);
       default:
-        return pg.types.getTypeParser(oid, 'text');
+        return pg.types.getTypeParser(oid, 'text') as Parser;
     }
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
@@ -94,7 +97,11 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     await pool.query('select 1');
   } catch (cause) {
     await pool.end().catch(() => {});
-    throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} (${(cause as Error).message}); check the database URL and that the server is up.`, { cause });
+    throw new StoreError(
+      'OPEN_FAILED',
+      `Cannot connect to ${label} (${(cause as Error).message}); check the database URL and that the server is up.`,
+      { cause },
+    );
   }
   const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
   return buildStore({
@@ -124,12 +131,7 @@ function sqlState(err: unknown): string {
 // database and schema, so mirrors in sibling schemas each have their own writer.
 const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
-async function acquireAdvisoryLock(
-  config: pg.ClientConfig,
-  label: string,
-  schema: string,
-  opts: AcquireLockOptions,
-): Promise<WriterLock> {
+async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schema: string, opts: AcquireLockOptions): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
   const lost = new AbortController();
   let released = false;
@@ -146,7 +148,8 @@ async function acquireAdvisoryLock(
   }
   try {
     await pollForLock(
-      async () => ((await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null),
+      async () =>
+        (await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null,
       opts,
       { name: label, holder: 'it holds the writer lock' },
     );

@@ -13,32 +13,54 @@ type Db = Kysely<MirrorDatabase>;
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 const USERS = insertStatement('users', ['id', 'name', 'email'], coalesceInto('users', ['name', 'email']));
-const CONTACTS = insertStatement('contacts', ['id', 'first_name', 'last_name', 'email'], coalesceInto('contacts', ['first_name', 'last_name', 'email']));
+const CONTACTS = insertStatement(
+  'contacts',
+  ['id', 'first_name', 'last_name', 'email'],
+  coalesceInto('contacts', ['first_name', 'last_name', 'email']),
+);
 const COMPANIES = insertStatement('companies', ['id', 'name', 'domain'], coalesceInto('companies', ['name', 'domain']));
 
 export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is UserRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
-  ).map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) })).sort(byId);
+  )
+    .map((r) => ({ id: String(r.id), name: str(r.name), email: str(r.email) }))
+    .sort(byId);
   if (rows.length === 0) return;
-  await insertRows(db, USERS, rows.map((r) => [r.id, r.name, r.email]));
+  await insertRows(
+    db,
+    USERS,
+    rows.map((r) => [r.id, r.name, r.email]),
+  );
 }
 
 export async function upsertContacts(db: Db, refs: readonly (ContactRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is ContactRef => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
-  ).map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) })).sort(byId);
+  )
+    .map((r) => ({ id: String(r.id), first_name: str(r.firstName), last_name: str(r.lastName), email: str(r.email) }))
+    .sort(byId);
   if (rows.length === 0) return;
-  await insertRows(db, CONTACTS, rows.map((r) => [r.id, r.first_name, r.last_name, r.email]));
+  await insertRows(
+    db,
+    CONTACTS,
+    rows.map((r) => [r.id, r.first_name, r.last_name, r.email]),
+  );
 }
 
 export async function upsertCompanies(db: Db, refs: readonly (Company | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(
     refs.filter((r): r is Company => !!r && r.id !== null && r.id !== undefined),
     (r) => String(r.id),
-  ).map((r) => ({ id: String(r.id), name: str(r.name), domain: str(r.domain) })).sort(byId);
+  )
+    .map((r) => ({ id: String(r.id), name: str(r.name), domain: str(r.domain) }))
+    .sort(byId);
   if (rows.length === 0) return;
-  await insertRows(db, COMPANIES, rows.map((r) => [r.id, r.name, r.domain]));
+  await insertRows(
+    db,
+    COMPANIES,
+    rows.map((r) => [r.id, r.name, r.domain]),
+  );
 }

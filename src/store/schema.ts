@@ -232,7 +232,21 @@ export interface MirrorDatabase {
 
 /** Tables counted by `Store.counts()`: the mirror proper plus the dirty set and quarantine. */
 export const COUNTED_TABLES = [
-  'tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'users', 'contacts', 'companies',
-  'pipelines', 'stages', 'deals', 'deal_contacts', 'deal_fields', 'events', 'ticket_history',
-  'deal_history', 'quarantine', 'dirty',
+  'tickets',
+  'ticket_messages',
+  'ticket_tags',
+  'ticket_fields',
+  'users',
+  'contacts',
+  'companies',
+  'pipelines',
+  'stages',
+  'deals',
+  'deal_contacts',
+  'deal_fields',
+  'events',
+  'ticket_history',
+  'deal_history',
+  'quarantine',
+  'dirty',
 ] as const satisfies readonly (keyof MirrorDatabase)[];

@@ -30,7 +30,7 @@ function forDialect(db: Db, text: string): string {
 /** Runs one statement; rows for a query, [] for a write. */
 export async function run<R = Record<string, unknown>>(db: Db, text: string, params: readonly unknown[]): Promise<R[]> {
   const result = await db.executeQuery<R>(CompiledQuery.raw(forDialect(db, text), params as unknown[]));
-  return result.rows as R[];
+  return result.rows;
 }
 
 export const q = (name: string) => `"${name}"`;
@@ -61,7 +61,7 @@ function rowCounts(total: number, columns: number): number[] {
   let size = 1;
   while (size * 2 * columns <= MAX_PARAMS) size *= 2;
   const out: number[] = [];
-  for (let left = total; left > 0; ) {
+  for (let left = total; left > 0;) {
     while (size > left) size /= 2;
     out.push(size);
     left -= size;
@@ -98,12 +98,21 @@ export function overwrite(conflict: readonly string[], columns: readonly string[
  */
 export function coalesceInto(table: string, columns: readonly string[]): string {
   const merged = (c: string) => `coalesce(excluded.${q(c)}, ${q(table)}.${q(c)})`;
-  return `on conflict ("id") do update set ${columns.map((c) => `${q(c)} = ${merged(c)}`).join(', ')}`
-    + ` where ${columns.map((c) => `${q(table)}.${q(c)} is distinct from ${merged(c)}`).join(' or ')}`;
+  return (
+    `on conflict ("id") do update set ${columns.map((c) => `${q(c)} = ${merged(c)}`).join(', ')}` +
+    ` where ${columns.map((c) => `${q(table)}.${q(c)} is distinct from ${merged(c)}`).join(' or ')}`
+  );
 }
 
 /** Deletes rows of one parent whose key column is in `keys`, chunked under the parameter limit. */
-export async function deleteKeys(db: Db, table: string, parentColumn: string, parentId: string, keyColumn: string, keys: readonly string[]): Promise<void> {
+export async function deleteKeys(
+  db: Db,
+  table: string,
+  parentColumn: string,
+  parentId: string,
+  keyColumn: string,
+  keys: readonly string[],
+): Promise<void> {
   for (const batch of chunks(keys, MAX_PARAMS - 1)) {
     const text = `delete from ${q(table)} where ${q(parentColumn)} = ? and ${q(keyColumn)} in (${batch.map(() => '?').join(',')})`;
     await run(db, text, [parentId, ...batch]);
@@ -119,7 +128,11 @@ export async function deleteKeys(db: Db, table: string, parentColumn: string, pa
  */
 export function rowUpsert<C extends string>(table: string, columns: readonly C[], indexed: readonly C[]) {
   const byMask = new Map<number, InsertStatement>();
-  const write = async (db: Db, row: Readonly<Record<C, unknown>>, stored: Readonly<Partial<Record<C, unknown>>> | undefined): Promise<void> => {
+  const write = async (
+    db: Db,
+    row: Readonly<Record<C, unknown>>,
+    stored: Readonly<Partial<Record<C, unknown>>> | undefined,
+  ): Promise<void> => {
     let mask = 0;
     if (stored && dialectOf(db) === 'sqlite') {
       indexed.forEach((c, i) => {
@@ -138,10 +151,21 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
   write.many = async (db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> => {
     let stmt = byMask.get(0);
     if (!stmt) {
-      stmt = insertStatement(table, columns, overwrite(['id'], columns.filter((c) => c !== 'id')));
+      stmt = insertStatement(
+        table,
+        columns,
+        overwrite(
+          ['id'],
+          columns.filter((c) => c !== 'id'),
+        ),
+      );
       byMask.set(0, stmt);
     }
-    await insertRows(db, stmt, rows.map((row) => columns.map((c) => row[c])));
+    await insertRows(
+      db,
+      stmt,
+      rows.map((row) => columns.map((c) => row[c])),
+    );
   };
   return write;
 }
@@ -156,10 +180,19 @@ function padded(ids: readonly string[]): readonly string[] {
 }
 
 /** Rows of `table` by id (`columns` besides id), chunked under the parameter limit. */
-export async function selectByIds<R extends { id: string }>(db: Db, columns: readonly string[], table: string, ids: readonly string[]): Promise<Map<string, R>> {
+export async function selectByIds<R extends { id: string }>(
+  db: Db,
+  columns: readonly string[],
+  table: string,
+  ids: readonly string[],
+): Promise<Map<string, R>> {
   const out = new Map<string, R>();
   for (const batch of chunks(ids, 512).map(padded)) {
-    const rows = await run<R>(db, `select "id", ${columns.map(q).join(', ')} from ${q(table)} where "id" in (${marks(batch.length)})`, batch);
+    const rows = await run<R>(
+      db,
+      `select "id", ${columns.map(q).join(', ')} from ${q(table)} where "id" in (${marks(batch.length)})`,
+      batch,
+    );
     for (const r of rows) out.set(String(r.id), r);
   }
   return out;

@@ -63,7 +63,7 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     ...(memory
       ? {}
       : {
-          checkpoint: async () => checkpoint(sqlite),
+          checkpoint: () => Promise.resolve(checkpoint(sqlite)),
           fileSizes: () => ({ database: sizeOf(path), wal: sizeOf(`${path}-wal`) }),
         }),
   });

@@ -106,9 +106,9 @@ export interface StoreBackend {
   checkpoint?: () => Promise<CheckpointResult>;
   fileSizes?: () => { database: number; wal: number };
   /** The transaction was rolled back whole (a deadlock victim): running it again is safe. */
-  isRetryable(err: unknown): boolean;
+  isRetryable: (err: unknown) => boolean;
   /** See `Store.isRefusedValue`. */
-  isRefusedValue(err: unknown): boolean;
+  isRefusedValue: (err: unknown) => boolean;
 }
 
 export function buildStore(backend: StoreBackend): Store {
@@ -127,7 +127,10 @@ export function buildStore(backend: StoreBackend): Store {
       }
       const pending = await pendingMigrations(db, backend.schema);
       if (pending.length > 0) {
-        throw new StoreError('MIGRATION_PENDING', `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`);
+        throw new StoreError(
+          'MIGRATION_PENDING',
+          `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`,
+        );
       }
       return { applied: [] };
     },
@@ -157,14 +160,20 @@ export function buildStore(backend: StoreBackend): Store {
     async counts() {
       const out: Record<string, number> = {};
       for (const table of COUNTED_TABLES) {
-        const row = await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        const row = await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow();
         out[table] = Number(row.n);
       }
       return out;
     },
     listDirty: (limit) => t.listDirty(db, limit),
     async dirtyCount() {
-      const row = await db.selectFrom('dirty').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const row = await db
+        .selectFrom('dirty')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(row.n);
     },
     async mirroredVersions(entityType) {
@@ -172,7 +181,9 @@ export function buildStore(backend: StoreBackend): Store {
         .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
         .select(['id', 'updated_at', 'deleted_at'])
         .execute();
-      return new Map(rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]));
+      return new Map(
+        rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]),
+      );
     },
     async mirroredUpdatedAt(refs) {
       const out = new Map<string, string>();

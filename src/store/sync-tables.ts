@@ -61,7 +61,8 @@ export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], norm
     const cur = newest.get(k);
     const read = e.readMessages === false ? 0 : 1;
     if (!cur) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at, read_messages: read });
-    else newest.set(k, { ...cur, occurred_at: at > cur.occurred_at ? at : cur.occurred_at, read_messages: Math.max(cur.read_messages, read) });
+    else
+      newest.set(k, { ...cur, occurred_at: at > cur.occurred_at ? at : cur.occurred_at, read_messages: Math.max(cur.read_messages, read) });
   }
   const markedAt = toDbTimestamp(new Date());
   for (const batch of chunks([...newest.values()], 200)) {

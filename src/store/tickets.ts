@@ -44,8 +44,8 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
     summary: str(t.summary),
     contact_id: t.contact?.id != null ? String(t.contact.id) : null,
     assignee_id: t.assignee?.id != null ? String(t.assignee.id) : null,
-    team_id: team?.id != null ? String(team.id) : null,
-    team_name: team?.name != null ? String(team.name) : null,
+    team_id: str(team?.id),
+    team_name: str(team?.name),
     team_json: team ? json(team) : null,
     tags_json: json(t.tags ?? []),
     fields_json: json(t.fields ?? {}),
@@ -67,7 +67,10 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
 }
 
 const MESSAGES: ChildTable = {
-  table: 'ticket_messages', parent: 'ticket_id', key: 'id', globalKey: true,
+  table: 'ticket_messages',
+  parent: 'ticket_id',
+  key: 'id',
+  globalKey: true,
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
 };
 const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
@@ -80,10 +83,34 @@ type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team
 // binding the row twice (insert values and update set) doubled the strings sent to the driver.
 // The record type makes the compiler reject a column missing here.
 const TICKET_COLUMNS = Object.keys({
-  id: 0, number: 0, key: 0, subject: 0, status: 0, priority: 0, summary: 0, contact_id: 0, assignee_id: 0, team_id: 0,
-  team_name: 0, team_json: 0, tags_json: 0, fields_json: 0, cc_json: 0, message_count: 0, first_reply_due_at: 0,
-  resolve_due_at: 0, first_reply_breached_at: 0, resolve_breached_at: 0, first_agent_reply_at: 0, resolved_at: 0,
-  status_changed_at: 0, created_at: 0, updated_at: 0, deleted_at: 0, synced_at: 0, raw_json: 0,
+  id: 0,
+  number: 0,
+  key: 0,
+  subject: 0,
+  status: 0,
+  priority: 0,
+  summary: 0,
+  contact_id: 0,
+  assignee_id: 0,
+  team_id: 0,
+  team_name: 0,
+  team_json: 0,
+  tags_json: 0,
+  fields_json: 0,
+  cc_json: 0,
+  message_count: 0,
+  first_reply_due_at: 0,
+  resolve_due_at: 0,
+  first_reply_breached_at: 0,
+  resolve_breached_at: 0,
+  first_agent_reply_at: 0,
+  resolved_at: 0,
+  status_changed_at: 0,
+  created_at: 0,
+  updated_at: 0,
+  deleted_at: 0,
+  synced_at: 0,
+  raw_json: 0,
 } satisfies Record<keyof TicketsTable, 0>) as (keyof TicketsTable)[];
 const writeTicket = rowUpsert('tickets', TICKET_COLUMNS, ['status', 'assignee_id', 'contact_id', 'updated_at']);
 
@@ -110,9 +137,18 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
     ts(m.createdAt, `message ${String(m.id)} createdAt`),
     json(m),
   ]);
-  const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [tag]);
+  const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [
+    tag,
+  ]);
   const fields: ChildRow[] = fieldRows(ticket.fields).map((f) => [f.key, f.value_text, f.value_json]);
-  return { row, tags, fields, messages, users: [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)], contact: ticket.contact };
+  return {
+    row,
+    tags,
+    fields,
+    messages,
+    users: [ticket.assignee, ...(ticket.messages ?? []).map((m) => m.author)],
+    contact: ticket.contact,
+  };
 }
 
 /** Message ids of a prepared ticket: a batch must not hold one twice (bulk.ts splits it). */
@@ -156,11 +192,26 @@ export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Pr
 
   const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
   if (fresh.length > 0) {
-    await writeTicket.many(db, fresh.map((p) => p.row));
+    await writeTicket.many(
+      db,
+      fresh.map((p) => p.row),
+    );
     const under = (p: PreparedTicket, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
-    await insertChildren(db, TAGS, fresh.flatMap((p) => under(p, p.tags)));
-    await insertChildren(db, FIELDS, fresh.flatMap((p) => under(p, p.fields)));
-    await insertChildren(db, MESSAGES, fresh.flatMap((p) => under(p, p.messages)));
+    await insertChildren(
+      db,
+      TAGS,
+      fresh.flatMap((p) => under(p, p.tags)),
+    );
+    await insertChildren(
+      db,
+      FIELDS,
+      fresh.flatMap((p) => under(p, p.fields)),
+    );
+    await insertChildren(
+      db,
+      MESSAGES,
+      fresh.flatMap((p) => under(p, p.messages)),
+    );
   }
 
   for (const { p, previous: before, result } of live) {

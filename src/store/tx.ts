@@ -57,7 +57,11 @@ export interface StoreTx {
 const iso = (v: string, what: string) => requiredTs(v, what);
 
 const TICKETS: BulkWriter<TicketWithMessages, PreparedTicket> = {
-  entityType: 'ticket', prepare: prepareTicket, idOf: (p) => p.row.id, childKeysOf: messageIdsOf, write: writeTickets,
+  entityType: 'ticket',
+  prepare: prepareTicket,
+  idOf: (p) => p.row.id,
+  childKeysOf: messageIdsOf,
+  write: writeTickets,
 };
 const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: prepareDeal, idOf: (p) => p.row.id, write: writeDeals };
 
@@ -107,8 +111,16 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
       const row = await db
         .insertInto('sync_runs')
         .values({
-          kind, started_at: iso(at, 'at'), finished_at: null, outcome: 'running',
-          events_read: 0, events_new: 0, records_fetched: 0, requests: 0, retries: 0, error: null,
+          kind,
+          started_at: iso(at, 'at'),
+          finished_at: null,
+          outcome: 'running',
+          events_read: 0,
+          events_new: 0,
+          records_fetched: 0,
+          requests: 0,
+          retries: 0,
+          error: null,
         })
         .returning('id')
         .executeTakeFirstOrThrow();

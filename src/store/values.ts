@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { inspect } from 'node:util';
 import { toDbTimestamp } from '../util/time.js';
 import { StoreError } from './errors.js';
 import type { FieldRow } from './schema.js';
@@ -30,12 +31,10 @@ export function bool(value: unknown): 0 | 1 | null {
 
 // PostgreSQL text and jsonb cannot hold U+0000; it is replaced in both dialects so they hold the
 // same data and one bad character cannot fail a whole page's transaction.
-const NUL = /\u0000/g;
-export const noNul = (s: string) => (s.includes('\u0000') ? s.replace(NUL, '\uFFFD') : s);
-const jsonReplacer = (_key: string, v: unknown) =>
-  typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v;
+export const noNul = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
+const jsonReplacer = (_key: string, v: unknown) => (typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v);
 
-/** JSON text that never throws (cycles fall back to a string): raw data must always be storable. */
+/** JSON text that never throws (a cycle falls back to its inspect() text): raw data must always be storable. */
 export function json(value: unknown): string | null {
   if (value === undefined) return null;
   // A replacer function takes V8 off its fast serialiser (it was a large share of a backfill's
@@ -52,13 +51,15 @@ export function json(value: unknown): string | null {
   try {
     return JSON.stringify(value, jsonReplacer) ?? null;
   } catch {
-    return JSON.stringify(noNul(String(value)));
+    return JSON.stringify(noNul(inspect(value)));
   }
 }
 
 export function str(value: unknown): string | null {
   if (value === null || value === undefined) return null;
-  return typeof value === 'string' ? noNul(value) : typeof value === 'object' ? json(value) : String(value);
+  if (typeof value === 'string') return noNul(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return json(value); // objects and arrays as their JSON text
 }
 
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
@@ -119,16 +120,20 @@ export function fieldRows(fields: Record<string, unknown> | null | undefined): F
   return Object.entries(fields).map(([key, value]) => ({
     key: noNul(key),
     value_text:
-      typeof value === 'string' ? noNul(value)
-      : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint' ? String(value)
-      : null,
+      typeof value === 'string'
+        ? noNul(value)
+        : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+          ? String(value)
+          : null,
     value_json: json(value ?? null),
   }));
 }
 
 /** Stable primary-key stand-in for a quarantined record whose id could not be read. */
 export function unknownId(raw: unknown): string {
-  return `unknown:${createHash('sha1').update(json(raw) ?? 'undefined').digest('hex')}`;
+  return `unknown:${createHash('sha1')
+    .update(json(raw) ?? 'undefined')
+    .digest('hex')}`;
 }
 
 /** Keeps the first of each key, in order (upstream lists may repeat an id or tag). */
@@ -150,7 +155,10 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 
 /** The references of one record as its own upsert wrote them: those with an id, the first of each. */
 export function firstOfEach<R extends { id?: unknown }>(refs: readonly (R | null | undefined)[]): R[] {
-  return uniqueBy(refs.filter((r): r is R => !!r && r.id !== null && r.id !== undefined), (r) => String(r.id));
+  return uniqueBy(
+    refs.filter((r): r is R => !!r && r.id !== null && r.id !== undefined),
+    (r) => String(r.id),
+  );
 }
 
 /**

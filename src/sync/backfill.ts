@@ -94,7 +94,7 @@ const historyPhase: Phase<WorkspaceEvent, null> = {
     const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
     return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
   },
-  load: async () => null,
+  load: () => Promise.resolve(null),
   async apply(tx, page, _, now) {
     // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
     // their records were just copied, so they need no re-read.
@@ -117,7 +117,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   await refreshPipelines(ctx);
   for (const phase of PHASES) {
     if (state.phase !== phase.name) continue;
-    const copied = await copyPhase(ctx, stats, state, phase as Phase<unknown, unknown>, (s) => {
+    const copied = await copyPhase(ctx, stats, state, phase, (s) => {
       state = s;
       progress(s);
     });
@@ -189,9 +189,12 @@ async function copyPhase(
   );
 }
 
-
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ ok: true as const, value }), (error: unknown) => ({ ok: false as const, error }));
+const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 
 /**
  * Pages a list from `cursor` until its end, handing each page, what `load` read for it, and the
@@ -216,7 +219,10 @@ async function copyList<T, L>(
   if (start !== null) guard.start(start);
   const read = async (cursor: string | null): Promise<{ page: Page<T>; loaded: L }> => {
     const page = await fetchPage(cursor ?? undefined);
-    guard.check(page.items.map((item) => String((item as { id?: unknown }).id)), page.nextCursor);
+    guard.check(
+      page.items.map((item) => String((item as { id?: unknown }).id)),
+      page.nextCursor,
+    );
     return { page, loaded: await load(page) };
   };
   let cursor = start;
@@ -228,7 +234,10 @@ async function copyList<T, L>(
       pending = null;
       if (!got.ok) {
         if (got.error instanceof CursorRejectedError && cursor !== null && !restarted) {
-          ctx.logger.warn({ status: got.error.status }, 'the workspace rejected the saved list cursor; copying this list again from its start');
+          ctx.logger.warn(
+            { status: got.error.status },
+            'the workspace rejected the saved list cursor; copying this list again from its start',
+          );
           restarted = true;
           cursor = null;
           guard = new PagingGuard('a backfill list');

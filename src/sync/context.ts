@@ -32,17 +32,6 @@ export interface SyncHooks {
 
 export type RecordOutcome = 'fresh' | 'stale' | 'stale-accepted' | 'deleted' | 'quarantined';
 
-export const STATE = {
-  watermark: 'watermark',
-  window: 'window',
-  backfill: 'backfill',
-  lastCycle: 'last_cycle',
-  /** When the last full-lookback window started and from which watermark (src/sync/window.ts). */
-  lookback: 'lookback',
-  /** Set when a reporting refresh failed: the next one rebuilds everything. */
-  reportingStale: 'reporting_stale',
-} as const;
-
 export type { WindowState } from './state.js';
 
 export function laterOf(a: string | null, b: string | null): string | null {

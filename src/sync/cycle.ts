@@ -10,7 +10,16 @@ import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type Rejected
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
-import { abandonWindow, closeWindow, isBackfilled, readLookback, readWatermark, readWindow as readSavedWindow, saveWindow, type WindowState } from './state.js';
+import {
+  abandonWindow,
+  closeWindow,
+  isBackfilled,
+  readLookback,
+  readWatermark,
+  readWindow as readSavedWindow,
+  saveWindow,
+  type WindowState,
+} from './state.js';
 import { planWindow } from './window.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
@@ -79,7 +88,14 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
   await refreshReports(ctx, stats, stats.changed);
   const newWatermark = read.stopped ? watermark : read.window.maxOccurredAt;
   const reason = read.stopped ? null : await behindReason(ctx, stats, saved !== null, read.midWindowDrain, newWatermark);
-  return { head: read.head, watermark: newWatermark, stopped: read.stopped, fullLookback: start.full !== undefined, behind: reason !== null, behindReason: reason };
+  return {
+    head: read.head,
+    watermark: newWatermark,
+    stopped: read.stopped,
+    fullLookback: start.full !== undefined,
+    behind: reason !== null,
+    behindReason: reason,
+  };
 }
 
 interface WindowRead {
@@ -102,12 +118,18 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
     if (ctx.stopSignal.aborted) return { window, head, stopped: true, midWindowDrain };
     let page: Page<WorkspaceEvent>;
     try {
-      page = await client.eventsPage({ since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
+      page = await client.eventsPage(
+        { since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize },
+        { signal: ctx.cycleSignal },
+      );
       guard.check(pageIds(page), page.nextCursor);
     } catch (err) {
       if (err instanceof CursorRejectedError && window.cursor !== null && restarts < MAX_CURSOR_RESTARTS) {
         restarts++;
-        logger.warn({ since: window.since, status: err.status }, 'the workspace rejected the saved cursor; restarting the window from its start');
+        logger.warn(
+          { since: window.since, status: err.status },
+          'the workspace rejected the saved cursor; restarting the window from its start',
+        );
         window = { ...window, cursor: null };
         guard = newGuard(window);
         continue;
@@ -142,13 +164,23 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
  * the lookback state. Returns how many events were new. Counters are updated by the caller after
  * the commit: a transaction may be run again (PostgreSQL deadlock).
  */
-async function commitPage(ctx: SyncContext, page: Page<WorkspaceEvent>, events: WorkspaceEvent[], rejected: RejectedEvent[], next: WindowState): Promise<number> {
+async function commitPage(
+  ctx: SyncContext,
+  page: Page<WorkspaceEvent>,
+  events: WorkspaceEvent[],
+  rejected: RejectedEvent[],
+  next: WindowState,
+): Promise<number> {
   const now = ctx.now();
   const mirrored = await mirroredUpdatedAt(ctx, events);
   const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
   return ctx.store.transaction(async (tx) => {
     const { newIds } = await tx.insertEvents(events, now);
-    await quarantineInvalid(tx, page.invalid.filter((i) => i.entityType !== 'event'), now);
+    await quarantineInvalid(
+      tx,
+      page.invalid.filter((i) => i.entityType !== 'event'),
+      now,
+    );
     const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
     const fresh = events.filter((e) => newIds.has(e.id));
     for (const e of fresh) {
@@ -163,7 +195,13 @@ async function commitPage(ctx: SyncContext, page: Page<WorkspaceEvent>, events: 
   });
 }
 
-async function behindReason(ctx: SyncContext, stats: RunStats, resumed: boolean, midWindowDrain: boolean, watermark: string | null): Promise<BehindReason | null> {
+async function behindReason(
+  ctx: SyncContext,
+  stats: RunStats,
+  resumed: boolean,
+  midWindowDrain: boolean,
+  watermark: string | null,
+): Promise<BehindReason | null> {
   if (resumed) return 'resumed-window';
   if (midWindowDrain) return 'mid-window-drain';
   return (await drainedNewer(ctx, stats, watermark)) ? 'newer-records' : null;
@@ -210,7 +248,9 @@ export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { eve
       events.push(e);
       continue;
     }
-    const clock = page.serverDate ? `the upstream's clock (Date header ${page.serverDate})` : `the local clock (${now}; the upstream sent no Date header)`;
+    const clock = page.serverDate
+      ? `the upstream's clock (Date header ${page.serverDate})`
+      : `the local clock (${now}; the upstream sent no Date header)`;
     const ahead = Math.round((Date.parse(e.occurredAt) - (limit - FUTURE_TOLERANCE_MS)) / 1000);
     rejected.push({
       id: e.id,
@@ -222,8 +262,15 @@ export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { eve
 }
 
 /** Event ids of this page already in quarantine: their records were re-read when first seen. */
-async function alreadyQuarantined(ctx: SyncContext, invalid: Page<WorkspaceEvent>['invalid'], rejected: readonly RejectedEvent[]): Promise<Set<string>> {
-  const ids = [...rejected.flatMap((r) => (r.id === null ? [] : [r.id])), ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!)];
+async function alreadyQuarantined(
+  ctx: SyncContext,
+  invalid: Page<WorkspaceEvent>['invalid'],
+  rejected: readonly RejectedEvent[],
+): Promise<Set<string>> {
+  const ids = [
+    ...rejected.flatMap((r) => (r.id === null ? [] : [r.id])),
+    ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!),
+  ];
   if (ids.length === 0) return new Set();
   return quarantinedEventIds(ctx.store, ids);
 }

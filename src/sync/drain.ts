@@ -54,7 +54,14 @@ async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader
   for (const p of plans) {
     if (p.viaList.length + p.viaRecord.length === 0) continue;
     ctx.logger.debug(
-      { entityType: p.entityType, viaList: p.viaList.length, viaRecord: p.viaRecord.length, estimatedPages: p.estimatedPages, estimatedRequests: p.estimatedRequests, recordRequests: p.recordRequests },
+      {
+        entityType: p.entityType,
+        viaList: p.viaList.length,
+        viaRecord: p.viaRecord.length,
+        estimatedPages: p.estimatedPages,
+        estimatedRequests: p.estimatedRequests,
+        recordRequests: p.recordRequests,
+      },
       'drain plan',
     );
   }
@@ -113,7 +120,12 @@ class RecordReader {
   ) {}
 
   readAll(entries: readonly DirtyEntry[]): Promise<void> {
-    return mapConcurrent(entries, this.ctx.config.concurrency, (entry) => this.read(entry), () => this.ctx.stopSignal.aborted);
+    return mapConcurrent(
+      entries,
+      this.ctx.config.concurrency,
+      (entry) => this.read(entry),
+      () => this.ctx.stopSignal.aborted,
+    );
   }
 
   write(w: RecordWrite): Promise<void> {

@@ -1,9 +1,10 @@
 export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
-export { STATE, type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
+export { type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
 export {
   isBackfilled,
   readBackfill,
   readLastCycle,
+  readLookback,
   readWatermark,
   readWindow,
   recordLastCycle,

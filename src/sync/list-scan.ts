@@ -1,6 +1,16 @@
 import {
-  AuthRejectedError, CursorRejectedError, InvalidResponseError, PagingError, PagingGuard, ResponseTooLargeError, UpstreamRejectedError,
-  type Deal, type InvalidItem, type Page, type Ticket, type TicketWithMessages,
+  AuthRejectedError,
+  CursorRejectedError,
+  InvalidResponseError,
+  PagingError,
+  PagingGuard,
+  ResponseTooLargeError,
+  UpstreamRejectedError,
+  type Deal,
+  type InvalidItem,
+  type Page,
+  type Ticket,
+  type TicketWithMessages,
 } from '../api/index.js';
 import type { DirtyEntry } from '../store/index.js';
 import { WsmirrorError } from '../util/errors.js';
@@ -51,7 +61,10 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
     } catch (err) {
       if (!listUnusable(err)) throw err;
       // The records stay reachable by id: a list the upstream will not page is no reason to stop.
-      ctx.logger.warn({ path, code: (err as WsmirrorError).code, error: (err as Error).message }, 'the list could not be paged; reading the rest of the dirty records by id');
+      ctx.logger.warn(
+        { path, code: (err as WsmirrorError).code, error: (err as Error).message },
+        'the list could not be paged; reading the rest of the dirty records by id',
+      );
       break;
     }
     pages++;
@@ -86,10 +99,17 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
  * confirms that, and reading it by id (a 404) would tell nothing more. The others are read by id.
  */
 async function confirmGone(
-  ctx: SyncContext, plan: TypePlan, missing: readonly DirtyEntry[], passedMarks: boolean, sink: ListSink,
+  ctx: SyncContext,
+  plan: TypePlan,
+  missing: readonly DirtyEntry[],
+  passedMarks: boolean,
+  sink: ListSink,
 ): Promise<DirtyEntry[]> {
   if (!passedMarks || missing.length === 0) return [...missing];
-  const deleted = await ctx.store.deletedIds(plan.entityType, missing.map((e) => e.entityId));
+  const deleted = await ctx.store.deletedIds(
+    plan.entityType,
+    missing.map((e) => e.entityId),
+  );
   const readById: DirtyEntry[] = [];
   for (const entry of missing) {
     if (deleted.has(entry.entityId)) await sink.gone(entry);
@@ -99,7 +119,10 @@ async function confirmGone(
 }
 
 async function foundTickets(
-  ctx: SyncContext, byId: ReadonlyMap<string, DirtyEntry>, hits: readonly Ticket[], sink: ListSink,
+  ctx: SyncContext,
+  byId: ReadonlyMap<string, DirtyEntry>,
+  hits: readonly Ticket[],
+  sink: ListSink,
 ): Promise<DirtyEntry[]> {
   if (hits.length === 0) return [];
   const copies = await ctx.store.ticketCopies(hits.map((t) => t.id));
@@ -129,6 +152,12 @@ function listUnusable(err: unknown): boolean {
   if (err instanceof AuthRejectedError && err.status !== 403) {
     throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
   }
-  return err instanceof AuthRejectedError || err instanceof CursorRejectedError || err instanceof PagingError || err instanceof UpstreamRejectedError
-    || err instanceof InvalidResponseError || err instanceof ResponseTooLargeError;
+  return (
+    err instanceof AuthRejectedError ||
+    err instanceof CursorRejectedError ||
+    err instanceof PagingError ||
+    err instanceof UpstreamRejectedError ||
+    err instanceof InvalidResponseError ||
+    err instanceof ResponseTooLargeError
+  );
 }

@@ -18,7 +18,10 @@ export interface DirtyMark {
  * merged, and any type wsmirror does not know, which is read in full to be safe.
  */
 const FIELD_ONLY_TICKET_EVENTS: ReadonlySet<string> = new Set([
-  'ticket.status_changed', 'ticket.priority_changed', 'ticket.assigned', 'ticket.updated',
+  'ticket.status_changed',
+  'ticket.priority_changed',
+  'ticket.assigned',
+  'ticket.updated',
 ]);
 
 export function touchesMessages(event: Pick<WorkspaceEvent, 'type' | 'entityType'>): boolean {

@@ -5,7 +5,11 @@ import { planType, rankingDepth } from './plan.js';
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
 const dirty = (entityType: 'ticket' | 'deal', id: string, minute: number, readMessages = false): DirtyEntry => ({
-  entityType, entityId: id, occurredAt: at(minute), staleReads: 0, readMessages,
+  entityType,
+  entityId: id,
+  occurredAt: at(minute),
+  staleReads: 0,
+  readMessages,
 });
 /** The mirror's live records, newest first: `count` of them, one a minute back from `newestMinute`. */
 const mirror = (count: number, newestMinute: number): ListedCopy[] =>

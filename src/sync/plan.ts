@@ -74,8 +74,13 @@ export function planType(
 
 function onlyByRecord(entityType: 'ticket' | 'deal', entries: readonly DirtyEntry[]): TypePlan {
   return {
-    entityType, viaList: [], viaRecord: [...entries], listDownTo: null, estimatedPages: 0,
-    estimatedRequests: entries.length, recordRequests: entries.length,
+    entityType,
+    viaList: [],
+    viaRecord: [...entries],
+    listDownTo: null,
+    estimatedPages: 0,
+    estimatedRequests: entries.length,
+    recordRequests: entries.length,
   };
 }
 

@@ -27,7 +27,10 @@ const ANY_READ = '1970-01-01T00:00:00.000Z';
  * deal such an event names the first time it is seen, so the change it announced is still read.
  */
 export async function quarantineEvents(
-  tx: StoreTx, rejected: readonly RejectedEvent[], seenBefore: ReadonlySet<string>, at: string,
+  tx: StoreTx,
+  rejected: readonly RejectedEvent[],
+  seenBefore: ReadonlySet<string>,
+  at: string,
 ): Promise<DirtyMark[]> {
   const marks: DirtyMark[] = [];
   for (const r of rejected) {
@@ -36,7 +39,13 @@ export async function quarantineEvents(
     const raw = r.raw as { entityType?: unknown; entityId?: unknown } | null;
     const type = raw?.entityType;
     const id = raw?.entityId;
-    if ((type === 'ticket' || type === 'deal') && typeof id === 'string' && id.length > 0 && id.length <= MAX_ID_CHARS && !id.includes('\u0000')) {
+    if (
+      (type === 'ticket' || type === 'deal') &&
+      typeof id === 'string' &&
+      id.length > 0 &&
+      id.length <= MAX_ID_CHARS &&
+      !id.includes('\u0000')
+    ) {
       marks.push({ entityType: type, entityId: id, occurredAt: ANY_READ });
     }
   }

@@ -1,6 +1,12 @@
 import {
-  ApiError, clipText, InvalidRecordError, InvalidResponseError, ResponseTooLargeError, UpstreamRejectedError,
-  type Deal, type TicketWithMessages,
+  ApiError,
+  clipText,
+  InvalidRecordError,
+  InvalidResponseError,
+  ResponseTooLargeError,
+  UpstreamRejectedError,
+  type Deal,
+  type TicketWithMessages,
 } from '../api/index.js';
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import type { RecordOutcome, SyncContext } from './context.js';
@@ -21,7 +27,9 @@ export function readWrite(ctx: SyncContext, entry: DirtyEntry, record: TicketWit
     record,
     async apply(tx: StoreTx): Promise<RecordOutcome> {
       const verdict =
-        entry.entityType === 'ticket' ? await tx.upsertTicket(record as TicketWithMessages, ctx.now()) : await tx.upsertDeal(record as Deal, ctx.now());
+        entry.entityType === 'ticket'
+          ? await tx.upsertTicket(record as TicketWithMessages, ctx.now())
+          : await tx.upsertDeal(record as Deal, ctx.now());
       if (verdict.quarantined) {
         // The store could not hold one of its values and quarantined it: out of the dirty set like
         // any quarantined record (its next event, or verify --repair, retries it), never "fresh".
@@ -93,9 +101,11 @@ export async function quarantineAlone(ctx: SyncContext, entry: DirtyEntry, reaso
  */
 export function recordFailure(err: unknown): { reason: string; raw: unknown } | null {
   if (err instanceof InvalidRecordError) return { reason: err.reason, raw: err.raw };
-  if (err instanceof UpstreamRejectedError) return { reason: `the workspace answered ${err.status ?? '?'} for this record`, raw: errorRaw(err) };
+  if (err instanceof UpstreamRejectedError)
+    return { reason: `the workspace answered ${err.status ?? '?'} for this record`, raw: errorRaw(err) };
   if (err instanceof InvalidResponseError) return { reason: clipText(err.message, 500), raw: errorRaw(err) };
-  if (err instanceof ResponseTooLargeError) return { reason: `the response was larger than maxResponseBytes (${err.limit} bytes)`, raw: errorRaw(err) };
+  if (err instanceof ResponseTooLargeError)
+    return { reason: `the response was larger than maxResponseBytes (${err.limit} bytes)`, raw: errorRaw(err) };
   return null;
 }
 

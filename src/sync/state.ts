@@ -11,7 +11,9 @@ const KEY = {
   window: 'window',
   backfill: 'backfill',
   lastCycle: 'last_cycle',
+  /** When the last full-lookback window started and from which watermark (src/sync/window.ts). */
   lookback: 'lookback',
+  /** Set when a reporting refresh failed: the next one rebuilds everything. */
   reportingStale: 'reporting_stale',
 } as const;
 
@@ -107,7 +109,8 @@ export async function saveWindow(tx: StoreTx, next: WindowState): Promise<void> 
 export async function closeWindow(tx: StoreTx, window: WindowState): Promise<void> {
   await tx.setState(KEY.watermark, window.maxOccurredAt);
   await tx.setState(KEY.window, null);
-  if (window.full) await tx.setState(KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
+  if (window.full)
+    await tx.setState(KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
 }
 
 /** A runaway listing: the next cycle restarts the window from its start, not from a cursor that loops. */

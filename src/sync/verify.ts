@@ -62,7 +62,8 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
   for (const p of pipelines) {
     checked.pipelines++;
     const mine = counts.get(p.id) ?? 0;
-    if (mine !== p.dealCount) drift.push({ entityType: 'pipeline', entityId: p.id, kind: 'deal_count', upstream: p.dealCount, mirror: mine });
+    if (mine !== p.dealCount)
+      drift.push({ entityType: 'pipeline', entityId: p.id, kind: 'deal_count', upstream: p.dealCount, mirror: mine });
   }
 
   let repaired = 0;

@@ -45,7 +45,8 @@ export class WriteBatch {
   private pending: RecordWrite[] = [];
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
-  private failure: unknown = null;
+  /** The first batch failure, boxed so that any thrown value (even a falsy one) counts. */
+  private failure: { error: unknown } | null = null;
   private readonly maxRecords: number;
   private readonly maxDelayMs: number;
 
@@ -78,7 +79,7 @@ export class WriteBatch {
   }
 
   private throwIfFailed(): void {
-    if (this.failure !== null) throw this.failure;
+    if (this.failure !== null) throw this.failure.error;
   }
 
   private commitPending(): Promise<void> {
@@ -87,9 +88,11 @@ export class WriteBatch {
     const batch = this.pending;
     this.pending = [];
     if (batch.length > 0) {
-      this.chain = this.chain.then(() => (this.failure === null ? this.commit(batch) : undefined)).catch((err: unknown) => {
-        this.failure ??= err;
-      });
+      this.chain = this.chain
+        .then(() => (this.failure === null ? this.commit(batch) : undefined))
+        .catch((err: unknown) => {
+          this.failure ??= { error: err };
+        });
     }
     return this.chain;
   }

@@ -3,8 +3,8 @@ export interface LinkedSignal {
   readonly signal: AbortSignal;
   /** True when the timeout, not a source, aborted it. */
   timedOut(): boolean;
-  /** Detaches from the sources and clears the timer; call it when the operation ends. */
-  dispose(): void;
+  /** Detaches from the sources and clears the timer; call it when the operation ends. A closure: it may be passed on unbound. */
+  readonly dispose: () => void;
 }
 
 /**

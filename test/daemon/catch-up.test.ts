@@ -7,7 +7,8 @@ describe('catch-up policy', () => {
 
   it('follows a cycle that is behind at once, at most MAX_CATCH_UP_CYCLES times in a row, then waits for the schedule', () => {
     const policy = new CatchUpPolicy();
-    for (let i = 1; i <= MAX_CATCH_UP_CYCLES; i++) expect(policy.after(behind)).toEqual({ next: 'now', reason: 'newer-records', streak: i });
+    for (let i = 1; i <= MAX_CATCH_UP_CYCLES; i++)
+      expect(policy.after(behind)).toEqual({ next: 'now', reason: 'newer-records', streak: i });
     expect(policy.after(behind)).toEqual({ next: 'schedule', reason: 'newer-records', capped: true });
     // The tick after the wait starts a new streak.
     expect(policy.after(behind)).toMatchObject({ next: 'now', streak: 1 });

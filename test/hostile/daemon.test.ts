@@ -25,9 +25,13 @@ async function freePort(): Promise<{ port: number; server: Server }> {
 async function healthBecomes(url: string, want: number, timeoutMs: number): Promise<{ reason?: string; lastError?: string | null }> {
   const started = performance.now();
   for (;;) {
-    const answer = await fetch(url).then(async (r) => ({ status: r.status, body: (await r.json()) as { reason?: string } }), () => null);
+    const answer = await fetch(url).then(
+      async (r) => ({ status: r.status, body: (await r.json()) as { reason?: string } }),
+      () => null,
+    );
     if (answer?.status === want) return answer.body;
-    if (performance.now() - started > timeoutMs) throw new Error(`${url} did not answer ${want} within ${timeoutMs} ms (last ${answer?.status ?? 'no answer'})`);
+    if (performance.now() - started > timeoutMs)
+      throw new Error(`${url} did not answer ${want} within ${timeoutMs} ms (last ${answer?.status ?? 'no answer'})`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -95,14 +99,24 @@ describe('hostile upstream under run, and configuration exits', () => {
       const target = await dialect.newDatabase();
       const tickets = sim.control.truth().tickets as Array<{ id: string }>;
       const newest = Math.max(...(sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
-      hostile.faults.injectEvent = { id: 'ev_far', type: 'ticket.updated', entityType: 'ticket', entityId: tickets[0]!.id, payload: {}, actor: null, occurredAt: '9999-12-31T23:59:59Z' };
+      hostile.faults.injectEvent = {
+        id: 'ev_far',
+        type: 'ticket.updated',
+        entityType: 'ticket',
+        entityId: tickets[0]!.id,
+        payload: {},
+        actor: null,
+        occurredAt: '9999-12-31T23:59:59Z',
+      };
       hostile.faults.recordStatus = { id: tickets[1]!.id, status: 403 };
       try {
         const env = cliConfig(dir, { url: hostile.url, database: target.database });
         const r = await runCli(['backfill', '--history'], env);
         expect(r.code, r.stderr).toBe(0);
         const status = JSON.parse((await runCli(['status', '--json'], env)).stdout) as {
-          watermark: string; counts: Record<string, number>; quarantined: Array<{ entityType: string; entityId: string; reason: string }>;
+          watermark: string;
+          counts: Record<string, number>;
+          quarantined: Array<{ entityType: string; entityId: string; reason: string }>;
         };
         expect(Date.parse(status.watermark)).toBeLessThanOrEqual(newest);
         expect(status.quarantined.find((q) => q.entityId === tickets[1]!.id)?.reason).toMatch(/403/);
@@ -121,21 +135,25 @@ describe('hostile upstream under run, and configuration exits', () => {
     ['404', { status: 404 }, /answered 404/],
     ['a redirect', { status: 302, location: 'https://example.com/login' }, /answered 302/],
     ['an HTML page', { status: 200, html: true }, /HTML/],
-  ] as const)('a probe answering %s exits 2 naming baseUrl', async (_what, probe, pattern) => {
-    const { dir, cleanup } = tempDir();
-    hostile.faults.probeStatus = { ...probe };
-    try {
-      for (const command of ['sync', 'backfill']) {
-        const r = await runCli([command], cliConfig(dir, { url: hostile.url }));
-        expect(r.code).toBe(2);
-        expect(r.stderr).toMatch(/baseUrl/);
-        expect(r.stderr).toMatch(pattern);
+  ] as const)(
+    'a probe answering %s exits 2 naming baseUrl',
+    async (_what, probe, pattern) => {
+      const { dir, cleanup } = tempDir();
+      hostile.faults.probeStatus = { ...probe };
+      try {
+        for (const command of ['sync', 'backfill']) {
+          const r = await runCli([command], cliConfig(dir, { url: hostile.url }));
+          expect(r.code).toBe(2);
+          expect(r.stderr).toMatch(/baseUrl/);
+          expect(r.stderr).toMatch(pattern);
+        }
+      } finally {
+        reset();
+        cleanup();
       }
-    } finally {
-      reset();
-      cleanup();
-    }
-  }, 30_000);
+    },
+    30_000,
+  );
 
   it('a health port already in use exits 2 naming http.port', async () => {
     const { dir, cleanup } = tempDir();

@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/index.js';
+import { readWatermark, readWindow } from '../../src/sync/index.js';
 import { cliConfig } from '../cli/env.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -83,17 +84,21 @@ for (const dialect of dialects) {
       const r = await measure(args, { ...env, ...extraEnv }, dir);
       expect(r.stderrBytes).toBeLessThan(MiB);
       const newest = Math.max(...(sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
-      const watermark = await withMirror((s) => s.getState<string>('watermark'));
+      const watermark = await withMirror(readWatermark);
       if (watermark) expect(Date.parse(watermark)).toBeLessThanOrEqual(newest);
       return r;
     }
 
     async function quarantined(entityType: string): Promise<Array<{ entity_id: string; reason: string; raw_json: unknown }>> {
-      return withMirror((s) => s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute());
+      return withMirror((s) =>
+        s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
+      );
     }
 
     async function mirroredSubject(id: string): Promise<string | undefined> {
-      return withMirror(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined);
+      return withMirror(
+        async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined,
+      );
     }
 
     /** Hostile value gone: ordinary changes arrive and the mirror equals the truth. */
@@ -119,7 +124,9 @@ for (const dialect of dialects) {
       expect(await mirroredSubject(y!)).toBe(subject);
       expect(await withMirror((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
       const status = JSON.parse((await measure(['status', '--json'], env, dir)).stdout) as {
-        upstream: { lagSeconds: number | null }; quarantined: Array<{ entityType: string }>; quarantinedByType: Record<string, number>;
+        upstream: { lagSeconds: number | null };
+        quarantined: Array<{ entityType: string }>;
+        quarantinedByType: Record<string, number>;
       };
       expect(status.quarantined.some((e) => e.entityType === 'event')).toBe(true);
       expect(status.quarantinedByType.event).toBeGreaterThanOrEqual(1);
@@ -140,7 +147,10 @@ for (const dialect of dialects) {
     }, 60_000);
 
     it('a 2 MB entity id in an event is quarantined and costs no megabyte URL, key or log line', async () => {
-      await eventRow({ id: 'ev_long', entityId: 'x'.repeat(2 * MiB), occurredAt: new Date(Date.now() - 1000).toISOString() }, /at most 1024 characters/);
+      await eventRow(
+        { id: 'ev_long', entityId: 'x'.repeat(2 * MiB), occurredAt: new Date(Date.now() - 1000).toISOString() },
+        /at most 1024 characters/,
+      );
     }, 60_000);
 
     it('U+0000 inside a JSON key and value of a record is cleaned, the sync goes on', async () => {
@@ -149,7 +159,9 @@ for (const dialect of dialects) {
       await edit('tickets', x);
       const r = await sync();
       expect(r.code, r.stderr).toBe(0);
-      const keys = await withMirror(async (s) => (await s.db.selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key));
+      const keys = await withMirror(async (s) =>
+        (await s.db.selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key),
+      );
       expect(keys).toContain('k\uFFFDey');
       await settles([['tickets', x]]);
     }, 60_000);
@@ -192,19 +204,23 @@ for (const dialect of dialects) {
       expect(tickets.find((q) => q.entity_id === y)?.reason).toMatch(new RegExp(`for id "${z}"`));
       expect((await quarantined('deal')).find((q) => q.entity_id === d)?.reason).toMatch(/HTML|not JSON/);
       expect(await withMirror(async (s) => (await s.db.selectFrom('dirty').select('entity_id').execute()).length)).toBe(0);
-      await settles([['tickets', x!], ['tickets', y!], ['deals', d]]);
+      await settles([
+        ['tickets', x!],
+        ['tickets', y!],
+        ['deals', d],
+      ]);
     }, 60_000);
 
     it('a nextCursor that repeats the one it was given fails the cycle (exit 4) and resets the window', async () => {
       hostile.faults.repeatCursor = true;
-      const before = await withMirror((s) => s.getState<string>('watermark'));
+      const before = await withMirror(readWatermark);
       await edit('tickets', ticketIds()[1]!);
       const r = await sync();
       expect(r.code).toBe(4);
       // Ended by the paging guard (its message), not by a test timeout: no wall-clock bound needed.
       expect(r.stderr).toMatch(/already given in this listing/);
-      expect(await withMirror((s) => s.getState('window'))).toBeUndefined();
-      expect(await withMirror((s) => s.getState<string>('watermark'))).toBe(before);
+      expect(await withMirror(readWindow)).toBeNull();
+      expect(await withMirror(readWatermark)).toBe(before);
       await settles();
     }, 60_000);
 
@@ -215,7 +231,7 @@ for (const dialect of dialects) {
       expect(r.code).toBe(4);
       expect(r.stderr).toMatch(/brought nothing new/);
       expect(hostile.log.length - requests).toBeLessThan(20);
-      expect(await withMirror((s) => s.getState('window'))).toBeUndefined();
+      expect(await withMirror(readWindow)).toBeNull();
       await settles();
     }, 60_000);
 
@@ -242,7 +258,9 @@ for (const dialect of dialects) {
       for (const id of eight) await edit('tickets', id);
       const r8 = await sync();
       expect(r8.code, r8.stderr).toBe(0);
-      console.log(`peak RSS: one announced 450 MB body ${r1.peakRssMiB.toFixed(0)} MiB; eight unannounced at once ${r8.peakRssMiB.toFixed(0)} MiB`);
+      console.log(
+        `peak RSS: one announced 450 MB body ${r1.peakRssMiB.toFixed(0)} MiB; eight unannounced at once ${r8.peakRssMiB.toFixed(0)} MiB`,
+      );
       expect(r8.peakRssMiB).toBeLessThan(300);
       expect((await quarantined('ticket')).filter((q) => eight.includes(q.entity_id) && /maxResponseBytes/.test(q.reason))).toHaveLength(8);
       delete hostile.faults.hugeRecordBody;
@@ -265,7 +283,9 @@ for (const dialect of dialects) {
       const raw = typeof q.raw_json === 'string' ? JSON.parse(q.raw_json) : q.raw_json;
       expect(raw.id).toBe(x);
       expect(JSON.stringify(raw)).toContain('[cut: nested deeper than 256 levels]');
-      const stored = await withMirror(async (s) => (await s.db.selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)));
+      const stored = await withMirror(async (s) =>
+        (await s.db.selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)),
+      );
       expect(stored.filter((v) => v.includes('[object Object]'))).toEqual([]);
       await settles([['tickets', x]]);
     }, 60_000);

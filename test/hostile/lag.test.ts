@@ -3,8 +3,21 @@ import type { Page, WorkspaceEvent } from '../../src/api/index.js';
 import { lagBetween } from '../../src/cli/commands/sync.js';
 import { FUTURE_TOLERANCE_MS, plausibleHead } from '../../src/sync/index.js';
 
-const event = (occurredAt: string): WorkspaceEvent => ({ id: occurredAt, type: 't', entityType: 'ticket', entityId: 't_1', payload: {}, actor: null, occurredAt });
-const page = (items: WorkspaceEvent[], serverDate: string | null): Page<WorkspaceEvent> => ({ items, invalid: [], nextCursor: null, serverDate });
+const event = (occurredAt: string): WorkspaceEvent => ({
+  id: occurredAt,
+  type: 't',
+  entityType: 'ticket',
+  entityId: 't_1',
+  payload: {},
+  actor: null,
+  occurredAt,
+});
+const page = (items: WorkspaceEvent[], serverDate: string | null): Page<WorkspaceEvent> => ({
+  items,
+  invalid: [],
+  nextCursor: null,
+  serverDate,
+});
 
 /** The lag figure is a number only when the mirror can know it (docs/sync.md, "Hostile upstream"). */
 describe('lag with a hostile head', () => {

@@ -111,7 +111,10 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
       return stream(res, 200, repeatedBytes(bytes), announce ? bytes : undefined);
     }
     const fetchId = f.wrongId?.id === id ? f.wrongId.other : id;
-    const body = (await forward(req, simUrl, path.replace(encodeURIComponent(id), encodeURIComponent(fetchId)))) as Record<string, Record<string, unknown>>;
+    const body = (await forward(req, simUrl, path.replace(encodeURIComponent(id), encodeURIComponent(fetchId)))) as Record<
+      string,
+      Record<string, unknown>
+    >;
     const key = record![1] === 'tickets' ? 'ticket' : 'deal';
     const rec = body[key]!;
     Object.assign(rec, f.patchRecords?.[id] ?? {});

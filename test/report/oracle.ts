@@ -33,11 +33,20 @@ const STORED_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
  */
 export async function rows(store: Store, query: string): Promise<any[]> {
   const out = (await sql.raw<any>(query).execute(store.db)).rows;
-  return out.map((r: Record<string, unknown>) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k,
-    typeof v === 'boolean' ? Number(v)
-    : MONEY.has(k) && typeof v === 'string' ? Number(v)
-    : typeof v === 'string' && STORED_TS.test(v) ? fromDbTimestamp(v)
-    : v])));
+  return out.map((r: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(r).map(([k, v]) => [
+        k,
+        typeof v === 'boolean'
+          ? Number(v)
+          : MONEY.has(k) && typeof v === 'string'
+            ? Number(v)
+            : typeof v === 'string' && STORED_TS.test(v)
+              ? fromDbTimestamp(v)
+              : v,
+      ]),
+    ),
+  );
 }
 
 /** Every rpt_ row, keyed for comparison (refreshed_at left out: it differs between refreshes by design). */

@@ -9,7 +9,7 @@ import { rows } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
 
 /** A fresh, migrated mirror of the dialect; close() also drops the database. */
-export async function reportStore(dialect: Dialect): Promise<{ store: Store; close(): Promise<void> }> {
+export async function reportStore(dialect: Dialect): Promise<{ store: Store; close: () => Promise<void> }> {
   const target = await dialect.newDatabase();
   const store = await openStore({ database: target.database });
   await store.migrate();
@@ -54,11 +54,18 @@ export async function dump(store: Store): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const table of RPT_TABLE_NAMES) {
     const cols = pg
-      ? (await rows(store, `SELECT column_name AS name FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = '${table}' ORDER BY ordinal_position`)).map((c) => String(c.name))
+      ? (
+          await rows(
+            store,
+            `SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = '${table}' ORDER BY ordinal_position`,
+          )
+        ).map((c) => String(c.name))
       : (await rows(store, `PRAGMA table_info(${table})`)).map((c) => String(c.name));
     const perRecord = table === 'rpt_tickets' || table === 'rpt_deals';
-    const exprs = cols.map((c) => (perRecord && c === 'refreshed_at' ? "'-'" : pg ? `quote_nullable(${c})` : `quote(${c})`)).join(` || '|' || `);
+    const exprs = cols
+      .map((c) => (perRecord && c === 'refreshed_at' ? "'-'" : pg ? `quote_nullable(${c})` : `quote(${c})`))
+      .join(` || '|' || `);
     out[table] = (await rows(store, `SELECT ${exprs} AS line FROM ${table} ORDER BY 1`)).map((r) => String(r.line));
   }
   return out;

@@ -36,7 +36,11 @@ export function ticketFigures(truth: Rec, now: string) {
       const prev = stays[i - 1];
       const next = stays[i + 1];
       intervals.push({
-        ticket_id: t.id, seq: i + 1, status: s.status, valid_from: s.from, valid_to: next?.from ?? null,
+        ticket_id: t.id,
+        seq: i + 1,
+        status: s.status,
+        valid_from: s.from,
+        valid_to: next?.from ?? null,
         minutes: next ? mins(s.from, next.from) : null,
         is_resolution: Number(!!prev && RESOLVED.has(s.status) && !RESOLVED.has(prev.status)),
         is_reopen: Number(!!prev && !RESOLVED.has(s.status) && RESOLVED.has(prev.status)),
@@ -49,15 +53,36 @@ export function ticketFigures(truth: Rec, now: string) {
     const par = msgs.filter((m) => m.authorType === 'agent' && !m.isInternal).length;
     const reply = t.firstAgentReplyAt;
     const sla = t.sla;
-    const fullRes = resolved ? res.at(-1) ?? null : null;
-    const frSla = !sla.firstReplyDueAt && !sla.firstReplyBreachedAt ? 'none'
-      : sla.firstReplyBreachedAt || (reply && reply > sla.firstReplyDueAt) ? 'breached'
-      : reply ? 'achieved' : resolved ? 'none' : now > sla.firstReplyDueAt ? 'breached' : 'active';
-    const resSla = !sla.resolveDueAt && !sla.resolveBreachedAt ? 'none'
-      : sla.resolveBreachedAt ? 'breached'
-      : resolved ? (fullRes > sla.resolveDueAt ? 'breached' : 'achieved') : now > sla.resolveDueAt ? 'breached' : 'active';
+    const fullRes = resolved ? (res.at(-1) ?? null) : null;
+    const frSla =
+      !sla.firstReplyDueAt && !sla.firstReplyBreachedAt
+        ? 'none'
+        : sla.firstReplyBreachedAt || (reply && reply > sla.firstReplyDueAt)
+          ? 'breached'
+          : reply
+            ? 'achieved'
+            : resolved
+              ? 'none'
+              : now > sla.firstReplyDueAt
+                ? 'breached'
+                : 'active';
+    const resSla =
+      !sla.resolveDueAt && !sla.resolveBreachedAt
+        ? 'none'
+        : sla.resolveBreachedAt
+          ? 'breached'
+          : resolved
+            ? fullRes > sla.resolveDueAt
+              ? 'breached'
+              : 'achieved'
+            : now > sla.resolveDueAt
+              ? 'breached'
+              : 'active';
     tickets.push({
-      ticket_id: t.id, status: t.status, assignee_id: t.assignee?.id ?? null, tags: [...t.tags].sort().join(',') || null,
+      ticket_id: t.id,
+      status: t.status,
+      assignee_id: t.assignee?.id ?? null,
+      tags: [...t.tags].sort().join(',') || null,
       first_reply_minutes: reply ? mins(t.createdAt, reply) : null,
       first_resolution_minutes: res[0] ? mins(t.createdAt, res[0]) : null,
       full_resolution_minutes: fullRes ? mins(t.createdAt, fullRes) : null,
@@ -67,12 +92,14 @@ export function ticketFigures(truth: Rec, now: string) {
       customer_messages: msgs.filter((m) => !m.isInternal && m.authorType !== 'agent' && m.authorType !== 'system').length,
       is_one_touch: Number(resolved && par === 1),
       first_reply_sla: frSla,
-      first_reply_sla_at: frSla === 'achieved' ? reply : frSla === 'breached' ? sla.firstReplyBreachedAt ?? sla.firstReplyDueAt : null,
+      first_reply_sla_at: frSla === 'achieved' ? reply : frSla === 'breached' ? (sla.firstReplyBreachedAt ?? sla.firstReplyDueAt) : null,
       resolve_sla: resSla,
-      resolve_sla_at: resSla === 'achieved' ? fullRes : resSla === 'breached' ? sla.resolveBreachedAt ?? sla.resolveDueAt : null,
+      resolve_sla_at: resSla === 'achieved' ? fullRes : resSla === 'breached' ? (sla.resolveBreachedAt ?? sla.resolveDueAt) : null,
       age_minutes: resolved ? null : mins(t.createdAt, now),
       history_complete: 1,
-      _created: t.createdAt, _reply: reply, _fullRes: fullRes,
+      _created: t.createdAt,
+      _reply: reply,
+      _fullRes: fullRes,
     });
   }
   return { tickets, intervals };
@@ -89,7 +116,8 @@ export function supportDaily(truth: Rec, now: string) {
       return stays.length > 0 && !RESOLVED.has(stays.at(-1)!.status);
     }).length;
     const replies = tickets.filter((t) => t._reply && day(t._reply) === d).map((t) => t.first_reply_minutes as number);
-    const count = (kind: string, value: string) => tickets.filter((t) => t[kind] === value && t[`${kind}_at`] && day(t[`${kind}_at`]) === d).length;
+    const count = (kind: string, value: string) =>
+      tickets.filter((t) => t[kind] === value && t[`${kind}_at`] && day(t[`${kind}_at`]) === d).length;
     const fa = count('first_reply_sla', 'achieved');
     const fb = count('first_reply_sla', 'breached');
     const ra = count('resolve_sla', 'achieved');
@@ -99,10 +127,16 @@ export function supportDaily(truth: Rec, now: string) {
       created: tickets.filter((t) => day(t._created) === d).length,
       solved: intervals.filter((i) => i.is_resolution === 1 && day(i.valid_from) === d).length,
       reopened: intervals.filter((i) => i.is_reopen === 1 && day(i.valid_from) === d).length,
-      backlog, first_replies: replies.length,
-      first_reply_median_minutes: percentileCont(replies, 0.5), first_reply_p90_minutes: percentileCont(replies, 0.9),
-      first_reply_sla_achieved: fa, first_reply_sla_breached: fb, resolve_sla_achieved: ra, resolve_sla_breached: rb,
-      sla_achieved: fa + ra, sla_breached: fb + rb,
+      backlog,
+      first_replies: replies.length,
+      first_reply_median_minutes: percentileCont(replies, 0.5),
+      first_reply_p90_minutes: percentileCont(replies, 0.9),
+      first_reply_sla_achieved: fa,
+      first_reply_sla_breached: fb,
+      resolve_sla_achieved: ra,
+      resolve_sla_breached: rb,
+      sla_achieved: fa + ra,
+      sla_breached: fb + rb,
     });
   }
   return out;
@@ -113,7 +147,16 @@ export function agentDaily(truth: Rec, now: string) {
   const rows = new Map<string, Rec>();
   const row = (agent: string, d: string) => {
     const k = `${agent}|${d}`;
-    if (!rows.has(k)) rows.set(k, { agent_id: agent, day: d, public_replies: 0, internal_notes: 0, touched: new Set(), tickets_solved: 0, one_touch_solves: 0 });
+    if (!rows.has(k))
+      rows.set(k, {
+        agent_id: agent,
+        day: d,
+        public_replies: 0,
+        internal_notes: 0,
+        touched: new Set(),
+        tickets_solved: 0,
+        one_touch_solves: 0,
+      });
     return rows.get(k) as Rec;
   };
   for (const t of truth.tickets as Rec[]) {
@@ -143,14 +186,22 @@ export function dealFigures(truth: Rec, now: string) {
   const intervals: Rec[] = [];
   for (const d of truth.deals as Rec[]) {
     const moves = eventsOf(truth, 'deal.stage_changed', d.id);
-    const stays = [{ stage: moves[0]?.payload.from ?? d.stage.id, at: d.createdAt }, ...moves.map((m) => ({ stage: m.payload.to, at: m.occurredAt }))];
+    const stays = [
+      { stage: moves[0]?.payload.from ?? d.stage.id, at: d.createdAt },
+      ...moves.map((m) => ({ stage: m.payload.to, at: m.occurredAt })),
+    ];
     stays.forEach((s, i) => {
       const next = stays[i + 1];
       const prevPos = i > 0 ? stages.get(stays[i - 1]!.stage)?.position : undefined;
       const pos = stages.get(s.stage)?.position;
       intervals.push({
-        deal_id: d.id, seq: i + 1, stage_id: s.stage, entered_at: s.at, exited_at: next?.at ?? null,
-        minutes: next ? mins(s.at, next.at) : null, direction: i === 0 ? null : pos >= prevPos ? 'forward' : 'back',
+        deal_id: d.id,
+        seq: i + 1,
+        stage_id: s.stage,
+        entered_at: s.at,
+        exited_at: next?.at ?? null,
+        minutes: next ? mins(s.at, next.at) : null,
+        direction: i === 0 ? null : pos >= prevPos ? 'forward' : 'back',
       });
     });
     const mine = intervals.filter((i) => i.deal_id === d.id);
@@ -158,11 +209,21 @@ export function dealFigures(truth: Rec, now: string) {
     const lostAt = mine.find((i) => stages.get(i.stage_id)?.isLost)?.entered_at ?? null;
     const closedAt = d.status === 'won' ? wonAt : d.status === 'lost' ? lostAt : null;
     deals.push({
-      deal_id: d.id, status: d.status, stage_id: d.stage.id, amount_cents: cents(d.amount), currency: d.currency, owner_id: d.owner?.id ?? null,
-      won_at: wonAt, lost_at: lostAt, closed_at: closedAt, stage_entered_at: mine.at(-1)!.entered_at,
+      deal_id: d.id,
+      status: d.status,
+      stage_id: d.stage.id,
+      amount_cents: cents(d.amount),
+      currency: d.currency,
+      owner_id: d.owner?.id ?? null,
+      won_at: wonAt,
+      lost_at: lostAt,
+      closed_at: closedAt,
+      stage_entered_at: mine.at(-1)!.entered_at,
       days_open: d.status === 'open' ? (ms(now) - ms(d.createdAt)) / DAY : null,
-      days_to_close: closedAt ? (ms(closedAt) - ms(d.createdAt)) / DAY : null, history_complete: 1,
-      _pipeline: d.pipeline.id, _created: d.createdAt,
+      days_to_close: closedAt ? (ms(closedAt) - ms(d.createdAt)) / DAY : null,
+      history_complete: 1,
+      _pipeline: d.pipeline.id,
+      _created: d.createdAt,
     });
   }
   return { deals, intervals };
@@ -173,7 +234,14 @@ export function salesAggregates(truth: Rec, now: string) {
   const stagesOut = new Map<string, Rec>();
   for (const d of deals.filter((x) => x.status === 'open')) {
     const k = `${d._pipeline}|${d.stage_id}|${d.currency}`;
-    const r = stagesOut.get(k) ?? { pipeline_id: d._pipeline, stage_id: d.stage_id, currency: d.currency, open_deals: 0, total_amount_cents: null, ageMs: 0 };
+    const r = stagesOut.get(k) ?? {
+      pipeline_id: d._pipeline,
+      stage_id: d.stage_id,
+      currency: d.currency,
+      open_deals: 0,
+      total_amount_cents: null,
+      ageMs: 0,
+    };
     r.open_deals++;
     if (d.amount_cents !== null) r.total_amount_cents = (r.total_amount_cents ?? 0) + d.amount_cents;
     r.ageMs += ms(now) - ms(d.stage_entered_at);
@@ -182,7 +250,20 @@ export function salesAggregates(truth: Rec, now: string) {
   const monthly = new Map<string, Rec>();
   const m = (month: string, d: Rec) => {
     const k = `${month}|${d._pipeline}|${d.owner_id}|${d.currency}`;
-    if (!monthly.has(k)) monthly.set(k, { month: `${month}-01`, pipeline_id: d._pipeline, owner_id: d.owner_id, currency: d.currency, deals_created: 0, won_count: 0, won_amount_cents: 0, lost_count: 0, lost_amount_cents: 0, wonMs: 0, wonWithAmount: 0 });
+    if (!monthly.has(k))
+      monthly.set(k, {
+        month: `${month}-01`,
+        pipeline_id: d._pipeline,
+        owner_id: d.owner_id,
+        currency: d.currency,
+        deals_created: 0,
+        won_count: 0,
+        won_amount_cents: 0,
+        lost_count: 0,
+        lost_amount_cents: 0,
+        wonMs: 0,
+        wonWithAmount: 0,
+      });
     return monthly.get(k) as Rec;
   };
   for (const d of deals) {

@@ -15,13 +15,34 @@ const at = (minute: number) => `2024-05-01T10:${String(minute).padStart(2, '0')}
 
 function ticketBatch(): TicketWithMessages[] {
   const msg = (id: string, author: TicketWithMessages['messages'][number]['author']) => ({
-    id, body: `body ${id}`, authorType: 'agent', author, isInternal: false, attachments: [], createdAt: at(1),
+    id,
+    body: `body ${id}`,
+    authorType: 'agent',
+    author,
+    isInternal: false,
+    attachments: [],
+    createdAt: at(1),
   });
   return [
-    ticket({ id: 'a', updatedAt: at(5), assignee: { id: 'u1', name: null, email: 'one@x.test' }, messages: [msg('ma', null), msg('shared', { id: 'u2', name: 'Two', email: null })] }),
-    ticket({ id: 'b', updatedAt: at(5), assignee: { id: 'u1', name: 'One', email: null }, messages: [msg('mb', { id: 'u2', name: null, email: 'two@x.test' })] }),
+    ticket({
+      id: 'a',
+      updatedAt: at(5),
+      assignee: { id: 'u1', name: null, email: 'one@x.test' },
+      messages: [msg('ma', null), msg('shared', { id: 'u2', name: 'Two', email: null })],
+    }),
+    ticket({
+      id: 'b',
+      updatedAt: at(5),
+      assignee: { id: 'u1', name: 'One', email: null },
+      messages: [msg('mb', { id: 'u2', name: null, email: 'two@x.test' })],
+    }),
     // The message moves from a to c; the upsert of c must see a's rows written.
-    ticket({ id: 'c', updatedAt: at(5), contact: { id: 'c1', firstName: null, lastName: 'L', email: null }, messages: [msg('shared', null)] }),
+    ticket({
+      id: 'c',
+      updatedAt: at(5),
+      contact: { id: 'c1', firstName: null, lastName: 'L', email: null },
+      messages: [msg('shared', null)],
+    }),
     // A repeat of b, newer: replaces it and writes observed history.
     ticket({ id: 'b', updatedAt: at(9), status: 'solved', assignee: null, tags: ['x'], messages: [] }),
     // A repeat of a, older: stale.
@@ -35,7 +56,12 @@ function ticketBatch(): TicketWithMessages[] {
 function dealBatch(): Deal[] {
   return [
     deal({ id: 'd1', updatedAt: at(5), owner: { id: 'u9', name: null, email: 'o@x.test' } }),
-    deal({ id: 'd2', updatedAt: at(5), owner: { id: 'u9', name: 'Owner', email: null }, company: { id: 'co1', name: null, domain: 'new.test' } }),
+    deal({
+      id: 'd2',
+      updatedAt: at(5),
+      owner: { id: 'u9', name: 'Owner', email: null },
+      company: { id: 'co1', name: null, domain: 'new.test' },
+    }),
     deal({ id: 'd1', updatedAt: at(8), amount: '99.00', stage: { id: 's2', name: 'Won', position: 3, isWon: true, isLost: false } }),
     deal({ id: 'd3', updatedAt: at(5), amount: 'twelve' }),
     deal({ id: 'existing', updatedAt: at(7), contacts: [], fields: { source: 'phone' } }),
@@ -43,8 +69,21 @@ function dealBatch(): Deal[] {
 }
 
 const TABLES = [
-  'tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'ticket_history', 'users', 'contacts', 'companies',
-  'deals', 'deal_contacts', 'deal_fields', 'deal_history', 'pipelines', 'stages', 'quarantine',
+  'tickets',
+  'ticket_messages',
+  'ticket_tags',
+  'ticket_fields',
+  'ticket_history',
+  'users',
+  'contacts',
+  'companies',
+  'deals',
+  'deal_contacts',
+  'deal_fields',
+  'deal_history',
+  'pipelines',
+  'stages',
+  'quarantine',
 ] as const;
 
 /** Every row of the mirror tables, without surrogate ids and the quarantine's raw copy. */
@@ -53,7 +92,9 @@ async function snapshot(store: Store): Promise<Record<string, unknown[]>> {
   for (const table of TABLES) {
     const rows = (await store.db.selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
     out[table] = rows
-      .map(({ id, raw_json, ...rest }) => JSON.stringify(table.endsWith('_history') ? rest : { id, ...rest, raw: table === 'quarantine' ? null : raw_json }))
+      .map(({ id, raw_json, ...rest }) =>
+        JSON.stringify(table.endsWith('_history') ? rest : { id, ...rest, raw: table === 'quarantine' ? null : raw_json }),
+      )
       .sort();
   }
   return out;
@@ -90,7 +131,10 @@ for (const dialect of dialects) {
         for (const d of dealBatch()) r.push(await tx.upsertDeal(d, SYNCED));
         return r;
       });
-      const bulk = await many.transaction(async (tx) => [...(await tx.upsertTickets(ticketBatch(), SYNCED)), ...(await tx.upsertDeals(dealBatch(), SYNCED))]);
+      const bulk = await many.transaction(async (tx) => [
+        ...(await tx.upsertTickets(ticketBatch(), SYNCED)),
+        ...(await tx.upsertDeals(dealBatch(), SYNCED)),
+      ]);
       expect(bulk).toEqual(seq);
       expect(seq.filter((r) => r.quarantined)).toHaveLength(2);
       expect(seq.filter((r) => r.superseded)).toHaveLength(1);

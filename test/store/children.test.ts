@@ -22,10 +22,13 @@ for (const dialect of dialects) {
     });
 
     const ticketChildren = async () => ({
-      tags: (await store.db.selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('ticket_id').orderBy('tag').execute()),
+      tags: await store.db.selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('ticket_id').orderBy('tag').execute(),
       fields: await store.db.selectFrom('ticket_fields').selectAll().orderBy('ticket_id').orderBy('key').execute(),
       messages: (await store.db.selectFrom('ticket_messages').selectAll().orderBy('id').execute()).map((m) => ({
-        ...m, is_internal: m.is_internal === null ? null : Number(m.is_internal), attachments_json: JSON.parse(m.attachments_json!), raw_json: JSON.parse(m.raw_json!),
+        ...m,
+        is_internal: m.is_internal === null ? null : Number(m.is_internal),
+        attachments_json: JSON.parse(m.attachments_json!),
+        raw_json: JSON.parse(m.raw_json!),
       })),
     });
 
@@ -36,26 +39,57 @@ for (const dialect of dialects) {
       await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
       const once = await ticketChildren();
       expect(once.tags).toEqual([
-        { ticket_id: 't1', tag: 'hardware' }, { ticket_id: 't1', tag: 'urgent' },
-        { ticket_id: 't2', tag: 'hardware' }, { ticket_id: 't2', tag: 'urgent' },
+        { ticket_id: 't1', tag: 'hardware' },
+        { ticket_id: 't1', tag: 'urgent' },
+        { ticket_id: 't2', tag: 'hardware' },
+        { ticket_id: 't2', tag: 'urgent' },
       ]);
-      expect(once.messages.map((m) => [m.id, m.ticket_id])).toEqual([['m1', 't1'], ['m2', 't1']]);
+      expect(once.messages.map((m) => [m.id, m.ticket_id])).toEqual([
+        ['m1', 't1'],
+        ['m2', 't1'],
+      ]);
 
       const next = ticket({
         updatedAt: '2024-05-01T12:00:00.000Z',
         tags: ['urgent', 'new'],
         fields: { plan: 'pro', seats: 13, extra: null },
         messages: [
-          { id: 'm1', body: 'hello', authorType: 'customer', author: null, isInternal: false, attachments: [], createdAt: '2024-05-01T09:00:00.000Z' },
-          { id: 'm2', body: 'note, edited', authorType: 'agent', author: { id: 'u2', name: 'Agent Two', email: null }, isInternal: false, attachments: [], createdAt: '2024-05-01T09:05:00.000Z' },
-          { id: 'm3', body: 'more', authorType: 'customer', author: null, isInternal: null as unknown as boolean, attachments: [], createdAt: '2024-05-01T11:00:00.000Z' },
+          {
+            id: 'm1',
+            body: 'hello',
+            authorType: 'customer',
+            author: null,
+            isInternal: false,
+            attachments: [],
+            createdAt: '2024-05-01T09:00:00.000Z',
+          },
+          {
+            id: 'm2',
+            body: 'note, edited',
+            authorType: 'agent',
+            author: { id: 'u2', name: 'Agent Two', email: null },
+            isInternal: false,
+            attachments: [],
+            createdAt: '2024-05-01T09:05:00.000Z',
+          },
+          {
+            id: 'm3',
+            body: 'more',
+            authorType: 'customer',
+            author: null,
+            isInternal: null as unknown as boolean,
+            attachments: [],
+            createdAt: '2024-05-01T11:00:00.000Z',
+          },
         ],
       });
       await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
       const after = await ticketChildren();
       expect(after.tags).toEqual([
-        { ticket_id: 't1', tag: 'new' }, { ticket_id: 't1', tag: 'urgent' },
-        { ticket_id: 't2', tag: 'hardware' }, { ticket_id: 't2', tag: 'urgent' },
+        { ticket_id: 't1', tag: 'new' },
+        { ticket_id: 't1', tag: 'urgent' },
+        { ticket_id: 't2', tag: 'hardware' },
+        { ticket_id: 't2', tag: 'urgent' },
       ]);
       expect(after.fields.filter((f) => f.ticket_id === 't1')).toEqual([
         { ticket_id: 't1', key: 'extra', value_text: null, value_json: 'null' },
@@ -71,30 +105,39 @@ for (const dialect of dialects) {
 
       // A message that moved to another ticket follows it; the one left behind is removed.
       await store.transaction((tx) =>
-        tx.upsertTicket(ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages!.slice(2) }), SYNCED),
+        tx.upsertTicket(ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(2) }), SYNCED),
       );
       await store.transaction((tx) =>
-        tx.upsertTicket({ ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages!.slice(0, 1) }, SYNCED),
+        tx.upsertTicket({ ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(0, 1) }, SYNCED),
       );
       const moved = await ticketChildren();
-      expect(moved.messages.map((m) => [m.id, m.ticket_id])).toEqual([['m1', 't1'], ['m3', 't2']]);
+      expect(moved.messages.map((m) => [m.id, m.ticket_id])).toEqual([
+        ['m1', 't1'],
+        ['m3', 't2'],
+      ]);
     });
 
     it('deals: contacts (primary flag, position) and fields end as the latest read says', async () => {
       await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
       await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
       await store.transaction((tx) =>
-        tx.upsertDeal(deal({
-          updatedAt: '2024-05-01T12:00:00.000Z',
-          contacts: [
-            { id: 'c2', firstName: 'Bob', lastName: null, email: null, isPrimary: false },
-            { id: 'c3', firstName: 'Cy', lastName: null, email: null, isPrimary: true },
-          ],
-          fields: { source: 'web', score: 3 },
-        }), SYNCED),
+        tx.upsertDeal(
+          deal({
+            updatedAt: '2024-05-01T12:00:00.000Z',
+            contacts: [
+              { id: 'c2', firstName: 'Bob', lastName: null, email: null, isPrimary: false },
+              { id: 'c3', firstName: 'Cy', lastName: null, email: null, isPrimary: true },
+            ],
+            fields: { source: 'web', score: 3 },
+          }),
+          SYNCED,
+        ),
       );
       const contacts = await store.db.selectFrom('deal_contacts').selectAll().orderBy('position').execute();
-      expect(contacts.map((c) => [c.contact_id, Number(c.is_primary), c.position])).toEqual([['c2', 0, 0], ['c3', 1, 1]]);
+      expect(contacts.map((c) => [c.contact_id, Number(c.is_primary), c.position])).toEqual([
+        ['c2', 0, 0],
+        ['c3', 1, 1],
+      ]);
       expect(await store.db.selectFrom('deal_fields').select(['key', 'value_text']).orderBy('key').execute()).toEqual([
         { key: 'score', value_text: '3' },
         { key: 'source', value_text: 'web' },

@@ -18,7 +18,7 @@ describe('parseAmount', () => {
 });
 
 describe('upsertDeal', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
     expect(await store.knownStageIds()).toEqual(new Set());
@@ -26,8 +26,16 @@ describe('upsertDeal', () => {
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await store.db.selectFrom('deals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({
-      amount: 1234.5, amount_cents: 123450, currency: 'EUR', close_date: '2024-06-30', status: 'open',
-      pipeline_id: 'p1', stage_id: 's1', owner_id: 'u9', company_id: 'co1', created_at: '2024-05-01 09:00:00.000',
+      amount: 1234.5,
+      amount_cents: 123450,
+      currency: 'EUR',
+      close_date: '2024-06-30',
+      status: 'open',
+      pipeline_id: 'p1',
+      stage_id: 's1',
+      owner_id: 'u9',
+      company_id: 'co1',
+      created_at: '2024-05-01 09:00:00.000',
     });
     expect(await store.db.selectFrom('deal_contacts').selectAll().orderBy('position').execute()).toEqual([
       { deal_id: 'd1', contact_id: 'c1', is_primary: 0, position: 0 },
@@ -64,7 +72,9 @@ describe('upsertDeal', () => {
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
     expect(await store.db.selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
-    expect(await store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([{ entity_type: 'deal', entity_id: 'd1' }]);
+    expect(await store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([
+      { entity_type: 'deal', entity_id: 'd1' },
+    ]);
     await store.transaction((tx) => tx.upsertDeal(deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
     expect((await store.counts()).quarantine).toBe(0);
   });
@@ -72,7 +82,10 @@ describe('upsertDeal', () => {
   it('replaces contacts and writes observed history for tracked fields', async () => {
     await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     const next = deal({
-      amount: '2000.00', closeDate: null, status: 'won', owner: null,
+      amount: '2000.00',
+      closeDate: null,
+      status: 'won',
+      owner: null,
       stage: { id: 's9', name: 'Won', position: 3, isWon: true, isLost: false },
       contacts: [{ id: 'c3', firstName: 'Cy', lastName: null, email: null, isPrimary: true }],
       updatedAt: '2024-05-02T09:00:00.000Z',
@@ -96,10 +109,15 @@ describe('upsertDeal', () => {
   it('upsertPipelines writes pipelines and stages and counts mirrored deals', async () => {
     await store.transaction(async (tx) => {
       await tx.upsertPipelines([
-        { id: 'p1', name: 'Sales', dealCount: 7, stages: [
-          { id: 's1', name: 'Lead', position: 0, isWon: false, isLost: false },
-          { id: 's2', name: 'Won', position: 1, isWon: true, isLost: false },
-        ] },
+        {
+          id: 'p1',
+          name: 'Sales',
+          dealCount: 7,
+          stages: [
+            { id: 's1', name: 'Lead', position: 0, isWon: false, isLost: false },
+            { id: 's2', name: 'Won', position: 1, isWon: true, isLost: false },
+          ],
+        },
         { id: 'p2', name: 'Renewals', dealCount: 0, stages: [] },
       ]);
       await tx.upsertDeal(deal(), SYNCED);
@@ -111,9 +129,15 @@ describe('upsertDeal', () => {
       { id: 'p2', deal_count: 0, position: 1 },
     ]);
     expect(await store.db.selectFrom('stages').select(['id', 'is_won']).orderBy('id').execute()).toEqual([
-      { id: 's1', is_won: 0 }, { id: 's2', is_won: 1 },
+      { id: 's1', is_won: 0 },
+      { id: 's2', is_won: 1 },
     ]);
-    expect(await store.pipelineDealCounts()).toEqual(new Map([['p1', 1], ['p2', 0]]));
+    expect(await store.pipelineDealCounts()).toEqual(
+      new Map([
+        ['p1', 1],
+        ['p2', 0],
+      ]),
+    );
     const versions = await store.mirroredVersions('deal');
     expect(versions.get('d2')).toEqual({ updatedAt: '2024-05-01T09:00:00.000Z', deletedAt: SYNCED });
   });

@@ -4,16 +4,29 @@ import { statusEvent, stored, SYNCED, ticket, useFreshStore } from './fixtures.j
 const RECEIVED = '2024-05-01T13:00:00.000Z';
 
 describe('insertEvents and status history', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   const history = () =>
-    store.db.selectFrom('ticket_history').select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])
-      .where('field', '=', 'status').orderBy('changed_at').execute();
+    store.db
+      .selectFrom('ticket_history')
+      .select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])
+      .where('field', '=', 'status')
+      .orderBy('changed_at')
+      .execute();
 
   it('dedupes by id, reports new ids, upserts actors, normalises times', async () => {
     const events = [
       statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00Z'),
-      { id: 'e2', type: 'contact.updated', entityType: 'contact', entityId: 'k1', payload: { x: 1 }, actor: null, occurredAt: '2024-05-01T10:00:01.000Z', extra: 'kept' },
+      {
+        id: 'e2',
+        type: 'contact.updated',
+        entityType: 'contact',
+        entityId: 'k1',
+        payload: { x: 1 },
+        actor: null,
+        occurredAt: '2024-05-01T10:00:01.000Z',
+        extra: 'kept',
+      },
     ];
     const first = await store.transaction((tx) => tx.insertEvents(events, RECEIVED));
     expect(first.newIds).toEqual(new Set(['e1', 'e2']));
@@ -57,10 +70,15 @@ describe('insertEvents and status history', () => {
   it('keeps an observed row when the event lies outside its interval or differs', async () => {
     await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
-    await store.transaction((tx) => tx.insertEvents([
-      statusEvent('early', 't1', 'open', 'pending', '2024-05-01T08:00:00.000Z'),
-      statusEvent('other', 't1', 'open', 'solved', '2024-05-01T10:00:00.000Z'),
-    ], RECEIVED));
+    await store.transaction((tx) =>
+      tx.insertEvents(
+        [
+          statusEvent('early', 't1', 'open', 'pending', '2024-05-01T08:00:00.000Z'),
+          statusEvent('other', 't1', 'open', 'solved', '2024-05-01T10:00:00.000Z'),
+        ],
+        RECEIVED,
+      ),
+    );
     expect((await history()).map((h) => h.source)).toEqual(['event', 'event', 'observed']);
   });
 

@@ -62,8 +62,24 @@ export function ticket(overrides: Partial<TicketWithMessages> = {}): TicketWithM
     createdAt: '2024-05-01T09:00:00.000Z',
     updatedAt: '2024-05-01T09:00:00.000Z',
     messages: [
-      { id: 'm1', body: 'hello', authorType: 'customer', author: null, isInternal: false, attachments: [], createdAt: '2024-05-01T09:00:00.000Z' },
-      { id: 'm2', body: 'note', authorType: 'agent', author: { id: 'u2', name: 'Agent Two', email: null }, isInternal: true, attachments: [{ name: 'x.png' }], createdAt: '2024-05-01T09:05:00.000Z' },
+      {
+        id: 'm1',
+        body: 'hello',
+        authorType: 'customer',
+        author: null,
+        isInternal: false,
+        attachments: [],
+        createdAt: '2024-05-01T09:00:00.000Z',
+      },
+      {
+        id: 'm2',
+        body: 'note',
+        authorType: 'agent',
+        author: { id: 'u2', name: 'Agent Two', email: null },
+        isInternal: true,
+        attachments: [{ name: 'x.png' }],
+        createdAt: '2024-05-01T09:05:00.000Z',
+      },
     ],
     ...overrides,
   };

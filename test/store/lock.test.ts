@@ -23,7 +23,7 @@ function child(mode: 'hold' | 'try', lockPath: string): { proc: ChildProcess; fi
   const proc = spawn(process.execPath, ['-e', CHILD, mode, lockPath], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
   const firstLine = new Promise<string>((resolve, reject) => {
     let buf = '';
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       buf += d.toString();
       if (buf.includes('\n')) resolve(buf.split('\n')[0]!);
     });

@@ -9,16 +9,17 @@ export interface PgServer {
 
 const dropped: Array<() => Promise<void>> = [];
 
-export async function startPg(): Promise<PgServer | null> {
-  if (!postgresDialect) return null;
-  return {
+export function startPg(): Promise<PgServer | null> {
+  const pg = postgresDialect;
+  if (!pg) return Promise.resolve(null);
+  return Promise.resolve({
     async createDatabase() {
-      const { database, drop } = await postgresDialect!.newDatabase();
+      const { database, drop } = await pg.newDatabase();
       dropped.push(drop);
       return database;
     },
     async stop() {
       for (const drop of dropped.splice(0)) await drop().catch(() => undefined);
     },
-  };
+  });
 }

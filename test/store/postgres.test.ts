@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { afterAll, beforeAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { SYNCED, deal, statusEvent, ticket } from './fixtures.js';
@@ -48,13 +48,16 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     expect(t.updated_at).toBe('2024-05-01 09:00:00.000');
     expect(JSON.parse(t.fields_json!)).toEqual({ plan: 'pro', seats: 12, vip: true, meta: { a: 1 } });
     const m = await store.db.selectFrom('ticket_messages').select(['id', 'is_internal']).orderBy('id').execute();
-    expect(m).toEqual([{ id: 'm1', is_internal: false }, { id: 'm2', is_internal: true }]);
+    expect(m).toEqual([
+      { id: 'm1', is_internal: false },
+      { id: 'm2', is_internal: true },
+    ]);
     const d = await store.db.selectFrom('deals').select(['amount', 'amount_cents', 'close_date']).executeTakeFirstOrThrow();
     expect(d).toEqual({ amount: 19.99, amount_cents: 1999, close_date: '2024-06-30' });
 
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
-    expect(r).toEqual({ history: 1, stale: false, quarantined: false });
-    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, stale: true, quarantined: false });
+    expect(r).toEqual({ history: 1, superseded: false, quarantined: false });
+    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, superseded: true, quarantined: false });
     const h = await store.db.selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
     expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01 09:00:00.000' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });
@@ -69,18 +72,31 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00Z' }), SYNCED));
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00Z' }), SYNCED));
     await store.transaction((tx) => tx.insertEvents([statusEvent('e2', 't1', 'pending', 'solved', '2024-05-01T11:30:00Z')], SYNCED));
-    const h = await store.db.selectFrom('ticket_history').select(['source', 'event_id']).where('field', '=', 'status').orderBy('changed_at').execute();
-    expect(h).toEqual([{ source: 'event', event_id: 'e1' }, { source: 'event', event_id: 'e2' }]);
+    const h = await store.db
+      .selectFrom('ticket_history')
+      .select(['source', 'event_id'])
+      .where('field', '=', 'status')
+      .orderBy('changed_at')
+      .execute();
+    expect(h).toEqual([
+      { source: 'event', event_id: 'e1' },
+      { source: 'event', event_id: 'e2' },
+    ]);
   });
 
   it('keeps the dirty set, state and quarantine rules', async () => {
     await store.transaction(async (tx) => {
-      await tx.markDirty([{ entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T10:00:00Z' }, { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00Z' }]);
+      await tx.markDirty([
+        { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T10:00:00Z' },
+        { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00Z' },
+      ]);
       expect(await tx.bumpStaleRead('deal', 'd1')).toBe(1);
       await tx.setState('watermark', '2024-05-01T11:00:00.000Z');
       await tx.quarantine({ entityType: 'deal', entityId: null, reason: 'x', raw: [1] }, SYNCED);
     });
-    expect(await store.listDirty(5)).toEqual([{ entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readMessages: true }]);
+    expect(await store.listDirty(5)).toEqual([
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readMessages: true },
+    ]);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T10:59:59Z'))).toBe(false);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T11:00:00Z'))).toBe(true);
     expect(await store.getState('watermark')).toBe('2024-05-01T11:00:00.000Z');

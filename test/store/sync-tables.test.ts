@@ -2,19 +2,25 @@ import { describe, expect, it } from 'vitest';
 import { useFreshStore } from './fixtures.js';
 
 describe('dirty set, state, quarantine, runs', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('markDirty keeps the newest occurred_at and resets stale_reads only when it grows', async () => {
-    await store.transaction((tx) => tx.markDirty([
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T10:00:00Z' },
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00Z' },
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00Z' },
-    ]));
+    await store.transaction((tx) =>
+      tx.markDirty([
+        { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T10:00:00Z' },
+        { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00Z' },
+        { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00Z' },
+      ]),
+    );
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 't1'))).toBe(1);
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 't1'))).toBe(2);
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T10:30:00Z' }]));
     expect((await store.listDirty(10)).find((d) => d.entityId === 't1')).toEqual({
-      entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 2, readMessages: true,
+      entityType: 'ticket',
+      entityId: 't1',
+      occurredAt: '2024-05-01T11:00:00.000Z',
+      staleReads: 2,
+      readMessages: true,
     });
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00Z' }]));
     expect(await store.listDirty(10)).toEqual([
@@ -24,31 +30,6 @@ describe('dirty set, state, quarantine, runs', () => {
     expect(await store.listDirty(1)).toHaveLength(1);
     expect(await store.dirtyCount()).toBe(2);
     expect(await store.transaction((tx) => tx.bumpStaleRead('ticket', 'nope'))).toBe(0);
-  });
-
-  it('read_messages turns on with any mark that may touch messages and stays on until cleared; absent means on', async () => {
-    const mark = (id: string, at: string, readMessages?: boolean) =>
-      store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: id, occurredAt: at, ...(readMessages === undefined ? {} : { readMessages }) }]));
-    const flag = async (id: string) => (await store.listDirty(10)).find((d) => d.entityId === id)?.readMessages;
-    await mark('f', '2024-05-01T10:00:00Z', false);
-    expect(await flag('f')).toBe(false);
-    await mark('f', '2024-05-01T11:00:00Z', false);
-    expect(await flag('f')).toBe(false);
-    // An older mark that may touch messages still turns it on: the newest event is not the only one.
-    await mark('f', '2024-05-01T09:00:00Z', true);
-    expect(await flag('f')).toBe(true);
-    await mark('f', '2024-05-01T12:00:00Z', false);
-    expect(await flag('f')).toBe(true);
-    await store.transaction((tx) => tx.markDirty([
-      { entityType: 'ticket', entityId: 'g', occurredAt: '2024-05-01T10:00:00Z', readMessages: true },
-      { entityType: 'ticket', entityId: 'g', occurredAt: '2024-05-01T11:00:00Z', readMessages: false },
-    ]));
-    expect(await flag('g')).toBe(true);
-    await mark('h', '2024-05-01T10:00:00Z');
-    expect(await flag('h')).toBe(true);
-    await store.transaction((tx) => tx.clearDirty('ticket', 'f', '2024-05-01T12:00:00Z'));
-    await mark('f', '2024-05-01T13:00:00Z', false);
-    expect(await flag('f')).toBe(false);
   });
 
   it('clearDirty deletes only entries not re-marked by a newer event', async () => {
@@ -70,8 +51,12 @@ describe('dirty set, state, quarantine, runs', () => {
   });
 
   it('quarantine keeps first_seen_at, updates last seen, and stands in for unknown ids', async () => {
-    await store.transaction((tx) => tx.quarantine({ entityType: 'deal', entityId: 'd1', reason: 'a', raw: { id: 'd1' } }, '2024-05-01T00:00:00Z'));
-    await store.transaction((tx) => tx.quarantine({ entityType: 'deal', entityId: 'd1', reason: 'b', raw: { id: 'd1', v: 2 } }, '2024-05-02T00:00:00Z'));
+    await store.transaction((tx) =>
+      tx.quarantine({ entityType: 'deal', entityId: 'd1', reason: 'a', raw: { id: 'd1' } }, '2024-05-01T00:00:00Z'),
+    );
+    await store.transaction((tx) =>
+      tx.quarantine({ entityType: 'deal', entityId: 'd1', reason: 'b', raw: { id: 'd1', v: 2 } }, '2024-05-02T00:00:00Z'),
+    );
     await store.transaction(async (tx) => {
       await tx.quarantine({ entityType: 'event', entityId: '', reason: 'no id', raw: { junk: true } }, '2024-05-02T00:00:00Z');
       await tx.quarantine({ entityType: 'event', entityId: '', reason: 'no id', raw: { junk: true } }, '2024-05-03T00:00:00Z');
@@ -80,8 +65,12 @@ describe('dirty set, state, quarantine, runs', () => {
     });
     const rows = await store.db.selectFrom('quarantine').selectAll().orderBy('entity_type').execute();
     expect(rows[0]).toEqual({
-      entity_type: 'deal', entity_id: 'd1', reason: 'b', raw_json: '{"id":"d1","v":2}',
-      first_seen_at: '2024-05-01 00:00:00.000', last_seen_at: '2024-05-02 00:00:00.000',
+      entity_type: 'deal',
+      entity_id: 'd1',
+      reason: 'b',
+      raw_json: '{"id":"d1","v":2}',
+      first_seen_at: '2024-05-01 00:00:00.000',
+      last_seen_at: '2024-05-02 00:00:00.000',
     });
     expect(rows[1]?.entity_id).toMatch(/^unknown:[0-9a-f]{40}$/);
     expect(rows[1]?.last_seen_at).toBe('2024-05-03 00:00:00.000');
@@ -95,18 +84,28 @@ describe('dirty set, state, quarantine, runs', () => {
     const id = await store.transaction((tx) => tx.startRun('sync', '2024-05-01T00:00:00Z'));
     let row = await store.db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.outcome).toBe('running');
-    await store.transaction((tx) => tx.finishRun(id, {
-      finishedAt: '2024-05-01T00:00:05Z', outcome: 'success', eventsRead: 10, eventsNew: 4, recordsFetched: 3, requests: 5, retries: 1,
-    }));
+    await store.transaction((tx) =>
+      tx.finishRun(id, {
+        finishedAt: '2024-05-01T00:00:05Z',
+        outcome: 'success',
+        eventsRead: 10,
+        eventsNew: 4,
+        recordsFetched: 3,
+        requests: 5,
+        retries: 1,
+      }),
+    );
     row = await store.db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ finished_at: '2024-05-01 00:00:05.000', outcome: 'success', events_new: 4, retries: 1, error: null });
   });
 
   it('rolls back a failed transaction', async () => {
-    await expect(store.transaction(async (tx) => {
-      await tx.setState('k', 1);
-      throw new Error('boom');
-    })).rejects.toThrow('boom');
+    await expect(
+      store.transaction(async (tx) => {
+        await tx.setState('k', 1);
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await store.getState('k')).toBeUndefined();
   });
 });

@@ -2,15 +2,24 @@ import { describe, expect, it } from 'vitest';
 import { SYNCED, stored, ticket, useFreshStore } from './fixtures.js';
 
 describe('upsertTicket', () => {
-  const { store, dir } = useFreshStore();
+  const { store } = useFreshStore();
 
   it('writes the ticket, its children and references, with 23-char stored timestamps', async () => {
     const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await store.db.selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({
-      number: 1, key: '#1', status: 'open', contact_id: 'c1', assignee_id: 'u1', team_id: 'team1', team_name: 'Tier 1',
-      first_reply_due_at: '2024-05-01 10:00:00.000', message_count: 2, deleted_at: null, synced_at: stored(SYNCED),
+      number: 1,
+      key: '#1',
+      status: 'open',
+      contact_id: 'c1',
+      assignee_id: 'u1',
+      team_id: 'team1',
+      team_name: 'Tier 1',
+      first_reply_due_at: '2024-05-01 10:00:00.000',
+      message_count: 2,
+      deleted_at: null,
+      synced_at: stored(SYNCED),
     });
     for (const v of [row.first_reply_due_at, row.created_at, row.updated_at, row.status_changed_at, row.synced_at]) {
       expect(v).toHaveLength(23);
@@ -24,7 +33,10 @@ describe('upsertTicket', () => {
       { key: 'vip', value_text: 'true', value_json: 'true' },
     ]);
     const msgs = await store.db.selectFrom('ticket_messages').selectAll().orderBy('id').execute();
-    expect(msgs.map((m) => [m.id, m.is_internal, m.author_id])).toEqual([['m1', 0, null], ['m2', 1, 'u2']]);
+    expect(msgs.map((m) => [m.id, m.is_internal, m.author_id])).toEqual([
+      ['m1', 0, null],
+      ['m2', 1, 'u2'],
+    ]);
     const users = await store.db.selectFrom('users').select('id').orderBy('id').execute();
     expect(users.map((u) => u.id)).toEqual(['u1', 'u2']);
     expect(await store.db.selectFrom('contacts').selectAll().execute()).toEqual([
@@ -35,10 +47,24 @@ describe('upsertTicket', () => {
   it('replaces tags and fields, removes vanished messages, writes observed history', async () => {
     await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
     const next = ticket({
-      status: 'pending', priority: 'high', assignee: null, team: null,
-      tags: ['urgent', 'billing', 'billing'], fields: { plan: 'free' },
+      status: 'pending',
+      priority: 'high',
+      assignee: null,
+      team: null,
+      tags: ['urgent', 'billing', 'billing'],
+      fields: { plan: 'free' },
       updatedAt: '2024-05-01T12:00:00.000Z',
-      messages: [{ id: 'm2', body: 'edited', authorType: 'agent', author: null, isInternal: true, attachments: [], createdAt: '2024-05-01T09:05:00.000Z' }],
+      messages: [
+        {
+          id: 'm2',
+          body: 'edited',
+          authorType: 'agent',
+          author: null,
+          isInternal: true,
+          attachments: [],
+          createdAt: '2024-05-01T09:05:00.000Z',
+        },
+      ],
     });
     const r = await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
     expect(r).toEqual({ history: 4, superseded: false, quarantined: false });

@@ -48,10 +48,11 @@ export function testDrainPlan(): DrainPlanSetting {
 }
 
 /** One call to the simulator's public API as a user would make it (JSON in and out); throws on a status of 300 or more. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the simulator's JSON answer, read by each test as the wire body it checks
 export async function callApi(sim: Simulator, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${sim.url}/api/v1${path}`, {
-    method, headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    method,
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const json: unknown = await res.json();
@@ -63,7 +64,9 @@ export async function callApi(sim: Simulator, method: string, path: string, body
 export async function harness(options: HarnessOptions = {}): Promise<Harness> {
   const sim = await startSimulator({ seed: 7, tickets: 40, deals: 15, control: true, apiKeys: { [API_KEY]: '' }, ...options.sim });
   const { dir, cleanup } = tempDir();
-  const target = options.dialect ? await options.dialect.newDatabase() : { database: join(dir, 'mirror.sqlite'), drop: async () => undefined };
+  const target = options.dialect
+    ? await options.dialect.newDatabase()
+    : { database: join(dir, 'mirror.sqlite'), drop: () => Promise.resolve() };
   const database = target.database;
   const store = await openStore({ database });
   await store.migrate();
@@ -80,7 +83,9 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
     client,
     logger: silentLogger(),
     config: {
-      lookbackSeconds: options.lookbackSeconds ?? 300, pageSize: options.pageSize ?? 100, concurrency: options.concurrency ?? 8,
+      lookbackSeconds: options.lookbackSeconds ?? 300,
+      pageSize: options.pageSize ?? 100,
+      concurrency: options.concurrency ?? 8,
       drainPlan: options.drainPlan ?? testDrainPlan(),
     },
     stopSignal: new AbortController().signal,

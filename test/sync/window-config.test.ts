@@ -12,7 +12,9 @@ describe('window config keys (docs/sync.md, "Windows and lookback")', () => {
     const parsed = configSchema.parse({});
     expect(parsed.tickOverlapSeconds).toBe(DEFAULT_TICK_OVERLAP_SECONDS);
     expect(parsed.fullLookbackEverySeconds).toBe(DEFAULT_FULL_LOOKBACK_EVERY_SECONDS);
-    expect(issues({ lookbackSeconds: 60, tickOverlapSeconds: 61 })).toEqual([expect.stringMatching(/^tickOverlapSeconds: must be at most lookbackSeconds \(60\)/)]);
+    expect(issues({ lookbackSeconds: 60, tickOverlapSeconds: 61 })).toEqual([
+      expect.stringMatching(/^tickOverlapSeconds: must be at most lookbackSeconds \(60\)/),
+    ]);
     expect(issues({ tickOverlapSeconds: -1, fullLookbackEverySeconds: 1.5 })).toHaveLength(2);
     expect(issues({ lookbackSeconds: 60, tickOverlapSeconds: 60, fullLookbackEverySeconds: 0 })).toEqual([]);
   });

@@ -23,7 +23,8 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
   const tickets = Number(opts.tickets);
   const deals = Number(opts.deals);
   const cycles = Number(opts.cycles);
-  if (![tickets, deals, cycles].every((n) => Number.isInteger(n) && n >= 0)) throw usageError('--tickets, --deals and --cycles must be whole numbers.');
+  if (![tickets, deals, cycles].every((n) => Number.isInteger(n) && n >= 0))
+    throw usageError('--tickets, --deals and --cycles must be whole numbers.');
   const database = resolve(opts.database);
   // A fresh simulator starts a new workspace, so an old demo mirror would only disagree with it.
   for (const suffix of ['', '-wal', '-shm', '.lock']) rmSync(`${database}${suffix}`, { force: true });
@@ -35,10 +36,21 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     out(`Starting the workspace simulator (${tickets} tickets, ${deals} deals, live activity of 20 writes/s)…`);
     const sim = await startSimulator({ tickets, deals, seed: 42, activity: 20, apiKeys: { [DEMO_KEY]: '' } });
     life.defer(() => sim.close());
-    const config = configSchema.parse({ baseUrl: sim.url, apiKey: DEMO_KEY, database, maxRequestsPerSecond: 500, concurrency: 8, lookbackSeconds: 30 });
+    const config = configSchema.parse({
+      baseUrl: sim.url,
+      apiKey: DEMO_KEY,
+      database,
+      maxRequestsPerSecond: 500,
+      concurrency: 8,
+      lookbackSeconds: 30,
+    });
     const redactor = new SecretRedactor();
     redactor.add(DEMO_KEY);
-    const res: Resources = { config, logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: redactor.values }), redactor };
+    const res: Resources = {
+      config,
+      logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: redactor.values }),
+      redactor,
+    };
     const client = openClient(res, life);
     const { store } = await openWriterSession(res, life, { client, lock: { wait: false } });
     const ctx = syncContext(res, store, client, life);

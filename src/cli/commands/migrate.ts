@@ -11,7 +11,9 @@ export async function migrateCommand(flags: GlobalFlags, redactor: SecretRedacto
   try {
     // No probe: migrating needs no upstream, so it works before an API key is set.
     const { applied } = await openWriterSession(res, life, { client: null, lock: { wait: false } });
-    process.stdout.write(applied.length === 0 ? 'The mirror schema is up to date.\n' : `Applied ${applied.length} migration(s): ${applied.join(', ')}.\n`);
+    process.stdout.write(
+      applied.length === 0 ? 'The mirror schema is up to date.\n' : `Applied ${applied.length} migration(s): ${applied.join(', ')}.\n`,
+    );
   } finally {
     await life.close();
   }

@@ -1,6 +1,14 @@
 import { Cron } from 'croner';
 import { AuthRejectedError, type ApiClient } from '../../api/index.js';
-import { CatchUpPolicy, DaemonTelemetry, MAX_CATCH_UP_CYCLES, maintainMirror, startHealthServer, type DaemonMetrics, type HealthTracker } from '../../daemon/index.js';
+import {
+  CatchUpPolicy,
+  DaemonTelemetry,
+  MAX_CATCH_UP_CYCLES,
+  maintainMirror,
+  startHealthServer,
+  type DaemonMetrics,
+  type HealthTracker,
+} from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
 import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type CycleResult, type SyncContext } from '../../sync/index.js';
@@ -23,7 +31,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   const life = new Lifecycle();
   const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
   const { metrics, health } = telemetry;
-  const fail = { error: null as unknown };
+  const fail: Failure = { error: null };
   try {
     life.handleSignals({
       graceMs: 10_000,
@@ -51,15 +59,30 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   if (fail.error) throw fail.error;
 }
 
+/** What stops the daemon with an error (the lock lost, the key rejected); thrown once it has stopped. */
+interface Failure {
+  error: Error | null;
+}
+
 /**
  * The writer session of the daemon: waits as a hot standby until the lock is free; null when
  * stopped while waiting (a clean exit for `docker stop`). A lost lock stops the daemon at once.
  */
-async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient, telemetry: DaemonTelemetry, fail: { error: unknown }): Promise<Store | null> {
+async function standByForLock(
+  res: Resources,
+  life: Lifecycle,
+  client: ApiClient,
+  telemetry: DaemonTelemetry,
+  fail: Failure,
+): Promise<Store | null> {
   try {
     const { store } = await openWriterSession(res, life, {
       client, // a rejected key stops at its probe, before anything is written
-      lock: { wait: true, signal: life.stop.signal, onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby') },
+      lock: {
+        wait: true,
+        signal: life.stop.signal,
+        onWaiting: () => res.logger.info('another process is writing this mirror; waiting as a hot standby'),
+      },
       onLockHeld: (opened, lock) => {
         telemetry.attach(opened);
         // PostgreSQL's advisory lock lives on one connection; if that drops, another process may
@@ -75,10 +98,13 @@ async function standByForLock(res: Resources, life: Lifecycle, client: ApiClient
   }
 }
 
-function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: unknown }): void {
+function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: Failure): void {
   telemetry.health.state.lockLost = true;
   telemetry.leader(false);
-  fail.error = new WsmirrorError('LOCK_LOST', 'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.');
+  fail.error = new WsmirrorError(
+    'LOCK_LOST',
+    'The writer lock was lost (its database connection dropped); stopping so that two writers never overlap. The orchestrator should restart wsmirror.',
+  );
   life.stop.abort(fail.error);
   life.abort.abort(fail.error);
 }
@@ -88,7 +114,14 @@ function lockLost(life: Lifecycle, telemetry: DaemonTelemetry, fail: { error: un
  * A sync cycle that ends behind the upstream, or that overran a tick, is followed at once, within
  * the bounds of CatchUpPolicy (docs/sync.md, "Catch-up").
  */
-async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext, metrics: DaemonMetrics, health: HealthTracker, fail: { error: unknown }): Promise<void> {
+async function scheduleCycles(
+  res: Resources,
+  life: Lifecycle,
+  ctx: SyncContext,
+  metrics: DaemonMetrics,
+  health: HealthTracker,
+  fail: Failure,
+): Promise<void> {
   const { config, logger } = res;
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
   const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
@@ -106,7 +139,11 @@ async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext,
       const decision = catchUp.after({ ok: ok && out.result !== null, behind, tickMissed: work.tickMissed });
       if (life.stop.signal.aborted) return;
       if (decision.next === 'schedule') {
-        if (decision.capped) logger.info({ reason: decision.reason, cycles: MAX_CATCH_UP_CYCLES }, 'still behind after the catch-up cycles allowed in a row; the next cycle waits for the schedule');
+        if (decision.capped)
+          logger.info(
+            { reason: decision.reason, cycles: MAX_CATCH_UP_CYCLES },
+            'still behind after the catch-up cycles allowed in a row; the next cycle waits for the schedule',
+          );
         return;
       }
       logger.info({ reason: decision.reason, streak: decision.streak }, 'catching up: starting the next cycle at once');
@@ -114,12 +151,14 @@ async function scheduleCycles(res: Resources, life: Lifecycle, ctx: SyncContext,
   };
   if (!life.stop.signal.aborted) await cycle();
   const syncJob = new Cron(config.schedule, () => void cycle());
-  const reconcileJob = new Cron(config.reconcileSchedule, () =>
-    void exclusive('reconcile', async () => {
-      const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
-      metrics.observeDuration('reconcile', durationMs / 1000);
-      logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
-    }),
+  const reconcileJob = new Cron(
+    config.reconcileSchedule,
+    () =>
+      void exclusive('reconcile', async () => {
+        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
+        metrics.observeDuration('reconcile', durationMs / 1000);
+        logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
+      }),
   );
   life.defer(() => {
     syncJob.stop();
@@ -146,7 +185,7 @@ class ExclusiveWork {
     private readonly ctx: SyncContext,
     private readonly metrics: DaemonMetrics,
     private readonly health: HealthTracker,
-    private readonly fail: { error: unknown },
+    private readonly fail: Failure,
   ) {}
 
   /** Null when other work is running (the tick is skipped); else resolves true when the work succeeded. */
@@ -172,12 +211,17 @@ class ExclusiveWork {
         }
         this.health.cycleEnded({ ok: false, error: (err as Error).message, code: (err as { code?: unknown }).code as string | undefined });
         this.metrics.cycle('failed');
-        logger.error({ err, consecutiveFailures: this.health.state.consecutiveFailures }, `${name} failed; the next tick retries from the same watermark`);
+        logger.error(
+          { err, consecutiveFailures: this.health.state.consecutiveFailures },
+          `${name} failed; the next tick retries from the same watermark`,
+        );
         return false;
       })
       // Inside the exclusive section: the checkpoint must not land in the middle of a transaction.
       .then(async (ok) => {
-        await maintain(this.ctx, this.res, this.metrics).catch((err: unknown) => logger.warn({ err }, 'mirror maintenance failed; the next cycle retries'));
+        await maintain(this.ctx, this.res, this.metrics).catch((err: unknown) =>
+          logger.warn({ err }, 'mirror maintenance failed; the next cycle retries'),
+        );
         return ok;
       })
       .finally(() => {
@@ -191,7 +235,13 @@ class ExclusiveWork {
  * One tick: backfill while the mirror's backfill is unfinished (a failed or interrupted one
  * resumes from its persisted cursor), then sync.
  */
-async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['config']['history'], metrics: DaemonMetrics, health: HealthTracker): Promise<CycleResult | null> {
+async function syncCycle(
+  ctx: SyncContext,
+  logger: Logger,
+  history: Resources['config']['history'],
+  metrics: DaemonMetrics,
+  health: HealthTracker,
+): Promise<CycleResult | null> {
   const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
@@ -230,7 +280,10 @@ async function syncCycle(ctx: SyncContext, logger: Logger, history: Resources['c
 /** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */
 async function estimateDeals(store: Store, metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
   try {
-    const row = await store.db.selectFrom('pipelines').select((eb) => eb.fn.sum<number>('deal_count').as('n')).executeTakeFirst();
+    const row = await store.db
+      .selectFrom('pipelines')
+      .select((eb) => eb.fn.sum<number>('deal_count').as('n'))
+      .executeTakeFirst();
     const n = Number(row?.n ?? 0);
     if (n > 0 && health.state.backfill) {
       health.state.backfill.estimate.deals = n;

@@ -1,6 +1,7 @@
 import { createApiClient } from '../../api/index.js';
 import { plausibleHead, readBackfill, readLastCycle, readWatermark, readWindow, type LastCycle } from '../../sync/index.js';
-import type { Store } from '../../store/index.js';
+import type { Selectable } from 'kysely';
+import type { MirrorDatabase, Store } from '../../store/index.js';
 import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
@@ -15,7 +16,8 @@ export interface StatusReport {
   upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
   /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
   lastCycle: LastCycle | null;
-  lastRun: Record<string, unknown> | null;
+  /** The latest sync_runs row, its timestamps in ISO form. */
+  lastRun: LastRun | null;
   lastSuccessAt: string | null;
   counts: Record<string, number>;
   dirty: number;
@@ -27,6 +29,11 @@ export interface StatusReport {
   /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
   quarantinedByType: Record<string, number>;
 }
+
+type LastRun = Omit<Selectable<MirrorDatabase['sync_runs']>, 'started_at' | 'finished_at'> & {
+  started_at: string | null;
+  finished_at: string | null;
+};
 
 /** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
 export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, redactor: SecretRedactor): Promise<void> {
@@ -77,7 +84,9 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       upstream,
       lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
-      lastRun: lastRun ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) } : null,
+      lastRun: lastRun
+        ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) }
+        : null,
       lastSuccessAt: lastSuccess ? fromDbTimestamp(lastSuccess.finished_at) : null,
       counts: await store.counts(),
       dirty: await store.dirtyCount(),
@@ -100,16 +109,28 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
 function renderStatus(r: StatusReport): string {
   const lines = [
     `Mirror:      ${r.database}`,
-    `Backfill:    ${r.backfill ? `${r.backfill.phase} (${Object.entries(r.backfill.copied).map(([k, v]) => `${v} ${k}`).join(', ')})` : 'not started'}`,
+    `Backfill:    ${
+      r.backfill
+        ? `${r.backfill.phase} (${Object.entries(r.backfill.copied)
+            .map(([k, v]) => `${v} ${k}`)
+            .join(', ')})`
+        : 'not started'
+    }`,
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
-    `Last run:    ${r.lastRun ? `${String(r.lastRun.kind)} ${String(r.lastRun.outcome ?? 'interrupted')} at ${String(r.lastRun.started_at)} (${String(r.lastRun.events_read ?? 0)} events read, ${String(r.lastRun.records_fetched ?? 0)} records, ${String(r.lastRun.requests ?? 0)} requests)${r.lastRun.error ? `: ${String(r.lastRun.error)}` : ''}` : 'none'}`,
+    `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
     `Dirty:       ${r.dirty} record(s) waiting to be re-read`,
     `Events:      oldest ${r.events.oldest ?? 'none'}; kept ${r.events.retentionDays === 0 ? 'forever' : `${r.events.retentionDays} days before the watermark`}`,
     ...(r.storage ? [`Storage:     ${mib(r.storage.databaseBytes)} database, ${mib(r.storage.walBytes)} WAL`] : []),
-    `Quarantined: ${r.quarantined.length === 0 ? 'none' : Object.entries(r.quarantinedByType).map(([type, n]) => `${n} ${type}`).join(', ')}`,
+    `Quarantined: ${
+      r.quarantined.length === 0
+        ? 'none'
+        : Object.entries(r.quarantinedByType)
+            .map(([type, n]) => `${n} ${type}`)
+            .join(', ')
+    }`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
@@ -117,13 +138,21 @@ function renderStatus(r: StatusReport): string {
   return `${lines.join('\n')}\n`;
 }
 
+function lastRunLine(run: LastRun): string {
+  const counts = `${run.events_read ?? 0} events read, ${run.records_fetched ?? 0} records, ${run.requests ?? 0} requests`;
+  return `${run.kind} ${run.outcome ?? 'interrupted'} at ${run.started_at} (${counts})${run.error ? `: ${run.error}` : ''}`;
+}
+
 function storageOf(sizes: { database: number; wal: number } | null): StatusReport['storage'] {
   return sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null;
 }
 
 async function oldestEvent(store: Store): Promise<string | null> {
-  const row = await store.db.selectFrom('events').select((eb) => eb.fn.min('occurred_at').as('oldest')).executeTakeFirst();
-  return fromDbTimestamp(row?.oldest as string | null | undefined);
+  const row = await store.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.min('occurred_at').as('oldest'))
+    .executeTakeFirst();
+  return fromDbTimestamp(row?.oldest);
 }
 
 function mib(bytes: number): string {

@@ -8,7 +8,11 @@ import type { SecretRedactor } from '../secrets.js';
  * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found
  * and not repaired.
  */
-export async function verifyCommand(flags: GlobalFlags, opts: { repair?: boolean; json?: boolean }, redactor: SecretRedactor): Promise<void> {
+export async function verifyCommand(
+  flags: GlobalFlags,
+  opts: { repair?: boolean; json?: boolean },
+  redactor: SecretRedactor,
+): Promise<void> {
   if (opts.repair) {
     const session = await openWriter(flags, redactor);
     try {
