@@ -131,7 +131,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
   const body = await forward(req, simUrl);
   const list = /^\/api\/v1\/(tickets|deals)$/.exec(path);
   if (list && f.patchRecords) {
-    for (const item of (body as Record<string, Record<string, unknown>[]>)[list[1]!] ?? []) Object.assign(item, f.patchRecords[String(item.id)] ?? {});
+    for (const item of (body as Record<string, Record<string, unknown>[]>)[list[1]!] ?? [])
+      Object.assign(item, f.patchRecords[String(item.id)] ?? {});
   }
   return json(res, 200, body);
 }
