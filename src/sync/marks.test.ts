@@ -2,16 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { WorkspaceEvent } from '../api/index.js';
 import { dirtyMarks } from './marks.js';
 
-const event = (type: string, entityId: string, occurredAt: string): WorkspaceEvent =>
-  ({
-    id: `${type}-${entityId}-${occurredAt}`,
-    type,
-    entityType: type.split('.')[0]!,
-    entityId,
-    payload: {},
-    actor: null,
-    occurredAt,
-  });
+const event = (type: string, entityId: string, occurredAt: string): WorkspaceEvent => ({
+  id: `${type}-${entityId}-${occurredAt}`,
+  type,
+  entityType: type.split('.')[0]!,
+  entityId,
+  payload: {},
+  actor: null,
+  occurredAt,
+});
 
 describe('dirtyMarks', () => {
   it('marks a ticket to read its messages when any of its events may touch them, whichever is newest', () => {
