@@ -132,7 +132,122 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: numb
   });
 }
 
-export async function measureFreshness(args: {
+/** An unthrottled backfill, then the simulator's rate limit, then `run` until it holds the writer lock. */
+async function backfillThenRun(args: FreshnessArgs, url: string, dir: string, database: string): Promise<ChildProcess> {
+  const env = {
+    ...process.env,
+    WSMIRROR_BASE_URL: url,
+    WSMIRROR_API_KEY: KEY,
+    WSMIRROR_DATABASE: database,
+    WSMIRROR_CONFIG: join(dir, 'backfill.json'),
+  };
+  writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
+  await cliRun(['backfill'], env);
+  await control(url, 'POST', 'faults', { rateLimitPerSecond: args.allowance });
+  await takeRequests(url);
+  writeFileSync(
+    join(dir, 'run.json'),
+    JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }),
+  );
+  const daemon = spawn(process.execPath, [cli, 'run'], {
+    env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const started = waitForLine(daemon, /writer lock held/, 60_000);
+  daemon.stderr.pipe(
+    createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
+  );
+  await started;
+  return daemon;
+}
+
+/**
+ * Evenly spaced writes through the control surface for `seconds`, polling the mirror read-only
+ * between them, then at most `graceSeconds` more for the last ones; returns the writes and those
+ * never seen.
+ */
+async function writeAndWatch(
+  args: FreshnessArgs,
+  url: string,
+  database: string,
+): Promise<{ writes: Write[]; pending: Write[]; t0: number }> {
+  const before = Date.now();
+  const offset = (await simNow(url)) - (before + Date.now()) / 2;
+  const db = new Database(database, { readonly: true, fileMustExist: true });
+  const writes: Write[] = [];
+  let pending: Write[] = [];
+  const t0 = Date.now();
+  const total = Math.round(args.writesPerSecond * args.seconds);
+  let nextPoll = t0;
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / args.writesPerSecond;
+    while (Date.now() < due) {
+      if (Date.now() >= nextPoll) {
+        pending = poll(db, pending, Date.now());
+        nextPoll += POLL_MS;
+      }
+      await sleep(Math.max(0, Math.min(due, nextPoll) - Date.now()));
+    }
+    const wallMs = Date.now();
+    const { activity } = (await control(url, 'POST', 'act', { count: 1 })) as {
+      activity: Array<{ kind: string; entityType: string; entityId: string }>;
+    };
+    for (const a of activity) {
+      if (a.entityType !== 'ticket' && a.entityType !== 'deal') continue;
+      const w: Write = { ...a, wallMs, simMs: wallMs + offset };
+      writes.push(w);
+      pending.push(w);
+    }
+  }
+  const deadline = Date.now() + args.graceSeconds * 1000;
+  while (pending.length > 0 && Date.now() < deadline) {
+    await sleep(POLL_MS);
+    pending = poll(db, pending, Date.now());
+  }
+  db.close();
+  return { writes, pending, t0 };
+}
+
+function figures(
+  args: FreshnessArgs,
+  writes: Write[],
+  pending: Write[],
+  seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number },
+): FreshnessFigures {
+  const all = delays(writes);
+  const third = Math.max(1, Math.floor(writes.length / 3));
+  const firstP95 = percentile(delays(writes.slice(0, third)), 95);
+  const lastP95 = percentile(delays(writes.slice(-third)), 95);
+  const period = periodOf(args.schedule);
+  const p95 = percentile(all, 95);
+  // Keeping up: every write shows up, and the last writes wait no longer than the first ones
+  // (give or take one period); a backlog that grows through the run is falling behind.
+  const keepsUp = pending.length === 0 && firstP95 !== null && lastP95 !== null && lastP95 <= firstP95 + period * 1000;
+  return {
+    schedule: args.schedule,
+    periodSeconds: period,
+    writesPerSecond: args.writesPerSecond,
+    allowance: args.allowance,
+    seconds: args.seconds,
+    writes: writes.length,
+    visible: writes.length - pending.length,
+    p50Ms: finite(percentile(all, 50)),
+    p95Ms: finite(p95),
+    maxMs: finite(all.at(-1) ?? null),
+    p95Periods: finite(p95) === null ? null : Number(((p95 as number) / 1000 / period).toFixed(2)),
+    p95FirstThirdMs: finite(firstP95),
+    p95LastThirdMs: finite(lastP95),
+    keepsUp,
+    requests: seen.total,
+    rateLimited: seen.byStatus['429'] ?? 0,
+    eventRequests: seen.events,
+    newEvents: seen.newEvents,
+    ticks: seen.ticks,
+    eventRequestBudget: Math.ceil(1.2 * Math.ceil(seen.newEvents / 100) + seen.ticks),
+  };
+}
+
+interface FreshnessArgs {
   schedule: string;
   writesPerSecond: number;
   seconds: number;
@@ -140,107 +255,21 @@ export async function measureFreshness(args: {
   allowance: number;
   tickets: number;
   deals: number;
-}): Promise<FreshnessFigures> {
+}
+
+export async function measureFreshness(args: FreshnessArgs): Promise<FreshnessFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-fresh-'));
   const sim = await startSim({ tickets: args.tickets, deals: args.deals });
   const database = join(dir, 'mirror.sqlite');
-  const env = {
-    ...process.env,
-    WSMIRROR_BASE_URL: sim.url,
-    WSMIRROR_API_KEY: KEY,
-    WSMIRROR_DATABASE: database,
-    WSMIRROR_CONFIG: join(dir, 'backfill.json'),
-  };
   let daemon: ChildProcess | undefined;
   try {
-    writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
-    await cliRun(['backfill'], env);
-    await control(sim.url, 'POST', 'faults', { rateLimitPerSecond: args.allowance });
-    await takeRequests(sim.url);
-    writeFileSync(
-      join(dir, 'run.json'),
-      JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }),
-    );
-    daemon = spawn(process.execPath, [cli, 'run'], {
-      env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    const started = waitForLine(daemon, /writer lock held/, 60_000);
-    daemon.stderr!.pipe(
-      createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
-    );
-    await started;
-
+    daemon = await backfillThenRun(args, sim.url, dir, database);
     const eventsBefore = await eventCount(sim.url);
-    const before = Date.now();
-    const offset = (await simNow(sim.url)) - (before + Date.now()) / 2;
-    const db = new Database(database, { readonly: true, fileMustExist: true });
-    const writes: Write[] = [];
-    let pending: Write[] = [];
-    const t0 = Date.now();
-    const total = Math.round(args.writesPerSecond * args.seconds);
-    let nextPoll = t0;
-    for (let i = 0; i < total; i++) {
-      const due = t0 + (i * 1000) / args.writesPerSecond;
-      while (Date.now() < due) {
-        if (Date.now() >= nextPoll) {
-          pending = poll(db, pending, Date.now());
-          nextPoll += POLL_MS;
-        }
-        await sleep(Math.max(0, Math.min(due, nextPoll) - Date.now()));
-      }
-      const wallMs = Date.now();
-      const { activity } = (await control(sim.url, 'POST', 'act', { count: 1 })) as {
-        activity: Array<{ kind: string; entityType: string; entityId: string }>;
-      };
-      for (const a of activity) {
-        if (a.entityType !== 'ticket' && a.entityType !== 'deal') continue;
-        const w: Write = { ...a, wallMs, simMs: wallMs + offset };
-        writes.push(w);
-        pending.push(w);
-      }
-    }
-    const deadline = Date.now() + args.graceSeconds * 1000;
-    while (pending.length > 0 && Date.now() < deadline) {
-      await sleep(POLL_MS);
-      pending = poll(db, pending, Date.now());
-    }
-    db.close();
+    const { writes, pending, t0 } = await writeAndWatch(args, sim.url, database);
     const seen = await takeRequests(sim.url);
     const newEvents = (await eventCount(sim.url)) - eventsBefore;
     const ticks = Math.floor((Date.now() - t0) / 1000 / periodOf(args.schedule));
-
-    const all = delays(writes);
-    const third = Math.max(1, Math.floor(writes.length / 3));
-    const firstP95 = percentile(delays(writes.slice(0, third)), 95);
-    const lastP95 = percentile(delays(writes.slice(-third)), 95);
-    const period = periodOf(args.schedule);
-    const p95 = percentile(all, 95);
-    // Keeping up: every write shows up, and the last writes wait no longer than the first ones
-    // (give or take one period); a backlog that grows through the run is falling behind.
-    const keepsUp = pending.length === 0 && firstP95 !== null && lastP95 !== null && lastP95 <= firstP95 + period * 1000;
-    return {
-      schedule: args.schedule,
-      periodSeconds: period,
-      writesPerSecond: args.writesPerSecond,
-      allowance: args.allowance,
-      seconds: args.seconds,
-      writes: writes.length,
-      visible: writes.length - pending.length,
-      p50Ms: finite(percentile(all, 50)),
-      p95Ms: finite(p95),
-      maxMs: finite(all.at(-1) ?? null),
-      p95Periods: finite(p95) === null ? null : Number(((p95 as number) / 1000 / period).toFixed(2)),
-      p95FirstThirdMs: finite(firstP95),
-      p95LastThirdMs: finite(lastP95),
-      keepsUp,
-      requests: seen.total,
-      rateLimited: seen.byStatus['429'] ?? 0,
-      eventRequests: seen.events,
-      newEvents,
-      ticks,
-      eventRequestBudget: Math.ceil(1.2 * Math.ceil(newEvents / 100) + ticks),
-    };
+    return figures(args, writes, pending, { ...seen, newEvents, ticks });
   } finally {
     if (daemon && daemon.exitCode === null) {
       const exited = new Promise((resolve) => daemon!.once('exit', resolve));

@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
-import { openStore } from '../src/store/index.js';
+import { openStore, type Store } from '../src/store/index.js';
 import {
   buildMirror,
   changedIds,
@@ -126,6 +126,65 @@ async function copyMirror(sqliteFile: string, client: pg.Client): Promise<Record
   return copied;
 }
 
+/** Copies the SQLite mirror into the migrated PostgreSQL one and ANALYZEs it; checks every row arrived. */
+async function copyInto(
+  target: string,
+  sqliteFile: string,
+  counts: Record<string, number>,
+): Promise<{ copyMs: number; analyzeMs: number }> {
+  const writer = new pg.Client({ connectionString: target });
+  await writer.connect();
+  try {
+    let t = performance.now();
+    const copied = await copyMirror(sqliteFile, writer);
+    const copyMs = ms(t);
+    t = performance.now();
+    await writer.query('ANALYZE');
+    const analyzeMs = ms(t);
+    for (const [table, n] of Object.entries(counts)) {
+      if (copied[table] !== n) throw new Error(`copy of ${table}: ${copied[table]} rows, SQLite has ${n}`);
+    }
+    return { copyMs, analyzeMs };
+  } finally {
+    await writer.end();
+  }
+}
+
+/**
+ * Timed on a separate connection, as a BI tool reads: `stepMs` receives every row with every
+ * column as its wire text (no type parsing, arrays), what psql or a JDBC driver pays;
+ * `objectsMs` goes through the store's Kysely pool (type parsers, a JS object per row).
+ */
+async function timeReads(target: string, store: Store): Promise<Record<string, TableTimings>> {
+  const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } });
+  await reader.connect();
+  const step = async (query: string) => {
+    const t = performance.now();
+    const r = await reader.query({ text: query, rowMode: 'array' });
+    return { ms: ms(t), rows: r.rows.length };
+  };
+  const objects = async (query: string) => {
+    const t = performance.now();
+    await sql.raw(query).execute(store.db);
+    return ms(t);
+  };
+  const views: Record<string, TableTimings> = {};
+  try {
+    for (const table of RPT_TABLE_NAMES) {
+      const all = await step(`SELECT * FROM ${table}`);
+      views[table] = {
+        rows: all.rows,
+        stepMs: all.ms,
+        objectsMs: await objects(`SELECT * FROM ${table}`),
+        filteredMs: (await step(FILTERED[table] as string)).ms,
+      };
+    }
+  } finally {
+    await reader.end();
+  }
+  return views;
+}
+
 export async function benchReportingPostgres(url: string): Promise<ReportingPostgresFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-report-pg-'));
   const sqliteFile = join(dir, 'mirror.sqlite');
@@ -140,25 +199,8 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
 
     const store = await openStore({ database: target });
     await store.migrate();
-    const writer = new pg.Client({ connectionString: target });
-    await writer.connect();
-    let copyMs: number;
-    let analyzeMs: number;
-    let copied: Record<string, number>;
-    try {
-      let t = performance.now();
-      copied = await copyMirror(sqliteFile, writer);
-      copyMs = ms(t);
-      t = performance.now();
-      await writer.query('ANALYZE');
-      analyzeMs = ms(t);
-    } finally {
-      await writer.end();
-    }
+    const { copyMs, analyzeMs } = await copyInto(target, sqliteFile, counts);
     rmSync(dir, { recursive: true, force: true });
-    for (const [table, n] of Object.entries(counts)) {
-      if (copied[table] !== n) throw new Error(`copy of ${table}: ${copied[table]} rows, SQLite has ${n}`);
-    }
 
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
@@ -175,35 +217,7 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
     const incremental = await refreshRptTables(store, { tickets: changedTickets, deals: changedDeals }, { now: NOW });
     const healthOnly = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: NOW });
 
-    // Timed on a separate connection, as a BI tool reads: `stepMs` receives every row with every
-    // column as its wire text (no type parsing, arrays), what psql or a JDBC driver pays;
-    // `objectsMs` goes through the store's Kysely pool (type parsers, a JS object per row).
-    const reader = new pg.Client({ connectionString: target, types: { getTypeParser: () => (v: string) => v } });
-    await reader.connect();
-    const step = async (query: string) => {
-      const t = performance.now();
-      const r = await reader.query({ text: query, rowMode: 'array' });
-      return { ms: ms(t), rows: r.rows.length };
-    };
-    const objects = async (query: string) => {
-      const t = performance.now();
-      await sql.raw(query).execute(store.db);
-      return ms(t);
-    };
-    const views: Record<string, TableTimings> = {};
-    try {
-      for (const table of RPT_TABLE_NAMES) {
-        const all = await step(`SELECT * FROM ${table}`);
-        views[table] = {
-          rows: all.rows,
-          stepMs: all.ms,
-          objectsMs: await objects(`SELECT * FROM ${table}`),
-          filteredMs: (await step(FILTERED[table] as string)).ms,
-        };
-      }
-    } finally {
-      await reader.end();
-    }
+    const views = await timeReads(target, store);
     const aggregatesMatchFull = await incrementalEqualsFull(store);
     await store.close();
     return {

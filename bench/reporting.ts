@@ -33,8 +33,8 @@ function rng(seed: number): () => number {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Tickets follow the simulator's lifecycle: customer writes, agent replies (pending), customer answers (open), solved, closed. */
-function fillTickets(db: Database.Database, rand: () => number): void {
+/** The insert statements fillTickets uses, prepared once. */
+function ticketStatements(db: Database.Database) {
   const ticket = db.prepare(`INSERT INTO tickets (id, number, key, subject, status, priority, contact_id, assignee_id, team_id, team_name,
     tags_json, fields_json, cc_json, message_count, first_reply_due_at, resolve_due_at, first_reply_breached_at, resolve_breached_at,
     first_agent_reply_at, resolved_at, status_changed_at, created_at, updated_at, synced_at, raw_json)
@@ -48,6 +48,12 @@ function fillTickets(db: Database.Database, rand: () => number): void {
   const event = db.prepare(
     `INSERT INTO events (id, type, entity_type, entity_id, payload_json, occurred_at, received_at) VALUES (?, ?, ?, ?, '{}', ?, ?)`,
   );
+  return { ticket, msg, hist, tag, event };
+}
+
+/** Tickets follow the simulator's lifecycle: customer writes, agent replies (pending), customer answers (open), solved, closed. */
+function fillTickets(db: Database.Database, rand: () => number): void {
+  const { ticket, msg, hist, tag, event } = ticketStatements(db);
   let m = 0;
   let e = 0;
   for (let i = 0; i < SIZE.tickets; i++) {

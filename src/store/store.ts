@@ -2,12 +2,11 @@ import type { Kysely } from 'kysely';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
-import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+import type { MirrorDatabase } from './schema.js';
+import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
-import { chunks } from './values.js';
-import { fromDbTimestamp } from '../util/time.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -119,21 +118,7 @@ export function buildStore(backend: StoreBackend): Store {
     dialect: backend.dialect,
     db,
     label,
-    async migrate() {
-      if (!readonly) {
-        const unknown = await unknownAppliedMigrations(db, backend.schema);
-        if (unknown.length > 0) throw schemaNewerError(label, unknown);
-        return migrateToLatest(db, backend.schema);
-      }
-      const pending = await pendingMigrations(db, backend.schema);
-      if (pending.length > 0) {
-        throw new StoreError(
-          'MIGRATION_PENDING',
-          `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`,
-        );
-      }
-      return { applied: [] };
-    },
+    migrate: () => migrateStore(backend),
     transaction: (fn) => withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable),
     isRefusedValue: (err) => backend.isRefusedValue(err),
     async acquireWriterLock(opts) {
@@ -154,77 +139,45 @@ export function buildStore(backend: StoreBackend): Store {
     fileSizes: () => (backend.fileSizes ? backend.fileSizes() : null),
     async pruneEvents(cutoff) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot prune events.');
-      const r = await db.deleteFrom('events').where('occurred_at', '<', cutoff).executeTakeFirst();
-      return Number(r.numDeletedRows);
+      const deleted = await db.deleteFrom('events').where('occurred_at', '<', cutoff).executeTakeFirst();
+      return Number(deleted.numDeletedRows);
     },
-    async counts() {
-      const out: Record<string, number> = {};
-      for (const table of COUNTED_TABLES) {
-        const row = await db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow();
-        out[table] = Number(row.n);
-      }
-      return out;
-    },
+    counts: () => r.counts(db),
     listDirty: (limit) => t.listDirty(db, limit),
-    async dirtyCount() {
-      const row = await db
-        .selectFrom('dirty')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .executeTakeFirstOrThrow();
-      return Number(row.n);
-    },
-    async mirroredVersions(entityType) {
-      const rows = await db
-        .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
-        .select(['id', 'updated_at', 'deleted_at'])
-        .execute();
-      return new Map(
-        rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]),
-      );
-    },
-    async mirroredUpdatedAt(refs) {
-      const out = new Map<string, string>();
-      for (const type of ['ticket', 'deal'] as const) {
-        const ids = [...new Set(refs.filter((r) => r.entityType === type).map((r) => r.entityId))];
-        for (const batch of chunks(ids, 500)) {
-          const rows = await db
-            .selectFrom(type === 'ticket' ? 'tickets' : 'deals')
-            .select(['id', 'updated_at'])
-            .where('id', 'in', batch)
-            .execute();
-          for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, fromDbTimestamp(String(r.updated_at)) as string);
-        }
-      }
-      return out;
-    },
+    dirtyCount: () => r.dirtyCount(db),
+    mirroredVersions: (entityType) => r.mirroredVersions(db, entityType),
+    mirroredUpdatedAt: (refs) => r.mirroredUpdatedAt(db, refs),
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
     ticketCopies: (ids) => ticketCopies(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
-    async knownStageIds() {
-      const rows = await db.selectFrom('stages').select('id').execute();
-      return new Set(rows.map((r) => r.id));
-    },
-    async pipelineDealCounts() {
-      const pipelines = await db.selectFrom('pipelines').select('id').execute();
-      const counts = await db
-        .selectFrom('deals')
-        .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
-        .where('deleted_at', 'is', null)
-        .where('pipeline_id', 'is not', null)
-        .groupBy('pipeline_id')
-        .execute();
-      const out = new Map<string, number>(pipelines.map((p) => [p.id, 0]));
-      for (const c of counts) out.set(String(c.pipeline_id), Number(c.n));
-      return out;
-    },
+    knownStageIds: () => r.knownStageIds(db),
+    pipelineDealCounts: () => r.pipelineDealCounts(db),
     async close() {
       for (const lock of [...locks]) await lock.release();
       await db.destroy();
     },
   };
+}
+
+/**
+ * Writers migrate (refusing a schema newer than this build knows); readers only check that none
+ * pends, since a reader must never change the schema under the writer (docs/design.md §2).
+ */
+async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] }> {
+  const { db, label, schema } = backend;
+  if (!backend.readonly) {
+    const unknown = await unknownAppliedMigrations(db, schema);
+    if (unknown.length > 0) throw schemaNewerError(label, unknown);
+    return migrateToLatest(db, schema);
+  }
+  const pending = await pendingMigrations(db, schema);
+  if (pending.length > 0) {
+    throw new StoreError(
+      'MIGRATION_PENDING',
+      `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`,
+    );
+  }
+  return { applied: [] };
 }
 
 /**

@@ -1,0 +1,81 @@
+import type { Kysely } from 'kysely';
+import { fromDbTimestamp } from '../util/time.js';
+import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+import { chunks } from './values.js';
+
+/** The Store's read queries of the mirror's own rows (docs/schema.md); both dialects run them as written. */
+type Db = Kysely<MirrorDatabase>;
+
+/** Row count per mirror table, plus `dirty` and `quarantine`. */
+export async function counts(db: Db): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of COUNTED_TABLES) {
+    const row = await db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
+    out[table] = Number(row.n);
+  }
+  return out;
+}
+
+export async function dirtyCount(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom('dirty')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function mirroredVersions(
+  db: Db,
+  entityType: 'ticket' | 'deal',
+): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>> {
+  const rows = await db
+    .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
+    .select(['id', 'updated_at', 'deleted_at'])
+    .execute();
+  return new Map(
+    rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]),
+  );
+}
+
+/** updated_at of the given records the mirror holds, keyed `<entityType>:<entityId>`. */
+export async function mirroredUpdatedAt(
+  db: Db,
+  refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[],
+): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const type of ['ticket', 'deal'] as const) {
+    const ids = [...new Set(refs.filter((r) => r.entityType === type).map((r) => r.entityId))];
+    for (const batch of chunks(ids, 500)) {
+      const rows = await db
+        .selectFrom(type === 'ticket' ? 'tickets' : 'deals')
+        .select(['id', 'updated_at'])
+        .where('id', 'in', batch)
+        .execute();
+      for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, fromDbTimestamp(String(r.updated_at)) as string);
+    }
+  }
+  return out;
+}
+
+export async function knownStageIds(db: Db): Promise<Set<string>> {
+  const rows = await db.selectFrom('stages').select('id').execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
+export async function pipelineDealCounts(db: Db): Promise<Map<string, number>> {
+  const pipelines = await db.selectFrom('pipelines').select('id').execute();
+  const rows = await db
+    .selectFrom('deals')
+    .select((eb) => ['pipeline_id', eb.fn.countAll().as('n')])
+    .where('deleted_at', 'is', null)
+    .where('pipeline_id', 'is not', null)
+    .groupBy('pipeline_id')
+    .execute();
+  const out = new Map<string, number>(pipelines.map((p) => [p.id, 0]));
+  for (const c of rows) out.set(String(c.pipeline_id), Number(c.n));
+  return out;
+}
