@@ -5,7 +5,7 @@ import { StoreError } from './errors.js';
 import type { MirrorDatabase } from './schema.js';
 import { run } from './sql.js';
 import * as t from './sync-tables.js';
-import type { UpsertResult } from './tickets.js';
+import type { UpsertResult } from './record-upsert.js';
 
 type Db = Kysely<MirrorDatabase>;
 

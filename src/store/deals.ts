@@ -3,9 +3,9 @@ import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedDealHistory } from './history.js';
-import type { UpsertResult } from './tickets.js';
 import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { deleteQuarantined, insertRows, insertStatement, rowUpsert, selectByIds } from './sql.js';
+import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
+import { insertRows, insertStatement, rowUpsert } from './sql.js';
 import {
   bool,
   centsText,
@@ -159,36 +159,21 @@ const stubs = (rows: readonly (readonly unknown[] | null)[]) =>
     (r) => String(r[0]),
   );
 
-/**
- * Writes prepared deals with a few statements per batch, as writeTickets does for tickets (same
- * preconditions: distinct ids; results in batch order).
- */
-export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promise<UpsertResult[]> {
-  const ids = batch.map((p) => p.row.id);
-  await deleteQuarantined(db, 'deal', ids);
-  const previous = await selectByIds<Previous & { id: string }>(db, PREVIOUS_COLUMNS, 'deals', ids);
-
-  const results: UpsertResult[] = [];
-  const live: { p: PreparedDeal; previous: Previous | undefined; result: UpsertResult }[] = [];
-  for (const p of batch) {
-    const before = previous.get(p.row.id);
-    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
-    const result = { history: 0, superseded, quarantined: false };
-    results.push(result);
-    if (!superseded) live.push({ p, previous: before, result });
-  }
-  if (live.length === 0) return results;
-
-  await upsertUsers(db, foldRefs(live.map(({ p }) => firstOfEach([p.owner]))));
-  await upsertCompanies(db, foldRefs(live.map(({ p }) => firstOfEach([p.company]))));
-  await upsertContacts(db, foldRefs(live.map(({ p }) => firstOfEach(p.contacts))));
-  const pipelines = stubs(live.map(({ p }) => p.pipelineStub));
-  if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
-  const stages = stubs(live.map(({ p }) => p.stageStub));
-  if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
-
-  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
-  if (fresh.length > 0) {
+/** How a deal takes the one upsert path (record-upsert.ts): people, company and stubs, then contacts and fields. */
+const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
+  entityType: 'deal',
+  table: 'deals',
+  previousColumns: PREVIOUS_COLUMNS,
+  async writeRefs(db, live) {
+    await upsertUsers(db, foldRefs(live.map((p) => firstOfEach([p.owner]))));
+    await upsertCompanies(db, foldRefs(live.map((p) => firstOfEach([p.company]))));
+    await upsertContacts(db, foldRefs(live.map((p) => firstOfEach(p.contacts))));
+    const pipelines = stubs(live.map((p) => p.pipelineStub));
+    if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
+    const stages = stubs(live.map((p) => p.stageStub));
+    if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
+  },
+  async insertNew(db, fresh) {
     await writeDeal.many(
       db,
       fresh.map((p) => p.row),
@@ -204,10 +189,8 @@ export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promis
       FIELDS,
       fresh.flatMap((p) => under(p, p.fields)),
     );
-  }
-
-  for (const { p, previous: before, result } of live) {
-    if (before === undefined) continue;
+  },
+  async updateKnown(db, p, before) {
     const { row } = p;
     await writeDeal(db, row, before);
     await replaceChildren(db, CONTACTS, row.id, p.contactRows, true);
@@ -215,9 +198,13 @@ export async function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promis
     const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
     const changes = diffFields(exact(before), exact(row), TRACKED);
     const observedSince = before.updated_at === null ? null : String(before.updated_at);
-    result.history = await writeObservedDealHistory(db, row.id, changes, observedSince, row.updated_at!);
-  }
-  return results;
+    return writeObservedDealHistory(db, row.id, changes, observedSince, row.updated_at!);
+  },
+};
+
+/** Writes prepared deals with a few statements per batch, as writeTickets does for tickets (see writeRecords). */
+export function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promise<UpsertResult[]> {
+  return writeRecords(db, DEAL_KIND, batch);
 }
 
 export interface UpsertPipelinesOptions {

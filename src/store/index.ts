@@ -2,7 +2,7 @@
 export { openStore } from './open.js';
 export type { CheckpointResult, OpenStoreOptions, Store } from './store.js';
 export type { StoreTx, RunOutcome, RunResult } from './tx.js';
-export type { UpsertResult } from './tickets.js';
+export type { UpsertResult } from './record-upsert.js';
 export type { UpsertPipelinesOptions } from './deals.js';
 export type { AcquireLockOptions, WriterLock } from './lock.js';
 export type { DirtyEntry, DirtyEntityType, DirtyMarkInput, QuarantineItem } from './sync-tables.js';

@@ -5,24 +5,10 @@ import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedTicketHistory } from './history.js';
 import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
 import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
-import { deleteQuarantined, rowUpsert, selectByIds } from './sql.js';
+import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
+import { rowUpsert } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
-
-export interface UpsertResult {
-  /** History rows written for this read. */
-  history: number;
-  /**
-   * True when the mirror already held a newer copy, so nothing was written. Not a stale read (a
-   * copy older than the event that marked it, the sync's concern): this one lost to the mirror.
-   */
-  superseded: boolean;
-  /**
-   * True when a value could not be stored (junk timestamp or amount): nothing was written for the
-   * record and it was put in quarantine instead, like a record that failed validation.
-   */
-  quarantined: boolean;
-}
 
 const TRACKED = [
   { column: 'status', field: 'status' },
@@ -163,35 +149,16 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
   return result!;
 }
 
-/**
- * Writes prepared tickets with a few statements per batch instead of several per record: one
- * statement each for the quarantine clean-up, the stored versions, the references, the new rows
- * and each child table of the new rows. Records the mirror already holds keep the per-record path
- * (only the columns and children that differ are written, and observed history is derived).
- * The ids of `batch` are distinct and no message id appears under two of its tickets (bulk.ts),
- * so the outcome is that of upserting the records one after another. Results are in batch order.
- */
-export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Promise<UpsertResult[]> {
-  const ids = batch.map((p) => p.row.id);
-  await deleteQuarantined(db, 'ticket', ids);
-  const previous = await selectByIds<Previous & { id: string }>(db, PREVIOUS_COLUMNS, 'tickets', ids);
-
-  const results: UpsertResult[] = [];
-  const live: { p: PreparedTicket; previous: Previous | undefined; result: UpsertResult }[] = [];
-  for (const p of batch) {
-    const before = previous.get(p.row.id);
-    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
-    const result = { history: 0, superseded, quarantined: false };
-    results.push(result);
-    if (!superseded) live.push({ p, previous: before, result });
-  }
-  if (live.length === 0) return results;
-
-  await upsertUsers(db, foldRefs(live.map(({ p }) => firstOfEach(p.users))));
-  await upsertContacts(db, foldRefs(live.map(({ p }) => firstOfEach([p.contact]))));
-
-  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
-  if (fresh.length > 0) {
+/** How a ticket takes the one upsert path (record-upsert.ts): users and its contact, then tags, fields and messages. */
+const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
+  entityType: 'ticket',
+  table: 'tickets',
+  previousColumns: PREVIOUS_COLUMNS,
+  async writeRefs(db, live) {
+    await upsertUsers(db, foldRefs(live.map((p) => firstOfEach(p.users))));
+    await upsertContacts(db, foldRefs(live.map((p) => firstOfEach([p.contact]))));
+  },
+  async insertNew(db, fresh) {
     await writeTicket.many(
       db,
       fresh.map((p) => p.row),
@@ -212,10 +179,8 @@ export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Pr
       MESSAGES,
       fresh.flatMap((p) => under(p, p.messages)),
     );
-  }
-
-  for (const { p, previous: before, result } of live) {
-    if (before === undefined) continue;
+  },
+  async updateKnown(db, p, before) {
     const { row } = p;
     await writeTicket(db, row, before);
     await replaceChildren(db, TAGS, row.id, p.tags, true);
@@ -223,7 +188,14 @@ export async function writeTickets(db: Db, batch: readonly PreparedTicket[]): Pr
     await replaceChildren(db, MESSAGES, row.id, p.messages, true);
     const changes = diffFields(before, row, TRACKED);
     const observedSince = before.updated_at === null ? null : String(before.updated_at);
-    result.history = await writeObservedTicketHistory(db, row.id, changes, observedSince, row.updated_at!);
-  }
-  return results;
+    return writeObservedTicketHistory(db, row.id, changes, observedSince, row.updated_at!);
+  },
+};
+
+/**
+ * Writes prepared tickets with a few statements per batch instead of several per record (see
+ * writeRecords); no message id may appear under two of the batch's tickets (bulk.ts splits them).
+ */
+export function writeTickets(db: Db, batch: readonly PreparedTicket[]): Promise<UpsertResult[]> {
+  return writeRecords(db, TICKET_KIND, batch);
 }

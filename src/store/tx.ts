@@ -1,7 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
-import { messageIdsOf, prepareTicket, upsertTicket, writeTickets, type PreparedTicket, type UpsertResult } from './tickets.js';
+import type { UpsertResult } from './record-upsert.js';
+import { messageIdsOf, prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
 import { prepareDeal, upsertDeal, upsertPipelines, writeDeals, type PreparedDeal, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany, type BulkWriter } from './bulk.js';
 import { insertEvents } from './events.js';

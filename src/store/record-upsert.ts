@@ -1,0 +1,78 @@
+import type { Kysely } from 'kysely';
+import type { MirrorDatabase } from './schema.js';
+import { deleteQuarantined, selectByIds } from './sql.js';
+
+type Db = Kysely<MirrorDatabase>;
+
+export interface UpsertResult {
+  /** History rows written for this read. */
+  history: number;
+  /**
+   * True when the mirror already held a newer copy, so nothing was written. Not a stale read (a
+   * copy older than the event that marked it, the sync's concern): this one lost to the mirror.
+   */
+  superseded: boolean;
+  /**
+   * True when a value could not be stored (junk timestamp or amount): nothing was written for the
+   * record and it was put in quarantine instead, like a record that failed validation.
+   */
+  quarantined: boolean;
+}
+
+/** A prepared record: its row converted (every value checked) before anything is written. */
+export interface PreparedRecord {
+  row: { id: string; updated_at: string | null };
+}
+
+/** What differs between a ticket and a deal on the one upsert path (`writeRecords`). */
+export interface RecordKind<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }> {
+  entityType: 'ticket' | 'deal';
+  table: 'tickets' | 'deals';
+  /** Columns of the stored copy that the superseded check and observed history compare. */
+  previousColumns: readonly string[];
+  /** The rows the batch's records point at (people, companies, stubs), written first. */
+  writeRefs(db: Db, live: readonly P[]): Promise<void>;
+  /** Records the mirror does not hold: their rows and children in a few multi-row statements. */
+  insertNew(db: Db, fresh: readonly P[]): Promise<void>;
+  /** A record the mirror holds: only what differs is written; returns the history rows derived. */
+  updateKnown(db: Db, p: P, before: Prev): Promise<number>;
+}
+
+/**
+ * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived),
+ * a record older than the mirror's copy is superseded and writes nothing, the references go first,
+ * then new records in bulk and known ones one by one with their observed history. The ids of
+ * `batch` are distinct (bulk.ts), so the outcome is that of upserting the records one after
+ * another. Results are in batch order.
+ */
+export async function writeRecords<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }>(
+  db: Db,
+  kind: RecordKind<P, Prev>,
+  batch: readonly P[],
+): Promise<UpsertResult[]> {
+  const ids = batch.map((p) => p.row.id);
+  await deleteQuarantined(db, kind.entityType, ids);
+  const previous = await selectByIds<Prev>(db, kind.previousColumns, kind.table, ids);
+
+  const results: UpsertResult[] = [];
+  const live: { p: P; previous: Prev | undefined; result: UpsertResult }[] = [];
+  for (const p of batch) {
+    const before = previous.get(p.row.id);
+    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const result = { history: 0, superseded, quarantined: false };
+    results.push(result);
+    if (!superseded) live.push({ p, previous: before, result });
+  }
+  if (live.length === 0) return results;
+
+  await kind.writeRefs(
+    db,
+    live.map((l) => l.p),
+  );
+  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
+  if (fresh.length > 0) await kind.insertNew(db, fresh);
+  for (const l of live) {
+    if (l.previous !== undefined) l.result.history = await kind.updateKnown(db, l.p, l.previous);
+  }
+  return results;
+}
