@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { clipText } from '../api/index.js';
-import { dialectOf } from './dialect.js';
+import { capabilitiesOf } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { MirrorDatabase } from './schema.js';
 import { run } from './sql.js';
@@ -85,7 +85,7 @@ async function writeBatch<R, P>(
   batch: readonly { record: R; prepared: P }[],
   syncedAt: string,
 ): Promise<UpsertResult[]> {
-  if (dialectOf(db) !== 'postgres')
+  if (!capabilitiesOf(db).failedStatementAbortsTransaction)
     return writer.write(
       db,
       batch.map((b) => b.prepared),

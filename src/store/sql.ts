@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { dialectOf } from './dialect.js';
+import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
 
@@ -16,7 +16,7 @@ type Db = Kysely<MirrorDatabase>;
 const pgText = new Map<string, string>();
 
 function forDialect(db: Db, text: string): string {
-  if (dialectOf(db) !== 'postgres') return text;
+  if (capabilitiesOf(db).placeholder === '?') return text;
   let out = pgText.get(text);
   if (out === undefined) {
     let n = 0;
@@ -134,7 +134,7 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
     stored: Readonly<Partial<Record<C, unknown>>> | undefined,
   ): Promise<void> => {
     let mask = 0;
-    if (stored && dialectOf(db) === 'sqlite') {
+    if (stored && capabilitiesOf(db).writesUnchangedIndexes) {
       indexed.forEach((c, i) => {
         if (stored[c] === row[c]) mask |= 1 << i;
       });
