@@ -6,6 +6,7 @@ import { StoreError } from './errors.js';
 import { acquireSqliteLock } from './lock.js';
 import type { MirrorDatabase } from './schema.js';
 import { buildStore, type CheckpointResult, type Store } from './store.js';
+import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 /** Modes of what the writer creates: the mirror holds customer conversations. */
 export interface SqliteFileModes {
@@ -22,6 +23,12 @@ const CHECKPOINT_BUSY_MS = 250;
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
 /**
+ * The writer's own automatic checkpoint, in 4 KiB pages: a backstop at 16 MiB of WAL for when the
+ * checkpoint thread falls behind (SQLite's default, 1,000 pages, is what the thread replaces).
+ */
+const BACKSTOP_AUTOCHECKPOINT_PAGES = 4096;
+
+/**
  * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
  * transaction on it, which is what makes `Store.transaction` one writer at a time in-process.
  */
@@ -30,6 +37,7 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
   const memory = database === ':memory:';
   const path = memory ? database : resolve(database);
   let sqlite: Database.Database;
+  let checkpointer: WalCheckpointer | undefined;
   try {
     if (!memory && !readonly) createPrivately(path, fileMode, modes.directoryMode ?? 0o700);
     sqlite = new Database(path, { readonly, fileMustExist: readonly });
@@ -41,7 +49,12 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
       sqlite.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     }
     sqlite.pragma('foreign_keys = ON');
+    if (!memory && !readonly) {
+      checkpointer = startWalCheckpointer({ path });
+      sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
+    }
   } catch (cause) {
+    void checkpointer?.stop();
     const what = readonly
       ? `No readable mirror at ${path}; run \`wsmirror backfill\` first or check the path`
       : `Cannot open the mirror database ${path}; check the path and its permissions`;
@@ -56,6 +69,9 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     // SQLite serialises transactions on the one connection: none is ever rolled back for another.
     isRetryable: () => false,
     isRefusedValue: (err) => (err as { code?: unknown } | null)?.code === 'SQLITE_TOOBIG',
+    // Before the connection closes, so the thread's connection is never the last one (which would
+    // checkpoint and delete the WAL on close).
+    beforeClose: () => checkpointer?.stop() ?? Promise.resolve(),
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
       return acquireSqliteLock(path, opts, fileMode);

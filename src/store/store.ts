@@ -108,6 +108,8 @@ export interface StoreBackend {
   isRetryable: (err: unknown) => boolean;
   /** See `Store.isRefusedValue`. */
   isRefusedValue: (err: unknown) => boolean;
+  /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
+  beforeClose?: () => Promise<void>;
 }
 
 export function buildStore(backend: StoreBackend): Store {
@@ -154,6 +156,7 @@ export function buildStore(backend: StoreBackend): Store {
     pipelineDealCounts: () => r.pipelineDealCounts(db),
     async close() {
       for (const lock of [...locks]) await lock.release();
+      await backend.beforeClose?.();
       await db.destroy();
     },
   };

@@ -1,0 +1,66 @@
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { openStore } from './open.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
+
+/**
+ * The WAL-index header (the `-shm` file, native byte order): `mxFrame`, the last committed frame,
+ * at byte 16; the checkpoint's `nBackfill`, frames already copied into the database, at byte 96.
+ */
+function walProgress(path: string): { mxFrame: number; nBackfill: number } {
+  const shm = readFileSync(`${path}-shm`);
+  return { mxFrame: shm.readUInt32LE(16), nBackfill: shm.readUInt32LE(96) };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setImmediate(r));
+}
+
+const blob = 'x'.repeat(10_000);
+
+describe('the WAL checkpoint thread', () => {
+  it('copies committed frames back while the writer never checkpoints, so the WAL starts over', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'wsm-wal-')), 'm.sqlite');
+    const writer = new Database(path);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('synchronous = NORMAL');
+    // Only the thread may checkpoint: any copied frame below is its work.
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('create table t (id integer primary key, v text)');
+    const insert = writer.prepare('insert into t (v) values (?)');
+    for (let tx = 0; tx < 20; tx++) writer.transaction(() => Array.from({ length: 10 }, () => insert.run(blob)))();
+    const written = walProgress(path).mxFrame;
+    expect(written).toBeGreaterThan(500);
+    expect(walProgress(path).nBackfill).toBe(0);
+
+    const thread = startWalCheckpointer({ path, intervalMs: 10 });
+    await until(() => walProgress(path).nBackfill === written);
+    // Everything is in the database now, so the next transaction writes from the WAL's start.
+    insert.run('after');
+    expect(walProgress(path).mxFrame).toBeLessThan(10);
+    await thread.stop();
+    writer.close();
+  });
+
+  it('runs beside a writable store, keeps its WAL bounded, and is gone before the store closes', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'wsm-wal-')), 'm.sqlite');
+    const store = await openStore({ database: path });
+    await sql`create table scratch (id integer primary key, v text)`.execute(store.db);
+    let largest = 0;
+    for (let tx = 0; tx < 80; tx++) {
+      // 80 transactions of about 0.5 MB: 40 MB through a WAL bounded at 16 MiB.
+      await store.db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 50; i++) await sql`insert into scratch (v) values (${blob})`.execute(trx);
+      });
+      largest = Math.max(largest, statSync(`${path}-wal`).size);
+    }
+    expect(largest).toBeLessThanOrEqual(17 * 1024 * 1024);
+    await store.close();
+    // The thread's connection closed first, so the store's was the last and removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+});
