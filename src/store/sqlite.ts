@@ -72,6 +72,14 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     // Before the connection closes, so the thread's connection is never the last one (which would
     // checkpoint and delete the WAL on close).
     beforeClose: () => checkpointer?.stop() ?? Promise.resolve(),
+    async afterCommit() {
+      // The thread's passes fell behind a writer committing back to back (past the size the WAL is
+      // truncated to on a restart, it holds that many bytes of frames): copy everything now, on the
+      // writer's connection held between transactions, so the next transaction starts the WAL over.
+      if (!checkpointer || sizeOf(`${path}-wal`) <= JOURNAL_SIZE_LIMIT) return;
+      const thread = checkpointer;
+      await db.connection().execute(() => thread.exclusive(() => sqlite.pragma('wal_checkpoint(PASSIVE)')));
+    },
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');
       return acquireSqliteLock(path, opts, fileMode);
@@ -79,7 +87,7 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     ...(memory
       ? {}
       : {
-          checkpoint: () => Promise.resolve(checkpoint(sqlite)),
+          checkpoint: () => (checkpointer ? checkpointer.exclusive(() => checkpoint(sqlite)) : Promise.resolve(checkpoint(sqlite))),
           fileSizes: () => ({ database: sizeOf(path), wal: sizeOf(`${path}-wal`) }),
         }),
   });

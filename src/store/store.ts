@@ -108,6 +108,8 @@ export interface StoreBackend {
   isRetryable: (err: unknown) => boolean;
   /** See `Store.isRefusedValue`. */
   isRefusedValue: (err: unknown) => boolean;
+  /** After each `transaction` commits (SQLite: keeps the WAL under its bound). */
+  afterCommit?: () => Promise<void>;
   /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
   beforeClose?: () => Promise<void>;
 }
@@ -121,7 +123,11 @@ export function buildStore(backend: StoreBackend): Store {
     db,
     label,
     migrate: () => migrateStore(backend),
-    transaction: (fn) => withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable),
+    async transaction(fn) {
+      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable);
+      await backend.afterCommit?.();
+      return result;
+    },
     isRefusedValue: (err) => backend.isRefusedValue(err),
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');

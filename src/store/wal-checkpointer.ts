@@ -11,6 +11,12 @@ export interface WalCheckpointerOptions {
 
 /** A thread that copies committed WAL frames back into the database while the writer goes on. */
 export interface WalCheckpointer {
+  /**
+   * Runs `fn` while the thread is between passes and holds off the next one. A TRUNCATE checkpoint
+   * needs this: one started while the thread's PASSIVE pass holds SQLite's checkpoint lock gives
+   * up at once (busy, no page counts), which would read as a reader holding the WAL.
+   */
+  exclusive<T>(fn: () => T): Promise<T>;
   /** Stops the thread and closes its connection; resolves once both are gone. */
   stop(): Promise<void>;
 }
@@ -22,9 +28,10 @@ export interface WalCheckpointer {
  * L workspace (bench/README.md), 0.5 s of 4.0 s at S. A PASSIVE checkpoint on a second connection
  * never blocks the writer or a reader; it copies what is committed and leaves the rest for the
  * next pass. Once it has copied everything, the writer's next transaction starts the WAL over
- * from its beginning, so the WAL stays short without the writer ever checkpointing. The writer
- * keeps a high automatic threshold as a backstop should this thread fall behind
- * (docs/operations.md, "Growth").
+ * from its beginning, so the WAL stays short without the writer ever checkpointing. A writer
+ * that commits back to back can keep every pass a little behind, and the WAL starts over only
+ * once one has caught up: so the store checkpoints itself, through `exclusive`, after a commit
+ * that leaves the WAL past its size limit (docs/operations.md, "Growth").
  *
  * The thread runs inline JavaScript, not a module file, so it works the same from the built
  * package and from the TypeScript sources the tests run.
@@ -39,10 +46,36 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
   });
   // A failing thread (the file gone, a driver error) only loses the help: the writer's own
   // automatic checkpoint still bounds the WAL.
+  let alive = true;
   worker.on('error', () => undefined);
+  worker.once('exit', () => (alive = false));
   worker.unref();
   let stopped: Promise<void> | undefined;
+  let queue: Promise<unknown> = Promise.resolve();
+  const paused = () =>
+    new Promise<boolean>((resolve) => {
+      if (!alive || stopped) return resolve(false);
+      const onExit = () => resolve(false);
+      worker.once('exit', onExit);
+      worker.once('message', () => {
+        worker.off('exit', onExit);
+        resolve(true);
+      });
+      worker.postMessage('pause');
+    });
   return {
+    exclusive<T>(fn: () => T): Promise<T> {
+      const run = queue.then(async () => {
+        const held = await paused();
+        try {
+          return fn();
+        } finally {
+          if (held && alive) worker.postMessage('resume');
+        }
+      });
+      queue = run.catch(() => undefined);
+      return run;
+    },
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         if (worker.threadId === -1) return resolve();
@@ -89,8 +122,10 @@ function pass() {
 }
 timer = setTimeout(pass, workerData.intervalMs);
 parentPort.on('message', (m) => {
-  if (m !== 'stop') return;
+  // Messages arrive only between passes: a pass is synchronous.
   clearTimeout(timer);
+  if (m === 'pause') return parentPort.postMessage('paused');
+  if (m === 'resume') return void (timer = setTimeout(pass, workerData.intervalMs));
   try { db.close(); } catch {}
   parentPort.close();
 });
