@@ -22,16 +22,20 @@ async function until(check: () => boolean): Promise<void> {
 
 const blob = 'x'.repeat(10_000);
 
+/** A WAL-mode writer that never checkpoints by itself: any copied frame is someone else's work. */
+function manualWriter(): { path: string; writer: Database.Database; insert: Database.Statement } {
+  const path = join(mkdtempSync(join(tmpdir(), 'wsm-wal-')), 'm.sqlite');
+  const writer = new Database(path);
+  writer.pragma('journal_mode = WAL');
+  writer.pragma('synchronous = NORMAL');
+  writer.pragma('wal_autocheckpoint = 0');
+  writer.exec('create table t (id integer primary key, v text)');
+  return { path, writer, insert: writer.prepare('insert into t (v) values (?)') };
+}
+
 describe('the WAL checkpoint thread', () => {
   it('copies committed frames back while the writer never checkpoints, so the WAL starts over', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'wsm-wal-')), 'm.sqlite');
-    const writer = new Database(path);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('synchronous = NORMAL');
-    // Only the thread may checkpoint: any copied frame below is its work.
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('create table t (id integer primary key, v text)');
-    const insert = writer.prepare('insert into t (v) values (?)');
+    const { path, writer, insert } = manualWriter();
     for (let tx = 0; tx < 20; tx++) writer.transaction(() => Array.from({ length: 10 }, () => insert.run(blob)))();
     const written = walProgress(path).mxFrame;
     expect(written).toBeGreaterThan(500);
@@ -66,12 +70,7 @@ describe('the WAL checkpoint thread', () => {
   });
 
   it('holds its passes off while a TRUNCATE checkpoint runs, so that one never reads as busy', async () => {
-    const path = join(mkdtempSync(join(tmpdir(), 'wsm-wal-')), 'm.sqlite');
-    const writer = new Database(path);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('create table t (id integer primary key, v text)');
-    const insert = writer.prepare('insert into t (v) values (?)');
+    const { path, writer, insert } = manualWriter();
     // No pause between passes: the thread is checkpointing most of the time the WAL moves, so a
     // TRUNCATE run beside it, not through `exclusive`, finds the checkpoint lock taken (it did
     // within 30 rounds when tried).
