@@ -4,7 +4,7 @@ import { cpus, totalmem, release, platform, arch } from 'node:os';
 import Database from 'better-sqlite3';
 import type { AutoRateFigures } from './auto-rate.js';
 import type { FreshnessFigures } from './freshness.js';
-import type { ThroughputFigures } from './throughput.js';
+import type { PhaseFigures, ThroughputFigures } from './throughput.js';
 import { root } from './sim.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -62,16 +62,19 @@ const fmt = (n: number | null | undefined, digits = 0) =>
 export function printThroughput(rows: ThroughputFigures[]): void {
   if (rows.length === 0) return;
   console.log(
-    '\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | wsmirror requests | req ratio (per-record / floor) | wsmirror peak RSS MB | raw peak RSS MB |',
+    '\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | rules floor | wsmirror requests | req ratio (per-record / list floor / rules floor) | wsmirror peak RSS MB | raw peak RSS MB |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    for (const [job, p] of [
+    const jobs: [string, PhaseFigures][] = [
       ['backfill', r.backfill],
-      [`sync after ${r.writes} writes`, r.sync],
-    ] as const) {
+      [`first sync after ${r.writes} writes`, r.sync],
+    ];
+    if (r.tick) jobs.push([`tick sync after ${r.writes} writes`, r.tick]);
+    for (const [job, p] of jobs) {
+      const ratios = `${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} / ${p.rulesPlanRatio?.toFixed(3) ?? '–'}`;
       console.log(
-        `| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.wsmirror.requests)} | ${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`,
+        `| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.rulesPlan)} | ${fmt(p.wsmirror.requests)} | ${ratios} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`,
       );
     }
   }

@@ -29,6 +29,9 @@ export interface PhaseFigures {
   /** Sync only: the list-based floor (bench/worker.ts listPlan) and wsmirror requests / it. */
   listPlan?: number;
   listPlanRatio?: number;
+  /** Sync only: the list-based floor plus the change-log pages the documented window re-reads (lookback or overlap). */
+  rulesPlan?: number;
+  rulesPlanRatio?: number;
 }
 
 export interface ThroughputFigures {
@@ -39,10 +42,23 @@ export interface ThroughputFigures {
   messages: number;
   writes: number;
   backfill: PhaseFigures;
+  /** The first sync after the backfill: a full window, from the hand-over watermark − lookbackSeconds. */
   sync: PhaseFigures;
+  /** A steady-state sync: a tick window (watermark − tickOverlapSeconds) after the first sync. */
+  tick?: PhaseFigures;
 }
 
 const LOOKBACK_MS = 300_000;
+/** wsmirror's default tickOverlapSeconds (src/sync/window.ts). */
+const TICK_OVERLAP_MS = 5_000;
+/**
+ * The simulated time each batch of writes is spread over, so a tick's overlap re-reads the last
+ * seconds of a period, as in a running daemon, not the whole batch made in one burst. Two batches
+ * advance the simulator's clock by twice this, well within the 60 s its events may run ahead of
+ * its Date header (real time) before they count as implausible (docs/sync.md, "Hostile upstream").
+ */
+const WRITE_SPAN_MS = 15_000;
+const WRITE_CHUNKS = 15;
 
 function figures(r: JobResult, seen: SeenRequests): JobFigures {
   return { ms: Math.round(r.ms!), requests: seen.total, peakRssMb: r.maxRssMb! };
@@ -56,7 +72,35 @@ function phase(raw: JobResult, rawSeen: SeenRequests, ws: JobResult, wsSeen: See
     minimalPlan: rawSeen.total,
     requestRatio: Number((wsSeen.total / Math.max(1, rawSeen.total)).toFixed(3)),
     ...(raw.listPlan === undefined ? {} : { listPlan: raw.listPlan, listPlanRatio: Number((wsSeen.total / raw.listPlan).toFixed(3)) }),
+    ...(raw.rulesPlan === undefined ? {} : { rulesPlan: raw.rulesPlan, rulesPlanRatio: Number((wsSeen.total / raw.rulesPlan).toFixed(3)) }),
   };
+}
+
+/** `writes` random writes in WRITE_CHUNKS bursts, the simulator's clock moved on between them. */
+async function spreadWrites(url: string, writes: number): Promise<void> {
+  const chunk = Math.ceil(writes / WRITE_CHUNKS);
+  for (let left = writes; left > 0; left -= chunk) {
+    await control(url, 'POST', 'act', { count: Math.min(chunk, left) });
+    if (left > chunk) await control(url, 'POST', 'clock', { advanceMs: WRITE_SPAN_MS / WRITE_CHUNKS });
+  }
+}
+
+/** One measured sync: writes, the raw loop over the window the mirror will read, then wsmirror's cycle. */
+async function measureSync(
+  url: string,
+  database: string,
+  writes: number,
+  watermarkMs: number,
+  sinceMs: number,
+): Promise<{ figures: PhaseFigures; watermarkMs: number | undefined }> {
+  await spreadWrites(url, writes);
+  await takeRequests(url);
+  const window = { since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() };
+  const raw = await runJob('raw-sync', url, JSON.stringify(window));
+  const rawSeen = await takeRequests(url);
+  const ws = await runJob('wsmirror-sync', url, JSON.stringify({ database }));
+  const wsSeen = await takeRequests(url);
+  return { figures: phase(raw, rawSeen, ws, wsSeen), watermarkMs: ws.watermarkMs };
 }
 
 async function withPostgresDatabase<T>(url: string, name: string, fn: (dbUrl: string) => Promise<T>): Promise<T> {
@@ -126,23 +170,21 @@ export async function measureThroughput(
     const rawBackfillSeen = await takeRequests(sim.url);
     const wsBackfill = await runJob('wsmirror-backfill', sim.url, JSON.stringify({ database }));
     const wsBackfillSeen = await takeRequests(sim.url);
-    // The sync reads from the watermark minus lookbackSeconds; the raw loop reads the same window
-    // (the simulator's clock stands in should the mirror's watermark be unreadable).
-    const watermarkMs = wsBackfill.watermarkMs ?? (await simNow(sim.url));
-    const since = new Date(watermarkMs - LOOKBACK_MS).toISOString();
-    for (let left = writes; left > 0; left -= 1000) await control(sim.url, 'POST', 'act', { count: Math.min(1000, left) });
-    await takeRequests(sim.url);
-    const rawSync = await runJob('raw-sync', sim.url, since);
-    const rawSyncSeen = await takeRequests(sim.url);
-    const wsSync = await runJob('wsmirror-sync', sim.url, JSON.stringify({ database }));
-    const wsSyncSeen = await takeRequests(sim.url);
+    // The first sync is a full window, from the hand-over watermark minus lookbackSeconds; the
+    // next one a tick, from its watermark minus tickOverlapSeconds. The raw loop reads the same
+    // windows (the simulator's clock stands in should the mirror's watermark be unreadable).
+    const handover = wsBackfill.watermarkMs ?? (await simNow(sim.url));
+    const first = await measureSync(sim.url, database, writes, handover, handover - LOOKBACK_MS);
+    const afterFirst = first.watermarkMs ?? (await simNow(sim.url));
+    const tick = await measureSync(sim.url, database, writes, afterFirst, afterFirst - TICK_OVERLAP_MS);
     return {
       size: size.name,
       dialect,
       ...counts,
       writes,
       backfill: phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
-      sync: phase(rawSync, rawSyncSeen, wsSync, wsSyncSeen),
+      sync: first.figures,
+      tick: tick.figures,
     };
   };
   try {

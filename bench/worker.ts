@@ -80,7 +80,10 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
   };
   const started = performance.now();
   if (kind === 'backfill') {
-    await get('/api/v1/events?limit=1');
+    const probe = (await get('/api/v1/events?limit=1')) as { events: SyncEvent[] };
+    // The log's lookback before the hand-over, read before the copy (docs/sync.md, "Backfill").
+    const head = probe.events[0]?.occurredAt;
+    if (head !== undefined) await pageEvents(get, new Date(Date.parse(head) - LOOKBACK_MS).toISOString());
     await get('/api/v1/pipelines');
     for (let cursor: string | null = null, first = true; first || cursor; first = false) {
       const page = (await get(`/api/v1/deals?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)) as Page;
@@ -94,28 +97,53 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
       cursor = page.nextCursor;
     }
   } else {
+    const window = JSON.parse(arg!) as SyncWindow;
+    const watermarkMs = Date.parse(window.watermark);
     await get('/api/v1/pipelines');
+    const events = await pageEvents(get, window.since);
+    // Records changed since the watermark: those changed before it were read by the backfill or
+    // the previous sync after their events were visible (docs/sync.md, "Backfill").
     const touched = new Set<string>();
-    const events: SyncEvent[] = [];
-    for (let cursor: string | null = null, first = true; first || cursor; first = false) {
-      const page = (await get(
-        `/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(arg!)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      )) as Page & { events: SyncEvent[] };
-      for (const e of page.events) {
-        events.push(e);
-        if (e.entityType === 'ticket' || e.entityType === 'deal') touched.add(`${e.entityType}s/${e.entityId}`);
-      }
-      cursor = page.nextCursor;
+    for (const e of events) {
+      if ((e.entityType === 'ticket' || e.entityType === 'deal') && Date.parse(e.occurredAt) >= watermarkMs)
+        touched.add(`${e.entityType}s/${e.entityId}`);
     }
     await mapConcurrent([...touched], CONCURRENCY, async (p) => void (await get(`/api/v1/${p}`)));
     const ms = performance.now() - started;
     await pool.close();
-    return { ms, requests, listPlan: listPlan(events, Date.parse(arg!) + LOOKBACK_MS) };
+    const floor = listPlan(events, watermarkMs);
+    return {
+      ms,
+      requests,
+      listPlan: floor,
+      rulesPlan: floor - pages(events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs).length) + pages(events.length),
+    };
   }
   const ms = performance.now() - started;
   await pool.close();
   return { ms, requests };
 }
+
+/** The arg of raw-sync: the window the mirror's next cycle reads (from `since`) and its watermark. */
+interface SyncWindow {
+  since: string;
+  watermark: string;
+}
+
+/** Every page of the change log from `since`, newest first; returns the events. */
+async function pageEvents(get: (path: string) => Promise<unknown>, since: string): Promise<SyncEvent[]> {
+  const events: SyncEvent[] = [];
+  for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+    const page = (await get(
+      `/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(since)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    )) as Page & { events: SyncEvent[] };
+    events.push(...page.events);
+    cursor = page.nextCursor;
+  }
+  return events;
+}
+
+const pages = (n: number) => Math.max(1, Math.ceil(n / PAGE));
 
 interface SyncEvent {
   type: string;
@@ -145,7 +173,6 @@ function listPlan(events: SyncEvent[], watermarkMs: number): number {
       if (NEEDS_TICKET_READ.test(e.type)) ticketReads.add(e.entityId);
     } else if (e.entityType === 'deal' && e.type !== 'deal.deleted') deals.add(e.entityId);
   }
-  const pages = (n: number) => Math.max(1, Math.ceil(n / PAGE));
   return 1 + pages(fresh.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
 }
 

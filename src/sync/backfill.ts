@@ -10,9 +10,10 @@ import {
 } from '../api/index.js';
 import type { StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
-import { toIsoTimestamp } from '../util/time.js';
+import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import type { SyncContext } from './context.js';
 import { recordFailure } from './drain.js';
+import { dirtyMarks } from './marks.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { splitImplausible } from './cycle.js';
@@ -31,7 +32,7 @@ export interface BackfillOptions {
   onProgress?: (p: { phase: BackfillState['phase']; copied: BackfillState['copied'] }) => void;
 }
 
-type ListName = 'deals' | 'tickets' | 'history';
+type ListName = 'recent' | 'deals' | 'tickets' | 'history';
 
 /** What one committed page added: rows the mirror now holds, and records or events quarantined. */
 interface PageCount {
@@ -48,10 +49,63 @@ interface PageCount {
 interface Phase<T, L> {
   name: ListName;
   fetch(ctx: SyncContext, state: BackfillState): (cursor: string | undefined) => Promise<Page<T>>;
-  load(ctx: SyncContext, page: Page<T>, stats: RunStats): Promise<L>;
-  apply(tx: StoreTx, page: Page<T>, loaded: L, now: string): Promise<PageCount>;
+  load(ctx: SyncContext, page: Page<T>, stats: RunStats, state: BackfillState): Promise<L>;
+  /** `pending`: the dirty marks when the phase began (settleMarks). */
+  apply(tx: StoreTx, page: Page<T>, loaded: L, now: string, pending: ReadonlySet<string>): Promise<PageCount>;
   /** The phase after this list's last page. */
   next(state: BackfillState): BackfillState['phase'];
+}
+
+/** The start of the log the backfill reads before copying: the hand-over's lookback (docs/sync.md, "Backfill"). */
+function recentSince(ctx: SyncContext, state: BackfillState): string | undefined {
+  return state.handover === null ? undefined : shiftIso(state.handover, -ctx.config.lookbackSeconds * 1000);
+}
+
+/**
+ * Step 2: the log from `handover − lookbackSeconds` to now, read before anything is copied and
+ * stored with its dirty marks, as a sync window would. Every copy below is read after these
+ * events were visible, so a copy at least as new as a mark settles it (the drain's own rule);
+ * the first sync's full window, which re-reads this stretch, then marks only the events that
+ * became visible after this read (they are new to the mirror), instead of every record changed
+ * in the lookback before the hand-over.
+ */
+const recentPhase: Phase<WorkspaceEvent, null> = {
+  name: 'recent',
+  fetch: (ctx, state) => (cursor) => ctx.client.eventsPage({ since: recentSince(ctx, state), cursor, limit: ctx.config.pageSize }),
+  load: () => Promise.resolve(null),
+  async apply(tx, page, _, now) {
+    const { events, rejected } = splitImplausible(page, now);
+    const { newIds } = await tx.insertEvents(events, now);
+    await quarantineInvalid(
+      tx,
+      page.invalid.filter((i) => i.entityType !== 'event'),
+      now,
+    );
+    // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
+    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
+    const fresh = events.filter((e) => newIds.has(e.id));
+    for (const e of fresh) {
+      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted')
+        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+    }
+    await tx.markDirty([...dirtyMarks(fresh), ...marks]);
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+  },
+  next: () => 'deals',
+};
+
+/**
+ * Clears the dirty marks a copy settles: it was read after the events that marked it were
+ * visible (they were read before the copy began), so at least as new means it holds them, as
+ * for any read of the drain (docs/design.md §4.3). An older copy stays dirty for the first sync.
+ */
+async function settleMarks(
+  tx: StoreTx,
+  entityType: 'ticket' | 'deal',
+  records: readonly { id: string; updatedAt: string }[],
+  pending: ReadonlySet<string>,
+): Promise<void> {
+  for (const r of records) if (pending.has(`${entityType}:${r.id}`)) await tx.clearDirty(entityType, r.id, r.updatedAt);
 }
 
 const dealsPhase: Phase<Deal, null> = {
@@ -63,10 +117,16 @@ const dealsPhase: Phase<Deal, null> = {
     if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
     return null;
   },
-  async apply(tx, page, _, now) {
+  async apply(tx, page, _, now, pending) {
     const verdicts = await tx.upsertDeals(page.items, now);
     await quarantineInvalid(tx, page.invalid, now);
     const stored = verdicts.filter((v) => !v.quarantined).length;
+    await settleMarks(
+      tx,
+      'deal',
+      page.items.filter((_d, i) => !verdicts[i]?.quarantined),
+      pending,
+    );
     return { copied: stored, quarantined: page.invalid.length + verdicts.length - stored };
   },
   next: () => 'tickets',
@@ -76,8 +136,14 @@ const ticketsPhase: Phase<Ticket, ReadTickets> = {
   name: 'tickets',
   fetch: (ctx) => (cursor) => ctx.client.ticketsPage({ cursor, limit: ctx.config.pageSize }),
   load: (ctx, page, stats) => readTickets(ctx, page.items, stats),
-  async apply(tx, page, full, now) {
+  async apply(tx, page, full, now, pending) {
     const verdicts = await tx.upsertTickets(full.ok, now);
+    await settleMarks(
+      tx,
+      'ticket',
+      full.ok.filter((_t, i) => !verdicts[i]?.quarantined),
+      pending,
+    );
     await quarantineInvalid(tx, page.invalid, now);
     for (const bad of full.invalid) {
       await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
@@ -88,18 +154,23 @@ const ticketsPhase: Phase<Ticket, ReadTickets> = {
   next: (state) => (state.history === 'none' ? 'done' : 'history'),
 };
 
-const historyPhase: Phase<WorkspaceEvent, null> = {
+const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
   name: 'history',
   fetch(ctx, state) {
     const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
     return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
   },
-  load: () => Promise.resolve(null),
-  async apply(tx, page, _, now) {
+  load: (ctx, _page, _stats, state) => Promise.resolve(recentSince(ctx, state)),
+  async apply(tx, page, markFrom, now) {
     // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
     // their records were just copied, so they need no re-read.
     const { events, rejected } = splitImplausible(page, now);
     const { newIds } = await tx.insertEvents(events, now);
+    // An event this late in the log that the recent phase did not store may have become visible
+    // after its record was copied: the first sync, which will find it already stored, must still
+    // re-read that record, so it is marked here as that sync's window would have marked it.
+    const late = events.filter((e) => newIds.has(e.id) && (markFrom === undefined || Date.parse(e.occurredAt) >= Date.parse(markFrom)));
+    await tx.markDirty(dirtyMarks(late));
     await quarantineInvalid(tx, page.invalid, now);
     await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
@@ -107,7 +178,7 @@ const historyPhase: Phase<WorkspaceEvent, null> = {
   next: () => 'done',
 };
 
-const PHASES = [dealsPhase, ticketsPhase, historyPhase] as const;
+const PHASES = [recentPhase, dealsPhase, ticketsPhase, historyPhase] as const;
 
 export async function runBackfill(ctx: SyncContext, stats: RunStats, options: BackfillOptions = {}): Promise<BackfillState> {
   let state = (await readBackfill(ctx.store)) ?? null;
@@ -142,7 +213,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
 async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promise<BackfillState> {
   const head = options.head !== undefined ? options.head : plausibleHead(await ctx.client.eventsPage({ limit: 1 }), ctx.now()).head;
   const state: BackfillState = {
-    phase: 'deals',
+    // An empty log has no lookback before its hand-over to read.
+    phase: head === null ? 'deals' : 'recent',
     handover: toIsoTimestamp(head),
     cursor: null,
     startedAt: ctx.now(),
@@ -162,16 +234,17 @@ async function copyPhase(
   committed: (state: BackfillState) => void,
 ): Promise<boolean> {
   let state = start;
+  const pending = phase.name === 'deals' || phase.name === 'tickets' ? await pendingMarks(ctx) : new Set<string>();
   return copyList(
     ctx,
     state.cursor,
     phase.fetch(ctx, state),
-    (page) => phase.load(ctx, page, stats),
+    (page) => phase.load(ctx, page, stats, state),
     async (page, loaded, cursor) => {
       const now = ctx.now();
       const { next, count } = await ctx.store.transaction(async (tx) => {
-        const count = await phase.apply(tx, page, loaded, now);
-        const key = phase.name === 'history' ? 'events' : phase.name;
+        const count = await phase.apply(tx, page, loaded, now, pending);
+        const key = phase.name === 'history' || phase.name === 'recent' ? 'events' : phase.name;
         const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + count.copied } };
         await saveBackfill(tx, next);
         return { next, count };
@@ -179,14 +252,23 @@ async function copyPhase(
       // Counted after the commit: a transaction may run again (PostgreSQL deadlock).
       state = next;
       stats.quarantined += count.quarantined;
-      if (phase.name === 'history') {
+      if (phase.name === 'history' || phase.name === 'recent') {
         stats.eventsRead += page.items.length;
         stats.eventsNew += count.copied;
       }
-      ctx.hooks?.onPage?.(phase.name, { items: page.items.length, invalid: page.invalid.length });
+      ctx.hooks?.onPage?.(phase.name === 'recent' ? 'history' : phase.name, { items: page.items.length, invalid: page.invalid.length });
       committed(next);
     },
   );
+}
+
+/** Dirty marks a copy may settle; beyond this many the rest stay dirty for the first sync (safe, only dearer). */
+const MAX_PENDING_MARKS = 100_000;
+
+/** Read outside the page transactions: SQLite has one connection, which a transaction holds. */
+async function pendingMarks(ctx: SyncContext): Promise<Set<string>> {
+  const entries = await ctx.store.listDirty(MAX_PENDING_MARKS);
+  return new Set(entries.map((e) => `${e.entityType}:${e.entityId}`));
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };

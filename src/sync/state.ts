@@ -45,7 +45,8 @@ export interface LookbackState {
 
 /** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
 export interface BackfillState {
-  phase: 'deals' | 'tickets' | 'history' | 'done';
+  /** `recent`: the log's lookback before the hand-over, read before the copy (docs/sync.md, "Backfill"). */
+  phase: 'recent' | 'deals' | 'tickets' | 'history' | 'done';
   /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
   handover: string | null;
   /** Cursor of the list being copied; null starts it from the beginning. */

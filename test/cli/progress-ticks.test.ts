@@ -16,7 +16,7 @@ describe('backfill progress and daemon ticks', () => {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code).toBe(0);
-    expect(out).toMatch(/tickets: deals \d+, tickets \d+, events 0 · \d+ records\/s · \d+\.\d s/);
+    expect(out).toMatch(/tickets: deals \d+, tickets \d+, events \d+ · \d+ records\/s · \d+\.\d s/);
     expect(out).toMatch(/\r/);
     expect(out).toMatch(/Backfill complete: 120 tickets/);
     cleanup();

@@ -4,7 +4,7 @@ import { drainDirty, emptyStats, type SyncContext } from '../../src/sync/index.j
 import { dialects } from '../helpers/dialects.js';
 import { callApi, harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
 
-type Ref = { id: string };
+type Ref = { id: string; priority?: string };
 
 /** The drain's cost model (docs/sync.md, "Drain"), each case ending in a whole-mirror comparison. */
 for (const dialect of dialects)
@@ -70,7 +70,8 @@ for (const dialect of dialects)
       await h.backfill();
       const [ticket] = tickets();
       const [deal] = deals();
-      await callApi(h.sim, 'PATCH', `/tickets/${ticket!.id}`, { priority: 'high' });
+      // A real change, so an event marks it (the backfill already read the log before its copy).
+      await callApi(h.sim, 'PATCH', `/tickets/${ticket!.id}`, { priority: ticket!.priority === 'high' ? 'low' : 'high' });
       await callApi(h.sim, 'PATCH', `/deals/${deal!.id}`, { name: 'about to go' });
       // The events that remove them arrive late: the mirror only knows of field changes.
       h.sim.control.setFaults({ lateEventRate: 1, lateEventDelayMs: 60_000 });
