@@ -1,0 +1,187 @@
+/**
+ * The backfill's lists as data (docs/design.md §4.6): what each phase fetches, loads outside its
+ * page's transaction, and writes; `runBackfill` (backfill.ts) walks them in order.
+ */
+import { NotFoundError, type Deal, type Page, type Ticket, type TicketWithMessages, type WorkspaceEvent } from '../api/index.js';
+import type { StoreTx } from '../store/index.js';
+import { mapConcurrent } from '../util/concurrency.js';
+import { shiftIso, toIsoTimestamp } from '../util/time.js';
+import type { SyncContext } from './context.js';
+import { splitImplausible } from './cycle.js';
+import { recordFailure } from './drain.js';
+import { dirtyMarks } from './marks.js';
+import { refreshPipelines } from './pipelines.js';
+import { quarantineEvents, quarantineInvalid } from './quarantine.js';
+import type { BackfillState } from './state.js';
+import type { RunStats } from './stats.js';
+
+export type ListName = 'recent' | 'deals' | 'tickets' | 'history';
+
+/** What one committed page added: rows the mirror now holds, and records or events quarantined. */
+interface PageCount {
+  copied: number;
+  quarantined: number;
+}
+
+/**
+ * One list of the backfill, copied page by page (docs/design.md §4.6). `load` runs outside the
+ * page's transaction (and overlaps the previous page's commit); `apply` writes the page and says
+ * what it added, from the store's own verdicts, so a record the store quarantines is never
+ * counted as copied.
+ */
+export interface Phase<T, L> {
+  name: ListName;
+  fetch(ctx: SyncContext, state: BackfillState): (cursor: string | undefined) => Promise<Page<T>>;
+  load(ctx: SyncContext, page: Page<T>, stats: RunStats, state: BackfillState): Promise<L>;
+  /** `pending`: the dirty marks when the phase began (settleMarks). */
+  apply(tx: StoreTx, page: Page<T>, loaded: L, now: string, pending: ReadonlySet<string>): Promise<PageCount>;
+  /** The phase after this list's last page. */
+  next(state: BackfillState): BackfillState['phase'];
+}
+
+/** The start of the log the backfill reads before copying: the hand-over's lookback (docs/sync.md, "Backfill"). */
+function recentSince(ctx: SyncContext, state: BackfillState): string | undefined {
+  return state.handover === null ? undefined : shiftIso(state.handover, -ctx.config.lookbackSeconds * 1000);
+}
+
+/**
+ * Step 2: the log from `handover − lookbackSeconds` to now, read before anything is copied and
+ * stored with its dirty marks, as a sync window would. Every copy below is read after these
+ * events were visible, so a copy at least as new as a mark settles it (the drain's own rule);
+ * the first sync's full window, which re-reads this stretch, then marks only the events that
+ * became visible after this read (they are new to the mirror), instead of every record changed
+ * in the lookback before the hand-over.
+ */
+const recentPhase: Phase<WorkspaceEvent, null> = {
+  name: 'recent',
+  fetch: (ctx, state) => (cursor) => ctx.client.eventsPage({ since: recentSince(ctx, state), cursor, limit: ctx.config.pageSize }),
+  load: () => Promise.resolve(null),
+  async apply(tx, page, _, now) {
+    const { events, rejected } = splitImplausible(page, now);
+    const { newIds } = await tx.insertEvents(events, now);
+    await quarantineInvalid(
+      tx,
+      page.invalid.filter((i) => i.entityType !== 'event'),
+      now,
+    );
+    // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
+    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
+    const fresh = events.filter((e) => newIds.has(e.id));
+    for (const e of fresh) {
+      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted')
+        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+    }
+    await tx.markDirty([...dirtyMarks(fresh), ...marks]);
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+  },
+  next: () => 'deals',
+};
+
+/**
+ * Clears the dirty marks a copy settles: it was read after the events that marked it were
+ * visible (they were read before the copy began), so at least as new means it holds them, as
+ * for any read of the drain (docs/design.md §4.3). An older copy stays dirty for the first sync.
+ */
+async function settleMarks(
+  tx: StoreTx,
+  entityType: 'ticket' | 'deal',
+  records: readonly { id: string; updatedAt: string }[],
+  pending: ReadonlySet<string>,
+): Promise<void> {
+  for (const r of records) if (pending.has(`${entityType}:${r.id}`)) await tx.clearDirty(entityType, r.id, r.updatedAt);
+}
+
+const dealsPhase: Phase<Deal, null> = {
+  name: 'deals',
+  fetch: (ctx) => (cursor) => ctx.client.dealsPage({ cursor, limit: ctx.config.pageSize }),
+  async load(ctx, page, stats) {
+    stats.recordsFetched += page.items.length;
+    const known = await ctx.store.knownStageIds();
+    if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
+    return null;
+  },
+  async apply(tx, page, _, now, pending) {
+    const verdicts = await tx.upsertDeals(page.items, now);
+    await quarantineInvalid(tx, page.invalid, now);
+    const stored = verdicts.filter((v) => !v.quarantined).length;
+    await settleMarks(
+      tx,
+      'deal',
+      page.items.filter((_d, i) => !verdicts[i]?.quarantined),
+      pending,
+    );
+    return { copied: stored, quarantined: page.invalid.length + verdicts.length - stored };
+  },
+  next: () => 'tickets',
+};
+
+const ticketsPhase: Phase<Ticket, ReadTickets> = {
+  name: 'tickets',
+  fetch: (ctx) => (cursor) => ctx.client.ticketsPage({ cursor, limit: ctx.config.pageSize }),
+  load: (ctx, page, stats) => readTickets(ctx, page.items, stats),
+  async apply(tx, page, full, now, pending) {
+    const verdicts = await tx.upsertTickets(full.ok, now);
+    await settleMarks(
+      tx,
+      'ticket',
+      full.ok.filter((_t, i) => !verdicts[i]?.quarantined),
+      pending,
+    );
+    await quarantineInvalid(tx, page.invalid, now);
+    for (const bad of full.invalid) {
+      await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
+    }
+    const stored = verdicts.filter((v) => !v.quarantined).length;
+    return { copied: stored, quarantined: page.invalid.length + full.invalid.length + verdicts.length - stored };
+  },
+  next: (state) => (state.history === 'none' ? 'done' : 'history'),
+};
+
+const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
+  name: 'history',
+  fetch(ctx, state) {
+    const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
+    return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
+  },
+  load: (ctx, _page, _stats, state) => Promise.resolve(recentSince(ctx, state)),
+  async apply(tx, page, markFrom, now) {
+    // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
+    // their records were just copied, so they need no re-read.
+    const { events, rejected } = splitImplausible(page, now);
+    const { newIds } = await tx.insertEvents(events, now);
+    // An event this late in the log that the recent phase did not store may have become visible
+    // after its record was copied: the first sync, which will find it already stored, must still
+    // re-read that record, so it is marked here as that sync's window would have marked it.
+    const late = events.filter((e) => newIds.has(e.id) && (markFrom === undefined || Date.parse(e.occurredAt) >= Date.parse(markFrom)));
+    await tx.markDirty(dirtyMarks(late));
+    await quarantineInvalid(tx, page.invalid, now);
+    await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+  },
+  next: () => 'done',
+};
+
+export const PHASES = [recentPhase, dealsPhase, ticketsPhase, historyPhase] as const;
+
+interface ReadTickets {
+  ok: TicketWithMessages[];
+  invalid: { entityId: string; reason: string; raw: unknown }[];
+}
+
+/** The list has no messages: read each ticket, `concurrency` at a time. */
+async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: RunStats): Promise<ReadTickets> {
+  const out: ReadTickets = { ok: [], invalid: [] };
+  await mapConcurrent(tickets, ctx.config.concurrency, async (ticket) => {
+    try {
+      out.ok.push(await ctx.client.getTicket(ticket.id));
+      stats.recordsFetched++;
+    } catch (err) {
+      if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
+      // A failure of this ticket's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
+      const own = recordFailure(err);
+      if (own === null) throw err;
+      out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
+    }
+  });
+  return out;
+}
