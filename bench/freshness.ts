@@ -5,7 +5,11 @@
  * The harness makes the writes itself (control `act`, one random write each, at a steady rate)
  * so it knows each write's record and time, and polls the SQLite mirror (read-only, as a BI tool
  * would) every POLL_MS: a write is visible once its record's row has an `updated_at` at or after
- * the write (for a deleted deal: once the row is marked deleted or absent).
+ * the write, or shows the record deleted, a state later than the write (writes go to live records
+ * only); for a deleted deal, once the row is marked deleted or absent. Writes never seen are then
+ * checked against the simulator's ground truth: a record deleted upstream that the mirror shows
+ * deleted or never held was superseded (its copy was gone before any sync could read it), anything
+ * else is a miss.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,6 +40,12 @@ export interface FreshnessFigures {
   p95FirstThirdMs: number | null;
   p95LastThirdMs: number | null;
   keepsUp: boolean;
+  /** Writes shown only by the record's later deletion (`deleted_at` set), counted as visible. */
+  shownDeleted: number;
+  /** Writes never seen whose record was deleted upstream, and absent or deleted in the mirror. */
+  superseded: number;
+  /** Writes never seen for any other reason: the mirror is behind the simulator (a gap). */
+  missed: number;
   requests: number;
   rateLimited: number;
   /** Change-log requests, against the goal's budget: 1.2 × ceil(new events / 100) + one per tick. */
@@ -52,6 +62,8 @@ interface Write {
   wallMs: number;
   simMs: number;
   delayMs?: number;
+  /** Seen only as the record's deletion. */
+  shownDeleted?: boolean;
 }
 
 /** Seconds between ticks of a `*\/n` seconds pattern; 60 for anything else with a fixed second. */
@@ -100,16 +112,58 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
       const byId = new Map(rows.map((r) => [r.id, r]));
       for (const w of chunk) {
         const row = byId.get(w.entityId);
-        const seen =
-          w.kind === 'delete_deal'
-            ? row === undefined || (row.deleted_at !== null && row.deleted_at !== undefined)
-            : row !== undefined && parseTime(row.updated_at) >= w.simMs - CLOCK_SLACK_MS;
-        if (seen) w.delayMs = now - w.wallMs;
-        else still.push(w);
+        const deleted = row !== undefined && row.deleted_at !== null && row.deleted_at !== undefined;
+        const current = row !== undefined && parseTime(row.updated_at) >= w.simMs - CLOCK_SLACK_MS;
+        const seen = w.kind === 'delete_deal' ? row === undefined || deleted : current || deleted;
+        if (!seen) {
+          still.push(w);
+          continue;
+        }
+        w.delayMs = now - w.wallMs;
+        if (w.kind !== 'delete_deal' && !current) w.shownDeleted = true;
       }
     }
   }
   return still;
+}
+
+/**
+ * Splits the writes never seen: superseded (deleted upstream, and absent or deleted in the
+ * mirror: nothing to show) or missed (the mirror is behind the simulator's ground truth).
+ */
+async function classifyUnseen(url: string, database: string, pending: Write[]): Promise<{ superseded: Write[]; missed: Write[] }> {
+  if (pending.length === 0) return { superseded: [], missed: [] };
+  const truth = (await control(url, 'GET', 'truth')) as {
+    tickets: Array<{ id: string; updatedAt: string }>;
+    deals: Array<{ id: string; updatedAt: string }>;
+    hiddenTickets: Array<{ id: string }>;
+    deletedDealIds: string[];
+  };
+  const goneUpstream = new Set([...truth.hiddenTickets.map((t) => t.id), ...truth.deletedDealIds]);
+  const upstreamUpdatedAt = new Map([...truth.tickets, ...truth.deals].map((r) => [r.id, r.updatedAt]));
+  const db = new Database(database, { readonly: true, fileMustExist: true });
+  try {
+    const superseded: Write[] = [];
+    const missed: Write[] = [];
+    for (const w of pending) {
+      const row = db.prepare(`SELECT updated_at, deleted_at FROM ${w.entityType}s WHERE id = ?`).get(w.entityId) as
+        { updated_at: unknown; deleted_at: unknown } | undefined;
+      const mirrorGone = row === undefined || (row.deleted_at !== null && row.deleted_at !== undefined);
+      if (goneUpstream.has(w.entityId) && mirrorGone) {
+        superseded.push(w);
+        continue;
+      }
+      missed.push(w);
+      if (missed.length <= 10)
+        console.log(
+          `  never seen: ${w.kind} ${w.entityType} ${w.entityId} written at ${new Date(w.simMs).toISOString()} (simulator time); ` +
+            `mirror updated_at ${String(row?.updated_at ?? 'no row')}, upstream updatedAt ${upstreamUpdatedAt.get(w.entityId) ?? 'gone'}`,
+        );
+    }
+    return { superseded, missed };
+  } finally {
+    db.close();
+  }
 }
 
 /** Events in the change log now (the control truth of a 1,000-ticket workspace is small). */
@@ -181,13 +235,16 @@ async function writeAndWatch(
   let nextPoll = t0;
   for (let i = 0; i < total; i++) {
     const due = t0 + (i * 1000) / args.writesPerSecond;
-    while (Date.now() < due) {
+    // Polled here too, not only while waiting: a harness behind its write schedule (a loaded
+    // machine) never waits, and would otherwise see nothing until the grace period.
+    do {
       if (Date.now() >= nextPoll) {
         pending = poll(db, pending, Date.now());
-        nextPoll += POLL_MS;
+        nextPoll = Date.now() + POLL_MS;
       }
+      if (Date.now() >= due) break;
       await sleep(Math.max(0, Math.min(due, nextPoll) - Date.now()));
-    }
+    } while (Date.now() < due);
     const wallMs = Date.now();
     const { activity } = (await control(url, 'POST', 'act', { count: 1 })) as {
       activity: Array<{ kind: string; entityType: string; entityId: string }>;
@@ -210,10 +267,14 @@ async function writeAndWatch(
 
 function figures(
   args: FreshnessArgs,
-  writes: Write[],
-  pending: Write[],
+  all_: Write[],
+  unseen: { superseded: Write[]; missed: Write[] },
   seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number },
 ): FreshnessFigures {
+  // A superseded write has nothing left to show: it is counted apart, not as infinitely late.
+  const dropped = new Set(unseen.superseded);
+  const writes = all_.filter((w) => !dropped.has(w));
+  const pending = unseen.missed;
   const all = delays(writes);
   const third = Math.max(1, Math.floor(writes.length / 3));
   const firstP95 = percentile(delays(writes.slice(0, third)), 95);
@@ -229,7 +290,7 @@ function figures(
     writesPerSecond: args.writesPerSecond,
     allowance: args.allowance,
     seconds: args.seconds,
-    writes: writes.length,
+    writes: all_.length,
     visible: writes.length - pending.length,
     p50Ms: finite(percentile(all, 50)),
     p95Ms: finite(p95),
@@ -238,6 +299,9 @@ function figures(
     p95FirstThirdMs: finite(firstP95),
     p95LastThirdMs: finite(lastP95),
     keepsUp,
+    shownDeleted: writes.filter((w) => w.shownDeleted).length,
+    superseded: unseen.superseded.length,
+    missed: unseen.missed.length,
     requests: seen.total,
     rateLimited: seen.byStatus['429'] ?? 0,
     eventRequests: seen.events,
@@ -269,7 +333,8 @@ export async function measureFreshness(args: FreshnessArgs): Promise<FreshnessFi
     const seen = await takeRequests(sim.url);
     const newEvents = (await eventCount(sim.url)) - eventsBefore;
     const ticks = Math.floor((Date.now() - t0) / 1000 / periodOf(args.schedule));
-    return figures(args, writes, pending, { ...seen, newEvents, ticks });
+    const unseen = await classifyUnseen(sim.url, database, pending);
+    return figures(args, writes, unseen, { ...seen, newEvents, ticks });
   } finally {
     if (daemon && daemon.exitCode === null) {
       const exited = new Promise((resolve) => daemon!.once('exit', resolve));
