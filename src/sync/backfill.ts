@@ -7,6 +7,7 @@ import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
 import type { RunStats } from './stats.js';
+import { createHeapBudget } from '../util/heap-budget.js';
 
 export type { BackfillState };
 
@@ -72,6 +73,7 @@ async function copyPhase(
   committed: (state: BackfillState) => void,
 ): Promise<boolean> {
   let state = start;
+  const heap = createHeapBudget();
   const pending = phase.name === 'deals' || phase.name === 'tickets' ? await pendingMarks(ctx) : new Set<string>();
   return copyList(
     ctx,
@@ -95,6 +97,7 @@ async function copyPhase(
         stats.eventsNew += count.copied;
       }
       ctx.hooks?.onPage?.(phase.name === 'recent' ? 'history' : phase.name, { items: page.items.length, invalid: page.invalid.length });
+      heap.check();
       committed(next);
     },
   );

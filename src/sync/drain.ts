@@ -1,6 +1,7 @@
 import { AuthRejectedError, clipText, NotFoundError, type Deal, type TicketWithMessages } from '../api/index.js';
 import type { DirtyEntry } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
+import { createHeapBudget } from '../util/heap-budget.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { scanList, type ListSink } from './list-scan.js';
@@ -25,8 +26,12 @@ const ROUND = 5000;
  */
 export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
   const attempted = new Set<string>();
+  const heap = createHeapBudget();
   const writes = new WriteBatch(ctx.store, {
-    committed: (w, outcome) => committed(ctx, stats, w, outcome),
+    committed: (w, outcome) => {
+      committed(ctx, stats, w, outcome);
+      heap.check();
+    },
     refused: (w, sqlState, err) =>
       quarantineAlone(ctx, w.entry, `the database refused a value of this record (${sqlState}): ${err.message}`, w.record),
   });
