@@ -106,7 +106,7 @@ for (const dialect of dialects)
       expect(to0100.error).toBeUndefined();
       await writeOldMirror(store.db);
 
-      expect((await store.migrate()).applied).toEqual(['0200_bi_types', '0300_dirty_read_messages']);
+      expect((await store.migrate()).applied).toEqual(['0200_bi_types', '0300_dirty_read_messages', '0400_live_updated_indexes']);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
       expect([t.created_at, t.updated_at, t.synced_at]).toEqual([
