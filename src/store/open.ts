@@ -12,5 +12,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
     : openSqlite(options.database, readonly, options.leaveOpenOnClose ?? false, {
         ...(options.fileMode !== undefined ? { fileMode: options.fileMode } : {}),
         ...(options.directoryMode !== undefined ? { directoryMode: options.directoryMode } : {}),
+        ...(options.walCheckpointIntervalMs !== undefined ? { walCheckpointIntervalMs: options.walCheckpointIntervalMs } : {}),
       });
 }

@@ -9,11 +9,13 @@ import { buildStore, type CheckpointResult, type Store } from './store.js';
 import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 /** Modes of what the writer creates: the mirror holds customer conversations. */
-export interface SqliteFileModes {
+export interface SqliteOpenOptions {
   /** Database and lock files. Default 0o600 (SQLite gives the WAL and -shm the database's mode). */
   fileMode?: number;
   /** The data directory, when created. Default 0o700. */
   directoryMode?: number;
+  /** How often the WAL checkpoint thread looks at the WAL, in ms. Default 250. */
+  walCheckpointIntervalMs?: number;
 }
 
 const BUSY_TIMEOUT_MS = 5000;
@@ -32,7 +34,7 @@ const BACKSTOP_AUTOCHECKPOINT_PAGES = 4096;
  * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
  * transaction on it, which is what makes `Store.transaction` one writer at a time in-process.
  */
-export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose = false, modes: SqliteFileModes = {}): Store {
+export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose = false, modes: SqliteOpenOptions = {}): Store {
   const fileMode = modes.fileMode ?? 0o600;
   const memory = database === ':memory:';
   const path = memory ? database : resolve(database);
@@ -50,7 +52,7 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     }
     sqlite.pragma('foreign_keys = ON');
     if (!memory && !readonly) {
-      checkpointer = startWalCheckpointer({ path });
+      checkpointer = startWalCheckpointer({ path, intervalMs: modes.walCheckpointIntervalMs });
       sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_AUTOCHECKPOINT_PAGES}`);
     }
   } catch (cause) {

@@ -28,6 +28,8 @@ export interface OpenStoreOptions {
   fileMode?: number;
   /** SQLite only: mode of the data directory when this process creates it. Default 0o700. */
   directoryMode?: number;
+  /** SQLite only: how often the WAL checkpoint thread looks at the WAL, in ms. Default 250. */
+  walCheckpointIntervalMs?: number;
 }
 
 /** What one WAL checkpoint did (SQLite); `busy` when a reader kept it from completing. */
