@@ -53,9 +53,11 @@ const LOOKBACK_MS = 300_000;
 const TICK_OVERLAP_MS = 5_000;
 /**
  * The simulated time each batch of writes is spread over, so a tick's overlap re-reads the last
- * seconds of a period, as in a running daemon, not the whole batch made in one burst. Two batches
- * advance the simulator's clock by twice this, well within the 60 s its events may run ahead of
- * its Date header (real time) before they count as implausible (docs/sync.md, "Hostile upstream").
+ * seconds of a period, as in a running daemon, not the whole batch made in one burst. The
+ * simulator's Date header follows its clock, so its events never look ahead of it; the mirror's
+ * local clock (the real one) falls behind it by this much per batch, so the tick does not trust
+ * the Date as a read floor and re-reads the whole overlap, as the rules floor counts (after writes
+ * it would anyway: docs/sync.md, "Windows and lookback").
  */
 const WRITE_SPAN_MS = 15_000;
 const WRITE_CHUNKS = 15;

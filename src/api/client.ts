@@ -61,7 +61,8 @@ export interface ApiClient {
   /** Throws NotFoundError on 404, InvalidRecordError when the ticket or any message fails validation. */
   getTicket(id: string, opts?: CallOptions): Promise<TicketWithMessages>;
   getDeal(id: string, opts?: CallOptions): Promise<Deal>;
-  listPipelines(opts?: CallOptions): Promise<{ items: Pipeline[]; invalid: InvalidItem[] }>;
+  /** `serverDate`: the answer's `Date` header (ISO), null when absent or not a date; the sync bounds its next window by it. */
+  listPipelines(opts?: CallOptions): Promise<{ items: Pipeline[]; invalid: InvalidItem[]; serverDate: string | null }>;
   /** A snapshot; counters only grow. */
   stats(): ClientStats;
   /** Aborts pending calls and waits (they reject with code CLIENT_CLOSED), then closes the pool. */
@@ -214,8 +215,11 @@ async function single<S extends z.ZodType>(
   return r.value;
 }
 
-async function pipelines({ opts, transport }: ClientIo, signal?: AbortSignal): Promise<{ items: Pipeline[]; invalid: InvalidItem[] }> {
-  const { json } = await transport.getJson('/api/v1/pipelines', {}, signal).catch((err: unknown) => {
+async function pipelines(
+  { opts, transport }: ClientIo,
+  signal?: AbortSignal,
+): Promise<{ items: Pipeline[]; invalid: InvalidItem[]; serverDate: string | null }> {
+  const { json, serverDate } = await transport.getJson('/api/v1/pipelines', {}, signal).catch((err: unknown) => {
     throw notTheApi(err);
   });
   const raws = json !== null && typeof json === 'object' ? (json as Record<string, unknown>).pipelines : undefined;
@@ -226,7 +230,7 @@ async function pipelines({ opts, transport }: ClientIo, signal?: AbortSignal): P
       path: `${opts.basePath}/api/v1/pipelines`,
     });
   }
-  return validateItems('pipeline', pipelineSchema, raws);
+  return { ...validateItems('pipeline', pipelineSchema, raws), serverDate };
 }
 
 function entityPath(collection: string, id: string): string {

@@ -56,7 +56,7 @@ export const configSchema = z
       .max(86_400)
       .default(5)
       .describe(
-        'overlap every window re-reads before the watermark; events visible late by up to this are caught by the next cycle (at most lookbackSeconds)',
+        'events visible late by up to this are caught by the next cycle: a tick re-reads up to this much before the watermark, less once the log is idle (at most lookbackSeconds)',
       ),
     fullLookbackEverySeconds: z
       .number()

@@ -16,6 +16,8 @@ export function defaultFaults(): FaultConfig {
     rateLimitPerSecond: 0,
     rateLimitBurst: 0,
     rateLimitHeaders: 'all',
+    dateHeader: 'clock',
+    dateSkewMs: 0,
   };
 }
 
@@ -35,6 +37,14 @@ export function mergeFaults(target: FaultConfig, patch: Partial<FaultConfig>): v
       if (value !== 'all' && value !== 'no-policy' && value !== 'none')
         throw new TypeError("faults.rateLimitHeaders must be 'all', 'no-policy' or 'none'");
       target.rateLimitHeaders = value;
+    } else if (key === 'dateHeader') {
+      if (value !== 'clock' && value !== 'none' && value !== 'invalid')
+        throw new TypeError("faults.dateHeader must be 'clock', 'none' or 'invalid'");
+      target.dateHeader = value;
+    } else if (key === 'dateSkewMs') {
+      // The one number that may be negative: a Date header behind the clock.
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError('faults.dateSkewMs must be a finite number');
+      target.dateSkewMs = value;
     } else {
       if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
         throw new TypeError(`faults.${key} must be a non-negative number`);

@@ -94,7 +94,7 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       entry.status = status;
       entry.durationMs = performance.now() - started;
       log.add(entry);
-      send(res, status, body, rate ? { ...rate.headers, ...headers } : headers);
+      send(res, status, body, { ...rate?.headers, ...dateHeader(res, world, faults, path), ...headers });
     };
     const fail = (err: unknown): void => {
       const e = err instanceof ApiError ? err : new ApiError(500, 'internal_error', `Unexpected simulator error: ${String(err)}`);
@@ -128,6 +128,22 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
       fail(err);
     }
   };
+}
+
+/**
+ * The `Date` header is the upstream's own clock, which a client compares event times with, so it
+ * is the simulated clock, not the host's (the two differ once a test advances the simulated one).
+ * The `dateHeader` and `dateSkewMs` faults send none, junk, or a clock that is off.
+ */
+function dateHeader(res: ServerResponse, world: World, faults: FaultInjector, path: string): Record<string, string> {
+  const f = world.faults;
+  const faulty = faults.applies(path);
+  if (faulty && f.dateHeader === 'none') {
+    res.sendDate = false;
+    return {};
+  }
+  if (faulty && f.dateHeader === 'invalid') return { date: 'not a date' };
+  return { date: new Date(world.clock.nowMs() + (faulty ? f.dateSkewMs : 0)).toUTCString() };
 }
 
 /** One API request as the handler has read it, before its body. */

@@ -76,6 +76,13 @@ export interface FaultConfig {
    * and `X-RateLimit-*`), `'no-policy'` (the same without `RateLimit-Policy`) or `'none'`. Default `'all'`.
    */
   rateLimitHeaders: 'all' | 'no-policy' | 'none';
+  /**
+   * The `Date` header of API answers: `'clock'` (the simulated clock, to the second, as HTTP dates
+   * are), `'none'` (no `Date` header) or `'invalid'` (a value that is not a date). Default `'clock'`.
+   */
+  dateHeader: 'clock' | 'none' | 'invalid';
+  /** Added to the simulated clock in the `Date` header only (negative: behind); events keep their times. Default `0`. */
+  dateSkewMs: number;
 }
 
 export interface FailNextRule {

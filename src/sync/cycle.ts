@@ -15,12 +15,13 @@ import {
   closeWindow,
   isBackfilled,
   readLookback,
+  readReadFloor,
   readWatermark,
   readWindow as readSavedWindow,
   saveWindow,
   type WindowState,
 } from './state.js';
-import { planWindow } from './window.js';
+import { planWindow, trustedReadFloor } from './window.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -74,13 +75,16 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
 
 async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog): Promise<CycleResult> {
   const { store } = ctx;
-  await refreshPipelines(ctx);
+  // Answered before the window's first request is sent: its Date is this window's read floor.
+  const pipelinesDate = await refreshPipelines(ctx);
   watchdog.check();
 
   const watermark = await readWatermark(store);
   const saved = await readSavedWindow(store);
   const lookback = await readLookback(store);
-  const start = saved ?? planWindow(watermark, lookback, ctx.config, ctx.now());
+  const now = ctx.now();
+  const floors = { previous: await readReadFloor(store), current: trustedReadFloor(pipelinesDate, now) };
+  const start = saved ?? planWindow(watermark, lookback, ctx.config, now, floors);
   const read = await readWindow(ctx, stats, watchdog, start);
 
   if (!read.stopped) await drainDirty(ctx, stats);
@@ -144,7 +148,7 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
     ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
 
     const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
-    const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt };
+    const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt, readFloor: checkedFloor(window.readFloor, page) };
     const newCount = await commitPage(ctx, page, events, rejected, next);
     watchdog.progress();
     stats.eventsNew += newCount;
@@ -222,6 +226,17 @@ async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string
   const mark = Date.parse(watermark);
   for (const updatedAt of (await ctx.store.mirroredUpdatedAt(refs)).values()) if (Date.parse(updatedAt) > mark) return true;
   return false;
+}
+
+/**
+ * A page answered after the window's read floor cannot carry an earlier Date unless the upstream's
+ * clock went back; then the floor may lie ahead of the times events are stamped with, and the
+ * window stores none (the next tick re-reads the plain overlap).
+ */
+function checkedFloor(floor: string | null | undefined, page: Page<WorkspaceEvent>): string | null {
+  if (floor == null) return null;
+  if (page.serverDate != null && Date.parse(page.serverDate) < Date.parse(floor)) return null;
+  return floor;
 }
 
 function newGuard(window: WindowState): PagingGuard {

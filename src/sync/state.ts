@@ -13,6 +13,8 @@ const KEY = {
   lastCycle: 'last_cycle',
   /** When the last full-lookback window started and from which watermark (src/sync/window.ts). */
   lookback: 'lookback',
+  /** The read floor of the window that set the watermark, written with it (src/sync/window.ts). */
+  readFloor: 'read_floor',
   /** Set when a reporting refresh failed: the next one rebuilds everything. */
   reportingStale: 'reporting_stale',
 } as const;
@@ -31,6 +33,14 @@ export interface WindowState {
    * window, and on a window saved before this field existed (which then counts as a tick).
    */
   full?: { startedAt: string; watermark: string | null };
+  /**
+   * An upstream time (a `Date` header) answered before this window's first request, so every page
+   * of it was read after this time; null when the upstream gave none that could be trusted, or a
+   * page's own Date went back before it. Stored with the watermark when the window closes; the
+   * next tick may start later than `watermark − overlap` by it (src/sync/window.ts). Absent on a
+   * window saved before this field existed, which counts as null.
+   */
+  readFloor?: string | null;
 }
 
 /**
@@ -89,6 +99,11 @@ export async function readLookback(r: StateReader): Promise<LookbackState | null
   return (await r.getState<LookbackState>(KEY.lookback)) ?? null;
 }
 
+/** The read floor stored with the watermark by the window that set it; null when unknown. */
+export async function readReadFloor(r: StateReader): Promise<string | null> {
+  return (await r.getState<string>(KEY.readFloor)) ?? null;
+}
+
 export async function readLastCycle(r: StateReader): Promise<LastCycle | null> {
   return (await r.getState<LastCycle>(KEY.lastCycle)) ?? null;
 }
@@ -104,11 +119,13 @@ export async function saveWindow(tx: StoreTx, next: WindowState): Promise<void> 
 }
 
 /**
- * The window's last page committed: only now does the watermark move (docs/design.md §4.2), and a
- * full-lookback window records when it started and from where, which paces the next one.
+ * The window's last page committed: only now does the watermark move (docs/design.md §4.2), with
+ * the window's read floor, which bounds what the next tick re-reads; a full-lookback window also
+ * records when it started and from where, which paces the next one.
  */
 export async function closeWindow(tx: StoreTx, window: WindowState): Promise<void> {
   await tx.setState(KEY.watermark, window.maxOccurredAt);
+  await tx.setState(KEY.readFloor, window.readFloor ?? null);
   await tx.setState(KEY.window, null);
   if (window.full)
     await tx.setState(KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
@@ -126,10 +143,12 @@ export async function saveBackfill(tx: StoreTx, state: BackfillState): Promise<v
 
 /**
  * The backfill hands over to `sync`: the head read before the copy becomes the watermark, unless
- * the mirror already had one (re-running a backfill never opens a gap in the events table).
+ * the mirror already had one (re-running a backfill never opens a gap in the events table). No
+ * window set that watermark, so no read floor goes with it.
  */
 export async function handOverBackfill(tx: StoreTx, final: BackfillState): Promise<void> {
   if ((await readWatermark(tx)) === null) await tx.setState(KEY.watermark, final.handover);
+  await tx.setState(KEY.readFloor, null);
   await tx.setState(KEY.window, null);
   await tx.setState(KEY.backfill, final);
 }

@@ -58,8 +58,12 @@ describe('against the bundled simulator', () => {
     expect(Array.isArray(t.messages)).toBe(true);
     const d = await client.getDeal(ids(truth.deals)[0]!);
     expect(d.amount === null || /^-?\d+\.\d{2}$/.test(d.amount)).toBe(true);
+    const before = Math.floor(sim.control.now().getTime() / 1000) * 1000;
     const p = await client.listPipelines();
     expect(p.invalid).toEqual([]);
+    // The answer's Date header (the simulator's clock, to the second), which bounds a sync's window.
+    expect(Date.parse(p.serverDate!)).toBeGreaterThanOrEqual(before);
+    expect(Date.parse(p.serverDate!)).toBeLessThanOrEqual(sim.control.now().getTime());
     expect(ids(p.items).sort()).toEqual(ids(truth.pipelines).sort());
   });
 

@@ -94,6 +94,34 @@ describe('faults', () => {
     expect(typeof (await c.get(`/api/v1/tickets/${ticket}`)).body.ticket.number).toBe('string');
   });
 
+  it('the Date header is the simulated clock to the second; dateHeader and dateSkewMs send none, junk or a wrong clock', async () => {
+    const date = async (path = '/api/v1/events?limit=1') => (await c.get(path)).headers.get('date');
+    /** The simulated clock, floored to the second as an HTTP date is. */
+    const second = (skewMs = 0) => new Date(Math.floor((c.sim.control.now().getTime() + skewMs) / 1000) * 1000).toUTCString();
+    c.sim.control.advanceClock(3_600_000); // an hour ahead of the host's clock, which the header does not follow
+    // Read the clock on both sides: the answer may fall on the next second.
+    const expectClock = async (skewMs = 0, path?: string) => {
+      const before = second(skewMs);
+      const got = await date(path);
+      expect([before, second(skewMs)]).toContain(got);
+    };
+    await expectClock();
+    await expectClock(0, '/api/v1/nope'); // errors carry it too
+    c.sim.control.setFaults({ dateHeader: 'none' });
+    expect(await date()).toBeNull();
+    c.sim.control.setFaults({ dateHeader: 'invalid' });
+    expect(await date()).toBe('not a date');
+    c.sim.control.setFaults({ dateHeader: 'clock', dateSkewMs: -86_400_000 });
+    await expectClock(-86_400_000);
+    c.sim.control.setFaults({ dateSkewMs: 90_000, paths: ['/api/v1/pipelines'] });
+    await expectClock(90_000, '/api/v1/pipelines');
+    await expectClock(0, '/api/v1/events?limit=1');
+    expect(() => c.sim.control.setFaults({ dateHeader: 'later' as 'none' })).toThrow(/dateHeader/);
+    expect(() => c.sim.control.setFaults({ dateSkewMs: Number.NaN })).toThrow(/dateSkewMs/);
+    c.sim.control.clearFaults();
+    await expectClock();
+  });
+
   it('the request log records API requests (not control requests)', async () => {
     c.sim.control.clearRequests();
     await c.get('/api/v1/tickets?limit=3&status=open');
