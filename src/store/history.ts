@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
+import { insertRows, insertStatement } from './sql.js';
+import { chunks } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -84,53 +86,80 @@ async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, 
   return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: r.changed_at }));
 }
 
-/**
- * Observed changes between two reads (docs/sync.md, "History"). A change the change log already
- * told (event rows of that field with changed_at in (observedSince, changedAt] that explain it) is
- * skipped: the event rows carry the exact times.
- */
-async function writeObserved(
-  db: Db,
-  kind: Kind,
-  id: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-): Promise<number> {
-  const rows = [];
-  for (const c of changes) {
-    const edges = await eventEdgesBetween(db, kind, id, c.field, observedSince, changedAt);
-    if (eventsExplain(edges, c.from, c.to)) continue;
-    rows.push({
-      [OWNER[kind]]: id,
-      field: c.field,
-      from_value: c.from,
-      to_value: c.to,
-      changed_at: changedAt,
-      source: 'observed' as const,
-      event_id: null,
-      observed_since: observedSince,
-    });
-  }
-  if (rows.length > 0) await either(db).insertInto(TABLE[kind]).values(rows).execute();
-  return rows.length;
+/** The changes one read of a record shows against the mirror's copy. */
+export interface ObservedChanges {
+  id: string;
+  changes: readonly FieldChange[];
+  /** The stored copy's updated_at (stored form); null when it had none. */
+  observedSince: string | null;
+  /** The new copy's updated_at (stored form). */
+  changedAt: string;
 }
 
-export const writeObservedTicketHistory = (
-  db: Db,
-  ticketId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-) => writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
+const HISTORY_COLUMNS = ['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id', 'observed_since'];
+const OBSERVED = {
+  ticket: insertStatement(TABLE.ticket, [OWNER.ticket, ...HISTORY_COLUMNS]),
+  deal: insertStatement(TABLE.deal, [OWNER.deal, ...HISTORY_COLUMNS]),
+};
 
-export const writeObservedDealHistory = (
-  db: Db,
-  dealId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-) => writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
+/**
+ * Observed changes between two reads (docs/sync.md, "History"), for records of one kind with
+ * distinct ids. A change the change log already told (event rows of that field with changed_at in
+ * (observedSince, changedAt] that explain it) is skipped: the event rows carry the exact times.
+ * One query reads the event rows of every record, one statement writes the rows. Returns the rows
+ * written per record, in order.
+ */
+export async function writeObservedHistory(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<number[]> {
+  const changed = records.filter((r) => r.changes.length > 0);
+  const edges = await eventEdgesOf(db, kind, changed);
+  const rows: unknown[][] = [];
+  const written = records.map((r) => {
+    let n = 0;
+    for (const c of r.changes) {
+      const between = (edges.get(`${r.id}\u0000${c.field}`) ?? []).filter(
+        (e) => e.at <= r.changedAt && (r.observedSince === null || e.at > r.observedSince),
+      );
+      if (eventsExplain(between, c.from, c.to)) continue;
+      rows.push([r.id, c.field, c.from, c.to, r.changedAt, 'observed', null, r.observedSince]);
+      n++;
+    }
+    return n;
+  });
+  if (rows.length > 0) await insertRows(db, OBSERVED[kind], rows);
+  return written;
+}
+
+/**
+ * The event rows of these records, keyed `<id>\u0000<field>`, from the earliest interval start to
+ * the latest end among them; each record's own interval is picked out by the caller. Stored
+ * timestamps share one fixed-width form in both dialects, so they compare as text.
+ */
+async function eventEdgesOf(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<Map<string, Edge[]>> {
+  const out = new Map<string, Edge[]>();
+  if (records.length === 0) return out;
+  const upTo = records.reduce((max, r) => (r.changedAt > max ? r.changedAt : max), records[0]!.changedAt);
+  const after = records.some((r) => r.observedSince === null)
+    ? null
+    : records.reduce((min, r) => (r.observedSince! < min ? r.observedSince! : min), records[0]!.observedSince!);
+  const fields = [...new Set(records.flatMap((r) => r.changes.map((c) => c.field)))];
+  for (const ids of chunks([...new Set(records.map((r) => r.id))], 500)) {
+    let q = either(db)
+      .selectFrom(TABLE[kind])
+      .select([OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at'])
+      .where(OWNER[kind], 'in', ids)
+      .where('field', 'in', fields)
+      .where('source', '=', 'event')
+      .where('changed_at', '<=', upTo);
+    if (after !== null) q = q.where('changed_at', '>', after);
+    for (const r of await q.execute()) {
+      const key = `${String(r[OWNER[kind]])}\u0000${r.field}`;
+      const list = out.get(key) ?? [];
+      list.push({ from: r.from_value, to: r.to_value, at: r.changed_at });
+      out.set(key, list);
+    }
+  }
+  return out;
+}
 
 /** One field change told by one change-log event (history.ts derives these in events-history.ts). */
 export interface EventChange {
