@@ -72,20 +72,6 @@ type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { ticket_id: str
  */
 const either = (db: Db) => db as unknown as Kysely<{ ticket_history: EitherHistoryRow; deal_history: EitherHistoryRow }>;
 
-async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, after: string | null, upTo: string): Promise<Edge[]> {
-  // Table and owner column vary by kind; Kysely cannot type a union of tables, so `any` here only.
-  let q = either(db)
-    .selectFrom(TABLE[kind])
-    .select(['from_value', 'to_value', 'changed_at'])
-    .where(OWNER[kind], '=', id)
-    .where('field', '=', field)
-    .where('source', '=', 'event')
-    .where('changed_at', '<=', upTo);
-  if (after !== null) q = q.where('changed_at', '>', after);
-  const rows = await q.execute();
-  return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: r.changed_at }));
-}
-
 /** The changes one read of a record shows against the mirror's copy. */
 export interface ObservedChanges {
   id: string;
@@ -110,16 +96,18 @@ const OBSERVED = {
  * written per record, in order.
  */
 export async function writeObservedHistory(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<number[]> {
-  const changed = records.filter((r) => r.changes.length > 0);
-  const edges = await eventEdgesOf(db, kind, changed);
+  const edges = await eventEdgesOf(
+    db,
+    kind,
+    records
+      .filter((r) => r.changes.length > 0)
+      .map((r) => ({ id: r.id, fields: r.changes.map((c) => c.field), after: r.observedSince, upTo: r.changedAt })),
+  );
   const rows: unknown[][] = [];
   const written = records.map((r) => {
     let n = 0;
     for (const c of r.changes) {
-      const between = (edges.get(`${r.id}\u0000${c.field}`) ?? []).filter(
-        (e) => e.at <= r.changedAt && (r.observedSince === null || e.at > r.observedSince),
-      );
-      if (eventsExplain(between, c.from, c.to)) continue;
+      if (eventsExplain(edges(r.id, c.field, r.observedSince, r.changedAt), c.from, c.to)) continue;
       rows.push([r.id, c.field, c.from, c.to, r.changedAt, 'observed', null, r.observedSince]);
       n++;
     }
@@ -129,36 +117,49 @@ export async function writeObservedHistory(db: Db, kind: Kind, records: readonly
   return written;
 }
 
+/** Where to look for event rows: a record's fields, in the interval (after, upTo]. */
+interface Span {
+  id: string;
+  fields: readonly string[];
+  after: string | null;
+  upTo: string;
+}
+
+/** The event rows of a record's field with changed_at in (after, upTo]. */
+type EdgesOf = (id: string, field: string, after: string | null, upTo: string) => Edge[];
+
 /**
- * The event rows of these records, keyed `<id>\u0000<field>`, from the earliest interval start to
- * the latest end among them; each record's own interval is picked out by the caller. Stored
- * timestamps share one fixed-width form in both dialects, so they compare as text.
+ * The event rows of every span, read with one query per few hundred records (from the earliest
+ * interval start to the latest end among them); each span's own rows are picked out in memory.
+ * Stored timestamps share one fixed-width form in both dialects, so they compare as text.
  */
-async function eventEdgesOf(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<Map<string, Edge[]>> {
-  const out = new Map<string, Edge[]>();
-  if (records.length === 0) return out;
-  const upTo = records.reduce((max, r) => (r.changedAt > max ? r.changedAt : max), records[0]!.changedAt);
-  const after = records.some((r) => r.observedSince === null)
-    ? null
-    : records.reduce((min, r) => (r.observedSince! < min ? r.observedSince! : min), records[0]!.observedSince!);
-  const fields = [...new Set(records.flatMap((r) => r.changes.map((c) => c.field)))];
-  for (const ids of chunks([...new Set(records.map((r) => r.id))], 500)) {
-    let q = either(db)
-      .selectFrom(TABLE[kind])
-      .select([OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at'])
-      .where(OWNER[kind], 'in', ids)
-      .where('field', 'in', fields)
-      .where('source', '=', 'event')
-      .where('changed_at', '<=', upTo);
-    if (after !== null) q = q.where('changed_at', '>', after);
-    for (const r of await q.execute()) {
-      const key = `${String(r[OWNER[kind]])}\u0000${r.field}`;
-      const list = out.get(key) ?? [];
-      list.push({ from: r.from_value, to: r.to_value, at: r.changed_at });
-      out.set(key, list);
+async function eventEdgesOf(db: Db, kind: Kind, spans: readonly Span[]): Promise<EdgesOf> {
+  const byKey = new Map<string, Edge[]>();
+  const keyOf = (id: string, field: string) => `${id}\u0000${field}`;
+  if (spans.length > 0) {
+    const upTo = spans.reduce((max, s) => (s.upTo > max ? s.upTo : max), spans[0]!.upTo);
+    const after = spans.some((s) => s.after === null)
+      ? null
+      : spans.reduce((min, s) => (s.after! < min ? s.after! : min), spans[0]!.after!);
+    const fields = [...new Set(spans.flatMap((s) => s.fields))];
+    for (const ids of chunks([...new Set(spans.map((s) => s.id))], 500)) {
+      let q = either(db)
+        .selectFrom(TABLE[kind])
+        .select([OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at'])
+        .where(OWNER[kind], 'in', ids)
+        .where('field', 'in', fields)
+        .where('source', '=', 'event')
+        .where('changed_at', '<=', upTo);
+      if (after !== null) q = q.where('changed_at', '>', after);
+      for (const r of await q.execute()) {
+        const key = keyOf(String(r[OWNER[kind]]), r.field);
+        const list = byKey.get(key) ?? [];
+        list.push({ from: r.from_value, to: r.to_value, at: r.changed_at });
+        byKey.set(key, list);
+      }
     }
   }
-  return out;
+  return (id, field, after, upTo) => (byKey.get(keyOf(id, field)) ?? []).filter((e) => e.at <= upTo && (after === null || e.at > after));
 }
 
 /** One field change told by one change-log event (history.ts derives these in events-history.ts). */
@@ -218,15 +219,32 @@ async function dropExplainedObservations(db: Db, kind: Kind, events: readonly Ev
     .where(OWNER[kind], 'in', ids)
     .where('source', '=', 'observed')
     .execute();
-  for (const o of observed) {
-    const owner = o[OWNER[kind]];
-    const touched = events.some(
-      (e) => e.entityId === owner && e.field === o.field && e.at <= o.changed_at && (o.observed_since === null || o.observed_since < e.at),
-    );
-    if (!touched || owner === null) continue;
-    const edges = await eventEdgesBetween(db, kind, owner, o.field, o.observed_since, o.changed_at);
-    if (eventsExplain(edges, o.from_value, o.to_value)) {
-      await either(db).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
-    }
+  const touched = observed.filter(
+    (o) =>
+      o[OWNER[kind]] !== null &&
+      events.some(
+        (e) =>
+          e.entityId === o[OWNER[kind]] &&
+          e.field === o.field &&
+          e.at <= o.changed_at &&
+          (o.observed_since === null || o.observed_since < e.at),
+      ),
+  );
+  const span = (o: (typeof observed)[number]) => ({
+    id: o[OWNER[kind]]!,
+    fields: [o.field],
+    after: o.observed_since,
+    upTo: o.changed_at,
+  });
+  const edges = await eventEdgesOf(db, kind, touched.map(span));
+  const explained = touched.filter((o) => {
+    const s = span(o);
+    return eventsExplain(edges(s.id, o.field, s.after, s.upTo), o.from_value, o.to_value);
+  });
+  for (const batch of chunks(
+    explained.map((o) => o.id),
+    500,
+  )) {
+    await either(db).deleteFrom(TABLE[kind]).where('id', 'in', batch).execute();
   }
 }
