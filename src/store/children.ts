@@ -18,6 +18,8 @@ export interface ChildTable {
    * and a repeated key fails the same way.
    */
   globalKey?: boolean;
+  /** The value columns that hold JSON text (compared by value: see `same`). */
+  json?: readonly string[];
 }
 
 /** A child row: the key, then the value columns in `ChildTable.values` order. */
@@ -25,10 +27,36 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
 
 /**
  * Stored values come back as the dialect gives them: booleans as 0/1 (SQLite) or true/false
- * (PostgreSQL); the rows to write hold 0/1. Anything else compares as is, so a JSON column that
- * PostgreSQL re-formatted (jsonb) merely counts as changed and is rewritten, as before.
+ * (PostgreSQL), while the rows to write hold 0/1; JSON as the text written (SQLite) or as jsonb
+ * spells it (PostgreSQL: its own key order and spacing), so a JSON column compares by value.
+ * Compared as text, every message of every re-read ticket counted as changed on PostgreSQL and
+ * was written again. Values equal as JSON are stored as equal jsonb, so nothing is lost.
  */
-const same = (stored: unknown, next: unknown) => (typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null)) === (next ?? null);
+function same(stored: unknown, next: unknown, json: boolean): boolean {
+  const s = typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null);
+  const n = next ?? null;
+  if (s === n) return true;
+  if (!json || typeof s !== 'string' || typeof n !== 'string') return false;
+  try {
+    return sameValue(JSON.parse(s), JSON.parse(n));
+  } catch {
+    return false;
+  }
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((v, i) => sameValue(v, other[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameValue(x[k], y[k]));
+}
 
 interface Statements {
   insert: InsertStatement;
@@ -95,7 +123,7 @@ export async function replaceChildren(db: Db, spec: ChildTable, parents: readonl
     for (const r of rows) {
       seen.add(r[0]);
       const s = byKey.get(r[0]);
-      if (s && spec.values.every((c, i) => same(s[c], r[i + 1]))) continue;
+      if (s && spec.values.every((c, i) => same(s[c], r[i + 1], spec.json?.includes(c) ?? false))) continue;
       write.push([parentId, ...r]);
       // Changed rows of a (parent, key) table are deleted and inserted again, as the full rewrite did.
       if (s && !spec.globalKey) removed.push([parentId, r[0]]);

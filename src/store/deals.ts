@@ -87,7 +87,13 @@ const STAGE_STUB = insertStatement(
 );
 
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
-const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
+const FIELDS: ChildTable = {
+  table: 'deal_fields',
+  parent: 'deal_id',
+  key: 'key',
+  values: ['value_text', 'value_json'],
+  json: ['value_json'],
+};
 
 const PREVIOUS_COLUMNS = [
   'stage_id',

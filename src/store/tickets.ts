@@ -58,9 +58,16 @@ const MESSAGES: ChildTable = {
   key: 'id',
   globalKey: true,
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
+  json: ['attachments_json', 'raw_json'],
 };
 const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
-const FIELDS: ChildTable = { table: 'ticket_fields', parent: 'ticket_id', key: 'key', values: ['value_text', 'value_json'] };
+const FIELDS: ChildTable = {
+  table: 'ticket_fields',
+  parent: 'ticket_id',
+  key: 'key',
+  values: ['value_text', 'value_json'],
+  json: ['value_json'],
+};
 
 const PREVIOUS_COLUMNS = ['status', 'priority', 'assignee_id', 'team_id', 'contact_id', 'updated_at'] as const;
 type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'contact_id' | 'updated_at'>;
