@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
-import { deleteKeys, insertRows, insertStatement, overwrite, q, run, type InsertStatement } from './sql.js';
+import { insertRows, insertStatement, overwrite, q, type InsertStatement } from './sql.js';
+import { runTuples, selectIn, tupleStatement, type TupleStatement } from './key-sets.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -17,6 +18,8 @@ export interface ChildTable {
    * and a repeated key fails the same way.
    */
   globalKey?: boolean;
+  /** The value columns that hold JSON text (compared by value: see `same`). */
+  json?: readonly string[];
 }
 
 /** A child row: the key, then the value columns in `ChildTable.values` order. */
@@ -24,20 +27,52 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
 
 /**
  * Stored values come back as the dialect gives them: booleans as 0/1 (SQLite) or true/false
- * (PostgreSQL); the rows to write hold 0/1. Anything else compares as is, so a JSON column that
- * PostgreSQL re-formatted (jsonb) merely counts as changed and is rewritten, as before.
+ * (PostgreSQL), while the rows to write hold 0/1; JSON as the text written (SQLite) or as jsonb
+ * spells it (PostgreSQL: its own key order and spacing), so a JSON column compares by value.
+ * Compared as text, every message of every re-read ticket counted as changed on PostgreSQL and
+ * was written again. Values equal as JSON are stored as equal jsonb, so nothing is lost.
  */
-const same = (stored: unknown, next: unknown) => (typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null)) === (next ?? null);
+function same(stored: unknown, next: unknown, json: boolean): boolean {
+  const s = typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null);
+  const n = next ?? null;
+  if (s === n) return true;
+  if (!json || typeof s !== 'string' || typeof n !== 'string') return false;
+  try {
+    return sameValue(JSON.parse(s), JSON.parse(n));
+  } catch {
+    return false;
+  }
+}
 
-const statements = new WeakMap<ChildTable, { insert: InsertStatement; select: string }>();
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((v, i) => sameValue(v, other[i]));
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && sameValue(x[k], y[k]));
+}
 
-function statementsOf(spec: ChildTable): { insert: InsertStatement; select: string } {
+interface Statements {
+  insert: InsertStatement;
+  /** Deletes rows by (parent, key). */
+  remove: TupleStatement;
+}
+
+const statements = new WeakMap<ChildTable, Statements>();
+
+function statementsOf(spec: ChildTable): Statements {
   let s = statements.get(spec);
   if (!s) {
     const tail = spec.globalKey ? overwrite([spec.key], [spec.parent, ...spec.values]) : '';
     s = {
       insert: insertStatement(spec.table, [spec.parent, spec.key, ...spec.values], tail),
-      select: `select ${[spec.key, ...spec.values].map(q).join(',')} from ${q(spec.table)} where ${q(spec.parent)} = ?`,
+      remove: tupleStatement(`delete from ${q(spec.table)} where`, `(${q(spec.parent)} = ? and ${q(spec.key)} = ?)`),
     };
     statements.set(spec, s);
   }
@@ -49,41 +84,55 @@ export async function insertChildren(db: Db, spec: ChildTable, rows: readonly (r
   if (rows.length > 0) await insertRows(db, statementsOf(spec).insert, rows);
 }
 
-/**
- * Makes the children of one parent exactly `rows`, writing only what differs from what is stored:
- * a re-read record usually changes one or two children, and rewriting all of them was most of a
- * sync's writes. `parentExisted` false (a record new to the mirror) skips the read: a child table
- * references its parent, so there is nothing stored to compare with.
- */
-export async function replaceChildren(
-  db: Db,
-  spec: ChildTable,
-  parentId: string,
-  rows: readonly ChildRow[],
-  parentExisted: boolean,
-): Promise<void> {
-  const { insert, select } = statementsOf(spec);
-  const full = (r: ChildRow) => [parentId, ...r];
-  if (!parentExisted) {
-    if (rows.length > 0) await insertRows(db, insert, rows.map(full));
-    return;
-  }
+/** A parent the mirror holds, and the children its latest read lists. */
+export interface ChildrenOf {
+  parentId: string;
+  rows: readonly ChildRow[];
+}
 
-  const stored = await run<Record<string, unknown>>(db, select, [parentId]);
-  const byKey = new Map(stored.map((s) => [String(s[spec.key]), s]));
-  const write: ChildRow[] = [];
-  const seen = new Set<string>();
-  for (const r of rows) {
-    seen.add(r[0]);
-    const s = byKey.get(r[0]);
-    if (s && spec.values.every((c, i) => same(s[c], r[i + 1]))) continue;
-    write.push(r);
+/**
+ * Makes the children of each parent exactly its `rows`, writing only what differs from what is
+ * stored: a re-read record usually changes one or two children, and rewriting all of them was
+ * most of a sync's writes. The parents are distinct and all held by the mirror. One read covers
+ * every parent, then one delete and one insert cover them all (a few statements per batch
+ * instead of several per record), with the outcome of replacing them one parent after another.
+ */
+export async function replaceChildren(db: Db, spec: ChildTable, parents: readonly ChildrenOf[]): Promise<void> {
+  if (parents.length === 0) return;
+  const { insert, remove } = statementsOf(spec);
+  const stored = await selectIn<Record<string, unknown>>(
+    db,
+    [spec.parent, spec.key, ...spec.values],
+    spec.table,
+    spec.parent,
+    parents.map((p) => p.parentId),
+  );
+  type Stored = Map<string, Record<string, unknown>>;
+  const byParent = new Map<string, Stored>();
+  for (const s of stored) {
+    const parent = String(s[spec.parent]);
+    const rows: Stored = byParent.get(parent) ?? new Map<string, Record<string, unknown>>();
+    rows.set(String(s[spec.key]), s);
+    byParent.set(parent, rows);
   }
-  const gone = stored.map((s) => String(s[spec.key])).filter((k) => !seen.has(k));
-  // Changed rows of a (parent, key) table are deleted and inserted again, as the full rewrite did.
-  const remove = spec.globalKey ? gone : [...gone, ...write.map((r) => r[0]).filter((k) => byKey.has(k))];
-  if (!spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
-  if (write.length > 0) await insertRows(db, insert, write.map(full));
-  // Messages gone upstream leave the mirror (docs/design.md §4.3), after the upserts as before.
-  if (spec.globalKey && remove.length > 0) await deleteKeys(db, spec.table, spec.parent, parentId, spec.key, remove);
+  const write: (readonly unknown[])[] = [];
+  const removed: [string, string][] = [];
+  for (const { parentId, rows } of parents) {
+    const byKey: Stored = byParent.get(parentId) ?? new Map<string, Record<string, unknown>>();
+    const seen = new Set<string>();
+    for (const r of rows) {
+      seen.add(r[0]);
+      const s = byKey.get(r[0]);
+      if (s && spec.values.every((c, i) => same(s[c], r[i + 1], spec.json?.includes(c) ?? false))) continue;
+      write.push([parentId, ...r]);
+      // Changed rows of a (parent, key) table are deleted and inserted again, as the full rewrite did.
+      if (s && !spec.globalKey) removed.push([parentId, r[0]]);
+    }
+    for (const k of byKey.keys()) if (!seen.has(k)) removed.push([parentId, k]);
+  }
+  if (!spec.globalKey && removed.length > 0) await runTuples(db, remove, removed);
+  if (write.length > 0) await insertRows(db, insert, write);
+  // Messages gone upstream leave the mirror (docs/design.md §4.3), after the upserts: a message
+  // that moved to another parent of the batch is then no longer under this one, and stays.
+  if (spec.globalKey && removed.length > 0) await runTuples(db, remove, removed);
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.js';
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
-import { diffFields, writeObservedDealHistory } from './history.js';
+import { diffFields, writeObservedHistory } from './history.js';
 import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
@@ -87,7 +87,13 @@ const STAGE_STUB = insertStatement(
 );
 
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
-const FIELDS: ChildTable = { table: 'deal_fields', parent: 'deal_id', key: 'key', values: ['value_text', 'value_json'] };
+const FIELDS: ChildTable = {
+  table: 'deal_fields',
+  parent: 'deal_id',
+  key: 'key',
+  values: ['value_text', 'value_json'],
+  json: ['value_json'],
+};
 
 const PREVIOUS_COLUMNS = [
   'stage_id',
@@ -190,15 +196,33 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
       fresh.flatMap((p) => under(p, p.fields)),
     );
   },
-  async updateKnown(db, p, before) {
-    const { row } = p;
-    await writeDeal(db, row, before);
-    await replaceChildren(db, CONTACTS, row.id, p.contactRows, true);
-    await replaceChildren(db, FIELDS, row.id, p.fields, true);
+  async updateKnown(db, known) {
+    await writeDeal.known(
+      db,
+      known.map((k) => ({ row: k.p.row, stored: k.before })),
+    );
+    const children = (rowsOf: (p: PreparedDeal) => ChildRow[]) => known.map((k) => ({ parentId: k.p.row.id, rows: rowsOf(k.p) }));
+    await replaceChildren(
+      db,
+      CONTACTS,
+      children((p) => p.contactRows),
+    );
+    await replaceChildren(
+      db,
+      FIELDS,
+      children((p) => p.fields),
+    );
     const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
-    const changes = diffFields(exact(before), exact(row), TRACKED);
-    const observedSince = before.updated_at === null ? null : String(before.updated_at);
-    return writeObservedDealHistory(db, row.id, changes, observedSince, row.updated_at!);
+    return writeObservedHistory(
+      db,
+      'deal',
+      known.map(({ p, before }) => ({
+        id: p.row.id,
+        changes: diffFields(exact(before), exact(p.row), TRACKED),
+        observedSince: before.updated_at === null ? null : String(before.updated_at),
+        changedAt: p.row.updated_at!,
+      })),
+    );
   },
 };
 

@@ -1,5 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
+import { insertRows, insertStatement } from './sql.js';
+import { chunks } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -70,67 +72,95 @@ type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { ticket_id: str
  */
 const either = (db: Db) => db as unknown as Kysely<{ ticket_history: EitherHistoryRow; deal_history: EitherHistoryRow }>;
 
-async function eventEdgesBetween(db: Db, kind: Kind, id: string, field: string, after: string | null, upTo: string): Promise<Edge[]> {
-  // Table and owner column vary by kind; Kysely cannot type a union of tables, so `any` here only.
-  let q = either(db)
-    .selectFrom(TABLE[kind])
-    .select(['from_value', 'to_value', 'changed_at'])
-    .where(OWNER[kind], '=', id)
-    .where('field', '=', field)
-    .where('source', '=', 'event')
-    .where('changed_at', '<=', upTo);
-  if (after !== null) q = q.where('changed_at', '>', after);
-  const rows = await q.execute();
-  return rows.map((r) => ({ from: r.from_value, to: r.to_value, at: r.changed_at }));
+/** The changes one read of a record shows against the mirror's copy. */
+export interface ObservedChanges {
+  id: string;
+  changes: readonly FieldChange[];
+  /** The stored copy's updated_at (stored form); null when it had none. */
+  observedSince: string | null;
+  /** The new copy's updated_at (stored form). */
+  changedAt: string;
 }
+
+const HISTORY_COLUMNS = ['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id', 'observed_since'];
+const OBSERVED = {
+  ticket: insertStatement(TABLE.ticket, [OWNER.ticket, ...HISTORY_COLUMNS]),
+  deal: insertStatement(TABLE.deal, [OWNER.deal, ...HISTORY_COLUMNS]),
+};
 
 /**
- * Observed changes between two reads (docs/sync.md, "History"). A change the change log already
- * told (event rows of that field with changed_at in (observedSince, changedAt] that explain it) is
- * skipped: the event rows carry the exact times.
+ * Observed changes between two reads (docs/sync.md, "History"), for records of one kind with
+ * distinct ids. A change the change log already told (event rows of that field with changed_at in
+ * (observedSince, changedAt] that explain it) is skipped: the event rows carry the exact times.
+ * One query reads the event rows of every record, one statement writes the rows. Returns the rows
+ * written per record, in order.
  */
-async function writeObserved(
-  db: Db,
-  kind: Kind,
-  id: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-): Promise<number> {
-  const rows = [];
-  for (const c of changes) {
-    const edges = await eventEdgesBetween(db, kind, id, c.field, observedSince, changedAt);
-    if (eventsExplain(edges, c.from, c.to)) continue;
-    rows.push({
-      [OWNER[kind]]: id,
-      field: c.field,
-      from_value: c.from,
-      to_value: c.to,
-      changed_at: changedAt,
-      source: 'observed' as const,
-      event_id: null,
-      observed_since: observedSince,
-    });
-  }
-  if (rows.length > 0) await either(db).insertInto(TABLE[kind]).values(rows).execute();
-  return rows.length;
+export async function writeObservedHistory(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<number[]> {
+  const edges = await eventEdgesOf(
+    db,
+    kind,
+    records
+      .filter((r) => r.changes.length > 0)
+      .map((r) => ({ id: r.id, fields: r.changes.map((c) => c.field), after: r.observedSince, upTo: r.changedAt })),
+  );
+  const rows: unknown[][] = [];
+  const written = records.map((r) => {
+    let n = 0;
+    for (const c of r.changes) {
+      if (eventsExplain(edges(r.id, c.field, r.observedSince, r.changedAt), c.from, c.to)) continue;
+      rows.push([r.id, c.field, c.from, c.to, r.changedAt, 'observed', null, r.observedSince]);
+      n++;
+    }
+    return n;
+  });
+  if (rows.length > 0) await insertRows(db, OBSERVED[kind], rows);
+  return written;
 }
 
-export const writeObservedTicketHistory = (
-  db: Db,
-  ticketId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-) => writeObserved(db, 'ticket', ticketId, changes, observedSince, changedAt);
+/** Where to look for event rows: a record's fields, in the interval (after, upTo]. */
+interface Span {
+  id: string;
+  fields: readonly string[];
+  after: string | null;
+  upTo: string;
+}
 
-export const writeObservedDealHistory = (
-  db: Db,
-  dealId: string,
-  changes: readonly FieldChange[],
-  observedSince: string | null,
-  changedAt: string,
-) => writeObserved(db, 'deal', dealId, changes, observedSince, changedAt);
+/** The event rows of a record's field with changed_at in (after, upTo]. */
+type EdgesOf = (id: string, field: string, after: string | null, upTo: string) => Edge[];
+
+/**
+ * The event rows of every span, read with one query per few hundred records (from the earliest
+ * interval start to the latest end among them); each span's own rows are picked out in memory.
+ * Stored timestamps share one fixed-width form in both dialects, so they compare as text.
+ */
+async function eventEdgesOf(db: Db, kind: Kind, spans: readonly Span[]): Promise<EdgesOf> {
+  const byKey = new Map<string, Edge[]>();
+  const keyOf = (id: string, field: string) => `${id}\u0000${field}`;
+  if (spans.length > 0) {
+    const upTo = spans.reduce((max, s) => (s.upTo > max ? s.upTo : max), spans[0]!.upTo);
+    const after = spans.some((s) => s.after === null)
+      ? null
+      : spans.reduce((min, s) => (s.after! < min ? s.after! : min), spans[0]!.after!);
+    const fields = [...new Set(spans.flatMap((s) => s.fields))];
+    for (const ids of chunks([...new Set(spans.map((s) => s.id))], 500)) {
+      let q = either(db)
+        .selectFrom(TABLE[kind])
+        .select([OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at'])
+        .where(OWNER[kind], 'in', ids)
+        .where('field', 'in', fields)
+        .where('source', '=', 'event')
+        .where('changed_at', '<=', upTo);
+      if (after !== null) q = q.where('changed_at', '>', after);
+      for (const r of await q.execute()) {
+        const key = keyOf(String(r[OWNER[kind]]), r.field);
+        const list = byKey.get(key) ?? [];
+        list.push({ from: r.from_value, to: r.to_value, at: r.changed_at });
+        byKey.set(key, list);
+      }
+    }
+  }
+  return (id, field, after, upTo) => (byKey.get(keyOf(id, field)) ?? []).filter((e) => e.at <= upTo && (after === null || e.at > after));
+}
 
 /** One field change told by one change-log event (history.ts derives these in events-history.ts). */
 export interface EventChange {
@@ -189,15 +219,32 @@ async function dropExplainedObservations(db: Db, kind: Kind, events: readonly Ev
     .where(OWNER[kind], 'in', ids)
     .where('source', '=', 'observed')
     .execute();
-  for (const o of observed) {
-    const owner = o[OWNER[kind]];
-    const touched = events.some(
-      (e) => e.entityId === owner && e.field === o.field && e.at <= o.changed_at && (o.observed_since === null || o.observed_since < e.at),
-    );
-    if (!touched || owner === null) continue;
-    const edges = await eventEdgesBetween(db, kind, owner, o.field, o.observed_since, o.changed_at);
-    if (eventsExplain(edges, o.from_value, o.to_value)) {
-      await either(db).deleteFrom(TABLE[kind]).where('id', '=', o.id).execute();
-    }
+  const touched = observed.filter(
+    (o) =>
+      o[OWNER[kind]] !== null &&
+      events.some(
+        (e) =>
+          e.entityId === o[OWNER[kind]] &&
+          e.field === o.field &&
+          e.at <= o.changed_at &&
+          (o.observed_since === null || o.observed_since < e.at),
+      ),
+  );
+  const span = (o: (typeof observed)[number]) => ({
+    id: o[OWNER[kind]]!,
+    fields: [o.field],
+    after: o.observed_since,
+    upTo: o.changed_at,
+  });
+  const edges = await eventEdgesOf(db, kind, touched.map(span));
+  const explained = touched.filter((o) => {
+    const s = span(o);
+    return eventsExplain(edges(s.id, o.field, s.after, s.upTo), o.from_value, o.to_value);
+  });
+  for (const batch of chunks(
+    explained.map((o) => o.id),
+    500,
+  )) {
+    await either(db).deleteFrom(TABLE[kind]).where('id', 'in', batch).execute();
   }
 }

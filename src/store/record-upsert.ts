@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
-import { deleteQuarantined, selectByIds } from './sql.js';
+import { deleteQuarantined, selectByIds } from './key-sets.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -24,6 +24,12 @@ export interface PreparedRecord {
   row: { id: string; updated_at: string | null };
 }
 
+/** A record the mirror holds, and its stored copy as the batch found it. */
+export interface Known<P, Prev> {
+  p: P;
+  before: Prev;
+}
+
 /** What differs between a ticket and a deal on the one upsert path (`writeRecords`). */
 export interface RecordKind<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }> {
   entityType: 'ticket' | 'deal';
@@ -34,14 +40,17 @@ export interface RecordKind<P extends PreparedRecord, Prev extends { id: string;
   writeRefs(db: Db, live: readonly P[]): Promise<void>;
   /** Records the mirror does not hold: their rows and children in a few multi-row statements. */
   insertNew(db: Db, fresh: readonly P[]): Promise<void>;
-  /** A record the mirror holds: only what differs is written; returns the history rows derived. */
-  updateKnown(db: Db, p: P, before: Prev): Promise<number>;
+  /**
+   * Records the mirror holds, with their stored copies: only what differs is written, with a few
+   * statements for the whole batch. Returns the history rows derived, per record in order.
+   */
+  updateKnown(db: Db, known: readonly Known<P, Prev>[]): Promise<number[]>;
 }
 
 /**
  * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived),
  * a record older than the mirror's copy is superseded and writes nothing, the references go first,
- * then new records in bulk and known ones one by one with their observed history. The ids of
+ * then new records in bulk, then known ones in bulk with their observed history. The ids of
  * `batch` are distinct (bulk.ts), so the outcome is that of upserting the records one after
  * another. Results are in batch order.
  */
@@ -71,8 +80,13 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
   );
   const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
   if (fresh.length > 0) await kind.insertNew(db, fresh);
-  for (const l of live) {
-    if (l.previous !== undefined) l.result.history = await kind.updateKnown(db, l.p, l.previous);
+  const known = live.filter((l) => l.previous !== undefined);
+  if (known.length > 0) {
+    const history = await kind.updateKnown(
+      db,
+      known.map((l) => ({ p: l.p, before: l.previous! })),
+    );
+    known.forEach((l, i) => (l.result.history = history[i]!));
   }
   return results;
 }

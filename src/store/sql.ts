@@ -1,7 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
-import { chunks } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -37,7 +36,7 @@ export const q = (name: string) => `"${name}"`;
 
 // 999 was SQLite's variable limit before 3.32 and stays far under PostgreSQL's 65535; staying
 // under it keeps the statement shapes few, so the statement cache keeps them prepared.
-const MAX_PARAMS = 999;
+export const MAX_PARAMS = 999;
 
 /** A multi-row INSERT of fixed table, columns and tail; its text per row count is built once. */
 export interface InsertStatement {
@@ -104,103 +103,50 @@ export function coalesceInto(table: string, columns: readonly string[]): string 
   );
 }
 
-/** Deletes rows of one parent whose key column is in `keys`, chunked under the parameter limit. */
-export async function deleteKeys(
-  db: Db,
-  table: string,
-  parentColumn: string,
-  parentId: string,
-  keyColumn: string,
-  keys: readonly string[],
-): Promise<void> {
-  for (const batch of chunks(keys, MAX_PARAMS - 1)) {
-    const text = `delete from ${q(table)} where ${q(parentColumn)} = ? and ${q(keyColumn)} in (${batch.map(() => '?').join(',')})`;
-    await run(db, text, [parentId, ...batch]);
-  }
-}
-
 /**
- * Upsert by id of one whole row. In SQLite the update leaves out the indexed columns whose stored
+ * Upsert by id of whole rows. In SQLite the update leaves out the indexed columns whose stored
  * value is the same: SQLite rewrites every index with a column in the SET list, changed or not,
- * and each index page is one more page written at commit (a sync commits every record). SQLite
- * only, where transactions run one at a time, so `stored` (read earlier in the same transaction)
- * is still what the row holds; PostgreSQL already skips index work for unchanged values.
+ * and each index page is one more page written at commit. SQLite only, where transactions run one
+ * at a time, so `stored` (read earlier in the same transaction) is still what the row holds;
+ * PostgreSQL already skips index work for unchanged values. Rows that leave out the same columns
+ * share multi-row statements.
  */
 export function rowUpsert<C extends string>(table: string, columns: readonly C[], indexed: readonly C[]) {
   const byMask = new Map<number, InsertStatement>();
-  const write = async (
-    db: Db,
-    row: Readonly<Record<C, unknown>>,
-    stored: Readonly<Partial<Record<C, unknown>>> | undefined,
-  ): Promise<void> => {
-    let mask = 0;
-    if (stored && capabilitiesOf(db).writesUnchangedIndexes) {
-      indexed.forEach((c, i) => {
-        if (stored[c] === row[c]) mask |= 1 << i;
-      });
-    }
+  const statementFor = (mask: number): InsertStatement => {
     let stmt = byMask.get(mask);
     if (!stmt) {
       const kept = columns.filter((c) => c !== 'id' && !indexed.some((x, i) => x === c && mask & (1 << i)));
       stmt = insertStatement(table, columns, overwrite(['id'], kept));
       byMask.set(mask, stmt);
     }
-    await insertRows(db, stmt, [columns.map((c) => row[c])]);
+    return stmt;
   };
-  /** Rows new to the mirror (nothing stored, so every column is written): multi-row statements. */
-  write.many = async (db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> => {
-    let stmt = byMask.get(0);
-    if (!stmt) {
-      stmt = insertStatement(
-        table,
-        columns,
-        overwrite(
-          ['id'],
-          columns.filter((c) => c !== 'id'),
-        ),
-      );
-      byMask.set(0, stmt);
-    }
-    await insertRows(
-      db,
-      stmt,
-      rows.map((row) => columns.map((c) => row[c])),
-    );
+  const values = (row: Readonly<Record<C, unknown>>) => columns.map((c) => row[c]);
+  return {
+    /** Rows new to the mirror (nothing stored, so every column is written). */
+    async many(db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> {
+      if (rows.length > 0) await insertRows(db, statementFor(0), rows.map(values));
+    },
+    /** Rows the mirror holds, each with its stored copy (distinct ids). */
+    async known(
+      db: Db,
+      rows: readonly { row: Readonly<Record<C, unknown>>; stored: Readonly<Partial<Record<C, unknown>>> }[],
+    ): Promise<void> {
+      const skipsUnchanged = capabilitiesOf(db).writesUnchangedIndexes;
+      const groups = new Map<number, unknown[][]>();
+      for (const { row, stored } of rows) {
+        let mask = 0;
+        if (skipsUnchanged) {
+          indexed.forEach((c, i) => {
+            if (stored[c] === row[c]) mask |= 1 << i;
+          });
+        }
+        const group = groups.get(mask) ?? [];
+        group.push(values(row));
+        groups.set(mask, group);
+      }
+      for (const [mask, group] of groups) await insertRows(db, statementFor(mask), group);
+    },
   };
-  return write;
-}
-
-const marks = (n: number) => Array(n).fill('?').join(',');
-
-/** An id list padded (with its last id) to a power of two, so few statement texts are ever prepared. */
-function padded(ids: readonly string[]): readonly string[] {
-  let size = 1;
-  while (size < ids.length) size *= 2;
-  return size === ids.length ? ids : [...ids, ...Array<string>(size - ids.length).fill(ids[ids.length - 1]!)];
-}
-
-/** Rows of `table` by id (`columns` besides id), chunked under the parameter limit. */
-export async function selectByIds<R extends { id: string }>(
-  db: Db,
-  columns: readonly string[],
-  table: string,
-  ids: readonly string[],
-): Promise<Map<string, R>> {
-  const out = new Map<string, R>();
-  for (const batch of chunks(ids, 512).map(padded)) {
-    const rows = await run<R>(
-      db,
-      `select "id", ${columns.map(q).join(', ')} from ${q(table)} where "id" in (${marks(batch.length)})`,
-      batch,
-    );
-    for (const r of rows) out.set(String(r.id), r);
-  }
-  return out;
-}
-
-/** A valid copy clears a record's quarantine entry (docs/design.md §4.5). */
-export async function deleteQuarantined(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<void> {
-  for (const batch of chunks(ids, 512).map(padded)) {
-    await run(db, `delete from "quarantine" where "entity_type" = '${entityType}' and "entity_id" in (${marks(batch.length)})`, batch);
-  }
 }

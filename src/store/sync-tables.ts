@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { chunks, json, noNul, unknownId } from './values.js';
+import { runTuples, tupleStatement } from './key-sets.js';
 
 /** A reason is for a person to read: a few KiB at most, whatever the upstream sent. */
 const MAX_REASON = 2048;
@@ -90,6 +91,47 @@ export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: 
   return Number(r.numDeletedRows) > 0;
 }
 
+/** A dirty mark to clear: it leaves only while its occurred_at is at most `upTo` (stored form). */
+export interface DirtyClear {
+  entityType: DirtyEntityType;
+  entityId: string;
+  upTo: string;
+}
+
+const CLEAR_DIRTY = tupleStatement('delete from "dirty" where', '("entity_type" = ? and "entity_id" = ? and "occurred_at" <= ?)');
+const BUMP_STALE = tupleStatement(
+  'update "dirty" set "stale_reads" = "stale_reads" + 1 where',
+  '("entity_type" = ? and "entity_id" = ?)',
+  'returning "entity_type", "entity_id", "stale_reads"',
+);
+
+/**
+ * clearDirty for many marks of distinct records, with one statement per few hundred: a mark
+ * that a newer event re-marked since it was read stays, as with clearDirty.
+ */
+export async function clearDirtyMany(db: Db, marks: readonly DirtyClear[]): Promise<void> {
+  if (marks.length > 0)
+    await runTuples(
+      db,
+      CLEAR_DIRTY,
+      marks.map((m) => [m.entityType, m.entityId, m.upTo]),
+    );
+}
+
+/** bumpStaleRead for many distinct records: stale_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). */
+export async function bumpStaleReads(
+  db: Db,
+  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
+): Promise<Map<string, number>> {
+  if (refs.length === 0) return new Map();
+  const rows = await runTuples<{ entity_type: string; entity_id: string; stale_reads: unknown }>(
+    db,
+    BUMP_STALE,
+    refs.map((r) => [r.entityType, r.entityId]),
+  );
+  return new Map(rows.map((r) => [`${r.entity_type}:${r.entity_id}`, Number(r.stale_reads)]));
+}
+
 export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityId: string): Promise<number> {
   const row = await db
     .updateTable('dirty')
@@ -152,6 +194,22 @@ export async function quarantine(db: Db, item: QuarantineItem, at: string): Prom
 
 export async function clearQuarantine(db: Db, entityType: string, entityId: string): Promise<void> {
   await db.deleteFrom('quarantine').where('entity_type', '=', entityType).where('entity_id', '=', entityId).execute();
+}
+
+const MARK_DELETED = {
+  tickets: tupleStatement('update "tickets" set "deleted_at" = ? where "deleted_at" is null and', '"id" = ?'),
+  deals: tupleStatement('update "deals" set "deleted_at" = ? where "deleted_at" is null and', '"id" = ?'),
+};
+
+/** markDeleted for many records of one table. */
+export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: readonly string[], at: string): Promise<void> {
+  if (ids.length > 0)
+    await runTuples(
+      db,
+      MARK_DELETED[table],
+      ids.map((id) => [id]),
+      [at],
+    );
 }
 
 export async function markDeleted(db: Db, table: 'tickets' | 'deals', id: string, at: string): Promise<void> {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ContactRef, TicketWithMessages, UserRef } from '../api/index.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
-import { diffFields, writeObservedTicketHistory } from './history.js';
+import { diffFields, writeObservedHistory } from './history.js';
 import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
 import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
@@ -58,9 +58,16 @@ const MESSAGES: ChildTable = {
   key: 'id',
   globalKey: true,
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
+  json: ['attachments_json', 'raw_json'],
 };
 const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
-const FIELDS: ChildTable = { table: 'ticket_fields', parent: 'ticket_id', key: 'key', values: ['value_text', 'value_json'] };
+const FIELDS: ChildTable = {
+  table: 'ticket_fields',
+  parent: 'ticket_id',
+  key: 'key',
+  values: ['value_text', 'value_json'],
+  json: ['value_json'],
+};
 
 const PREVIOUS_COLUMNS = ['status', 'priority', 'assignee_id', 'team_id', 'contact_id', 'updated_at'] as const;
 type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'contact_id' | 'updated_at'>;
@@ -180,15 +187,37 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
       fresh.flatMap((p) => under(p, p.messages)),
     );
   },
-  async updateKnown(db, p, before) {
-    const { row } = p;
-    await writeTicket(db, row, before);
-    await replaceChildren(db, TAGS, row.id, p.tags, true);
-    await replaceChildren(db, FIELDS, row.id, p.fields, true);
-    await replaceChildren(db, MESSAGES, row.id, p.messages, true);
-    const changes = diffFields(before, row, TRACKED);
-    const observedSince = before.updated_at === null ? null : String(before.updated_at);
-    return writeObservedTicketHistory(db, row.id, changes, observedSince, row.updated_at!);
+  async updateKnown(db, known) {
+    await writeTicket.known(
+      db,
+      known.map((k) => ({ row: k.p.row, stored: k.before })),
+    );
+    const children = (rowsOf: (p: PreparedTicket) => ChildRow[]) => known.map((k) => ({ parentId: k.p.row.id, rows: rowsOf(k.p) }));
+    await replaceChildren(
+      db,
+      TAGS,
+      children((p) => p.tags),
+    );
+    await replaceChildren(
+      db,
+      FIELDS,
+      children((p) => p.fields),
+    );
+    await replaceChildren(
+      db,
+      MESSAGES,
+      children((p) => p.messages),
+    );
+    return writeObservedHistory(
+      db,
+      'ticket',
+      known.map(({ p, before }) => ({
+        id: p.row.id,
+        changes: diffFields(before, p.row, TRACKED),
+        observedSince: before.updated_at === null ? null : String(before.updated_at),
+        changedAt: p.row.updated_at!,
+      })),
+    );
   },
 };
 

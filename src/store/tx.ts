@@ -35,6 +35,10 @@ export interface StoreTx {
   clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
   bumpStaleRead(entityType: t.DirtyEntityType, entityId: string): Promise<number>;
+  /** clearDirty on many records (distinct), with a statement per few hundred; `upTo` as in clearDirty. */
+  clearDirtyMany(marks: readonly t.DirtyClear[]): Promise<void>;
+  /** bumpStaleRead on many records (distinct): stale_reads after it, keyed `<entityType>:<entityId>`; absent means no entry (0). */
+  bumpStaleReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
   /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
   upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
   upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
@@ -48,6 +52,8 @@ export interface StoreTx {
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
   markDeleted(entityType: 'ticket' | 'deal', entityId: string, at: string): Promise<void>;
+  /** markDeleted on many records of one type. */
+  markDeletedMany(entityType: 'ticket' | 'deal', entityIds: readonly string[], at: string): Promise<void>;
   quarantine(item: t.QuarantineItem, at: string): Promise<void>;
   clearQuarantine(entityType: string, entityId: string): Promise<void>;
   /** Inserts a sync_runs row with outcome 'running'; returns its id. */
@@ -94,6 +100,12 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),
     clearDirty: (type, id, upTo) => t.clearDirty(db, type, id, iso(upTo, 'upTo')),
     bumpStaleRead: (type, id) => t.bumpStaleRead(db, type, id),
+    clearDirtyMany: (marks) =>
+      t.clearDirtyMany(
+        db,
+        marks.map((m) => ({ ...m, upTo: iso(m.upTo, 'upTo') })),
+      ),
+    bumpStaleReads: (refs) => t.bumpStaleReads(db, refs),
     upsertTicket(ticket, syncedAt) {
       const at = iso(syncedAt, 'syncedAt');
       return orQuarantine(db, 'ticket', ticket, at, () => upsertTicket(db, ticket, at));
@@ -106,6 +118,7 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     upsertDeals: (deals, syncedAt) => upsertMany(db, DEALS, deals, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, type === 'ticket' ? 'tickets' : 'deals', id, iso(at, 'at')),
+    markDeletedMany: (type, ids, at) => t.markDeletedMany(db, type === 'ticket' ? 'tickets' : 'deals', ids, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
     clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),
     async startRun(kind, at) {

@@ -81,6 +81,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
  * Clears the dirty marks a copy settles: it was read after the events that marked it were
  * visible (they were read before the copy began), so at least as new means it holds them, as
  * for any read of the drain (docs/design.md §4.3). An older copy stays dirty for the first sync.
+ * One statement per page, not one per record.
  */
 async function settleMarks(
   tx: StoreTx,
@@ -88,7 +89,8 @@ async function settleMarks(
   records: readonly { id: string; updatedAt: string }[],
   pending: ReadonlySet<string>,
 ): Promise<void> {
-  for (const r of records) if (pending.has(`${entityType}:${r.id}`)) await tx.clearDirty(entityType, r.id, r.updatedAt);
+  const settled = records.filter((r) => pending.has(`${entityType}:${r.id}`));
+  await tx.clearDirtyMany(settled.map((r) => ({ entityType, entityId: r.id, upTo: r.updatedAt })));
 }
 
 const dealsPhase: Phase<Deal, null> = {

@@ -7,9 +7,17 @@ import type { RecordOutcome, SyncContext } from './context.js';
 import { scanList, type ListSink } from './list-scan.js';
 import { planType, rankingDepth, type TypePlan } from './plan.js';
 import { refreshPipelines } from './pipelines.js';
-import { deletedWrite, quarantineAlone, quarantineWrite, readWrite, recordFailure } from './record-writes.js';
+import {
+  applyWrites,
+  deletedWrite,
+  quarantineAlone,
+  quarantineWrite,
+  readWrite,
+  recordFailure,
+  type RecordWrite,
+} from './record-writes.js';
 import type { RunStats } from './stats.js';
-import { WriteBatch, type RecordWrite } from './write-batch.js';
+import { WriteBatch } from './write-batch.js';
 
 export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './record-writes.js';
 
@@ -27,7 +35,8 @@ const ROUND = 5000;
 export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
   const attempted = new Set<string>();
   const heap = createHeapBudget();
-  const writes = new WriteBatch(ctx.store, {
+  const writes = new WriteBatch<RecordWrite>(ctx.store, {
+    apply: (tx, batch) => applyWrites(ctx, tx, batch),
     committed: (w, outcome) => {
       committed(ctx, stats, w, outcome);
       heap.check();
@@ -72,8 +81,8 @@ async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader
   }
   const sink: ListSink = {
     found: (entry, record) => reader.took(entry, record),
-    invalid: (entry, item) => reader.write(quarantineWrite(ctx, entry, item.reason, item.raw)),
-    gone: (entry) => reader.write(deletedWrite(ctx, entry)),
+    invalid: (entry, item) => reader.write(quarantineWrite(entry, item.reason, item.raw)),
+    gone: (entry) => reader.write(deletedWrite(entry)),
   };
   // Reads by id and list pages go at once; the client's limits pace them together.
   const settled = await Promise.allSettled([
@@ -121,7 +130,7 @@ class RecordReader {
 
   constructor(
     private readonly ctx: SyncContext,
-    private readonly writes: WriteBatch,
+    private readonly writes: WriteBatch<RecordWrite>,
   ) {}
 
   readAll(entries: readonly DirtyEntry[]): Promise<void> {
@@ -140,7 +149,7 @@ class RecordReader {
   /** A copy read by id or from a list page. */
   async took(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void> {
     if (entry.entityType === 'deal') await this.ensureStage(record as Deal);
-    await this.write(readWrite(this.ctx, entry, record));
+    await this.write(readWrite(entry, record));
   }
 
   private async read(entry: DirtyEntry): Promise<void> {
@@ -150,13 +159,13 @@ class RecordReader {
     try {
       record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
     } catch (err) {
-      if (err instanceof NotFoundError) return this.write(deletedWrite(this.ctx, entry));
+      if (err instanceof NotFoundError) return this.write(deletedWrite(entry));
       // Whether the workspace rejects the key is the change log's call: a 401 here fails this
       // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
       if (err instanceof AuthRejectedError) throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
       const own = recordFailure(err);
       if (own === null) throw err;
-      return this.write(quarantineWrite(this.ctx, entry, own.reason, own.raw));
+      return this.write(quarantineWrite(entry, own.reason, own.raw));
     }
     await this.took(entry, record);
   }

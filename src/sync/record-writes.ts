@@ -10,72 +10,120 @@ import {
 } from '../api/index.js';
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import type { RecordOutcome, SyncContext } from './context.js';
-import { refusedValueState, type RecordWrite } from './write-batch.js';
+import { refusedValueState } from './write-batch.js';
 
 /** A record read back older than the event that marked it this many times in a row is accepted. */
 export const STALE_READS_ACCEPTED_AFTER = 3;
 
 /**
- * The writes of one read (by id or from a list page): the mirror takes the copy, and the mark
- * leaves the dirty set only when the copy is at least as new as the newest event that marked it
- * (docs/design.md §4.3). Older is a stale read (replica lag, cache): tried again next cycle, and
- * accepted after a few tries, since some servers do not bump updatedAt for every event.
+ * One record's writes in the drain, as data: the write batch applies many at once (applyWrites),
+ * and a record stays dirty until its batch commits (docs/design.md §4.3).
  */
-export function readWrite(ctx: SyncContext, entry: DirtyEntry, record: TicketWithMessages | Deal): RecordWrite {
-  return {
-    entry,
-    record,
-    async apply(tx: StoreTx): Promise<RecordOutcome> {
-      const verdict =
-        entry.entityType === 'ticket'
-          ? await tx.upsertTicket(record as TicketWithMessages, ctx.now())
-          : await tx.upsertDeal(record as Deal, ctx.now());
-      if (verdict.quarantined) {
-        // The store could not hold one of its values and quarantined it: out of the dirty set like
-        // any quarantined record (its next event, or verify --repair, retries it), never "fresh".
-        await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-        return 'quarantined';
-      }
-      if (Date.parse(record.updatedAt) >= Date.parse(entry.occurredAt)) {
-        await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-        return 'fresh';
-      }
-      const staleReads = await tx.bumpStaleRead(entry.entityType, entry.entityId);
-      if (staleReads >= STALE_READS_ACCEPTED_AFTER) {
-        await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-        return 'stale-accepted';
-      }
-      return 'stale';
-    },
-  };
+export type RecordWrite =
+  /** A copy read by id or from a list page. */
+  | { kind: 'read'; entry: DirtyEntry; record: TicketWithMessages | Deal; reason?: undefined }
+  /** A 404: deleted_at is set and the row stays for history. */
+  | { kind: 'deleted'; entry: DirtyEntry; record: null; reason?: undefined }
+  /** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
+  | { kind: 'quarantine'; entry: DirtyEntry; record: unknown; reason: string };
+
+export const readWrite = (entry: DirtyEntry, record: TicketWithMessages | Deal): RecordWrite => ({ kind: 'read', entry, record });
+
+export const deletedWrite = (entry: DirtyEntry): RecordWrite => ({ kind: 'deleted', entry, record: null });
+
+/** `raw` is the record as read, kept with the quarantine row; `reason` is clipped for a person to read. */
+export const quarantineWrite = (entry: DirtyEntry, reason: string, raw: unknown): RecordWrite => ({
+  kind: 'quarantine',
+  entry,
+  record: raw,
+  reason: clipText(reason),
+});
+
+const keyOf = (e: DirtyEntry) => `${e.entityType}:${e.entityId}`;
+
+/**
+ * Applies `writes` in one transaction with the outcome of applying them one after another, in a
+ * few statements per type and table instead of several per record. Runs of distinct records go
+ * together; a record met again starts a new run, so its second write sees its first.
+ */
+export async function applyWrites(ctx: SyncContext, tx: StoreTx, writes: readonly RecordWrite[]): Promise<RecordOutcome[]> {
+  const out: RecordOutcome[] = [];
+  let run: RecordWrite[] = [];
+  const keys = new Set<string>();
+  for (const w of writes) {
+    if (keys.has(keyOf(w.entry))) {
+      out.push(...(await applyDistinct(ctx, tx, run)));
+      run = [];
+      keys.clear();
+    }
+    keys.add(keyOf(w.entry));
+    run.push(w);
+  }
+  if (run.length > 0) out.push(...(await applyDistinct(ctx, tx, run)));
+  return out;
 }
 
-/** A 404: deleted_at is set and the row stays for history. */
-export function deletedWrite(ctx: SyncContext, entry: DirtyEntry): RecordWrite {
-  return {
-    entry,
-    record: null,
-    async apply(tx) {
-      await tx.markDeleted(entry.entityType, entry.entityId, ctx.now());
-      await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      return 'deleted';
-    },
-  };
-}
-
-/** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
-export function quarantineWrite(ctx: SyncContext, entry: DirtyEntry, reason: string, raw: unknown): RecordWrite {
-  const short = clipText(reason);
-  return {
-    entry,
-    record: raw,
-    reason: short,
-    async apply(tx) {
-      await tx.quarantine({ entityType: entry.entityType, entityId: entry.entityId, reason: short, raw }, ctx.now());
-      await tx.clearDirty(entry.entityType, entry.entityId, entry.occurredAt);
-      return 'quarantined';
-    },
-  };
+/**
+ * The writes of distinct records. A read: the mirror takes the copy, and the mark leaves the
+ * dirty set only when the copy is at least as new as the newest event that marked it (docs/design.md
+ * §4.3). Older is a stale read (replica lag, cache): tried again next cycle, and accepted after a
+ * few tries, since some servers do not bump updatedAt for every event. A copy the store could
+ * not hold is quarantined by the upsert: out of the dirty set like any quarantined record (its
+ * next event, or verify --repair, retries it), never "fresh". Each type's copies go in one bulk
+ * upsert, so the references two types share (users, contacts) fold per type, not across types.
+ */
+async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly RecordWrite[]): Promise<RecordOutcome[]> {
+  const now = ctx.now();
+  const outcomes: RecordOutcome[] = Array<RecordOutcome>(writes.length);
+  const cleared: number[] = [];
+  const stale: number[] = [];
+  const ofKind = (kind: RecordWrite['kind'], type: 'ticket' | 'deal') =>
+    writes.flatMap((w, i) => (w.kind === kind && w.entry.entityType === type ? [i] : []));
+  for (const type of ['ticket', 'deal'] as const) {
+    const reads = ofKind('read', type);
+    if (reads.length > 0) {
+      const records = reads.map((i) => writes[i]!.record);
+      const verdicts =
+        type === 'ticket' ? await tx.upsertTickets(records as TicketWithMessages[], now) : await tx.upsertDeals(records as Deal[], now);
+      reads.forEach((i, n) => {
+        const { entry, record } = writes[i]!;
+        const fresh = Date.parse((record as Deal).updatedAt) >= Date.parse(entry.occurredAt);
+        if (verdicts[n]!.quarantined || fresh) {
+          outcomes[i] = verdicts[n]!.quarantined ? 'quarantined' : 'fresh';
+          cleared.push(i);
+        } else stale.push(i);
+      });
+    }
+    const deleted = ofKind('deleted', type);
+    if (deleted.length > 0) {
+      await tx.markDeletedMany(
+        type,
+        deleted.map((i) => writes[i]!.entry.entityId),
+        now,
+      );
+      for (const i of deleted) outcomes[i] = 'deleted';
+      cleared.push(...deleted);
+    }
+  }
+  for (const [i, w] of writes.entries()) {
+    if (w.kind !== 'quarantine') continue;
+    await tx.quarantine({ entityType: w.entry.entityType, entityId: w.entry.entityId, reason: w.reason, raw: w.record }, now);
+    outcomes[i] = 'quarantined';
+    cleared.push(i);
+  }
+  const staleReads = await tx.bumpStaleReads(stale.map((i) => writes[i]!.entry));
+  for (const i of stale) {
+    const accepted = (staleReads.get(keyOf(writes[i]!.entry)) ?? 0) >= STALE_READS_ACCEPTED_AFTER;
+    outcomes[i] = accepted ? 'stale-accepted' : 'stale';
+    if (accepted) cleared.push(i);
+  }
+  await tx.clearDirtyMany(
+    cleared.map((i) => {
+      const { entityType, entityId, occurredAt } = writes[i]!.entry;
+      return { entityType, entityId, upTo: occurredAt };
+    }),
+  );
+  return outcomes;
 }
 
 /**
@@ -83,7 +131,7 @@ export function quarantineWrite(ctx: SyncContext, entry: DirtyEntry, reason: str
  * batch. If the raw copy itself holds what the database refused, the reason is kept, not the copy.
  */
 export async function quarantineAlone(ctx: SyncContext, entry: DirtyEntry, reason: string, raw: unknown): Promise<RecordOutcome> {
-  const put = (value: unknown) => ctx.store.transaction((tx) => quarantineWrite(ctx, entry, reason, value).apply(tx));
+  const put = (value: unknown) => ctx.store.transaction((tx) => applyWrites(ctx, tx, [quarantineWrite(entry, reason, value)]));
   try {
     await put(raw);
   } catch (err) {

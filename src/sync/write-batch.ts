@@ -1,28 +1,23 @@
-import type { DirtyEntry, Store, StoreTx } from '../store/index.js';
+import type { Store, StoreTx } from '../store/index.js';
 import type { RecordOutcome } from './context.js';
 
-/** One record's writes: the upsert or deletion and its dirty-set update, run inside a batch's transaction. */
-export interface RecordWrite {
-  entry: DirtyEntry;
-  /** The record as read (quarantined with it should the database refuse one of its values). */
-  record: unknown;
-  /** Why it is quarantined, for a write that quarantines (logged once it commits). */
-  reason?: string;
-  apply(tx: StoreTx): Promise<RecordOutcome>;
-}
-
-export interface WriteBatchOptions {
+export interface WriteBatchOptions<W> {
   /** Records per transaction at most. Default 200. */
   maxRecords?: number;
   /** A record waits at most this long for its batch to commit. Default 250 ms. */
   maxDelayMs?: number;
+  /**
+   * Writes a batch (or one record of it) inside its transaction, with the outcome of writing the
+   * records one after another; returns one outcome per write, in order.
+   */
+  apply(tx: StoreTx, writes: readonly W[]): Promise<RecordOutcome[]>;
   /** Called once per record after its transaction committed. */
-  committed(write: RecordWrite, outcome: RecordOutcome): void;
+  committed(write: W, outcome: RecordOutcome): void;
   /**
    * A batch failed with a value the database refuses (PostgreSQL class 22 or 54): each record is
    * then written on its own, and this is called for the one that still fails.
    */
-  refused(write: RecordWrite, sqlState: string, err: Error): Promise<RecordOutcome>;
+  refused(write: W, sqlState: string, err: Error): Promise<RecordOutcome>;
 }
 
 /**
@@ -41,8 +36,8 @@ export function refusedValueState(store: Pick<Store, 'isRefusedValue'>, err: unk
  * crash loses only reads, never a change (docs/design.md §4.3). Batches commit one at a time, in
  * the order records arrived; add() waits while a full batch commits, which bounds memory.
  */
-export class WriteBatch {
-  private pending: RecordWrite[] = [];
+export class WriteBatch<W> {
+  private pending: W[] = [];
   private timer: NodeJS.Timeout | null = null;
   private chain: Promise<void> = Promise.resolve();
   /** The first batch failure, boxed so that any thrown value (even a falsy one) counts. */
@@ -52,13 +47,13 @@ export class WriteBatch {
 
   constructor(
     private readonly store: Store,
-    private readonly options: WriteBatchOptions,
+    private readonly options: WriteBatchOptions<W>,
   ) {
     this.maxRecords = options.maxRecords ?? 200;
     this.maxDelayMs = options.maxDelayMs ?? 250;
   }
 
-  async add(write: RecordWrite): Promise<void> {
+  async add(write: W): Promise<void> {
     this.throwIfFailed();
     this.pending.push(write);
     if (this.pending.length >= this.maxRecords) await this.commitPending();
@@ -97,15 +92,11 @@ export class WriteBatch {
     return this.chain;
   }
 
-  private async commit(batch: readonly RecordWrite[]): Promise<void> {
+  private async commit(batch: readonly W[]): Promise<void> {
     let outcomes: RecordOutcome[];
     try {
-      // Collected per attempt: PostgreSQL may run the transaction again after a deadlock.
-      outcomes = await this.store.transaction(async (tx) => {
-        const out: RecordOutcome[] = [];
-        for (const w of batch) out.push(await w.apply(tx));
-        return out;
-      });
+      // Returned per attempt: PostgreSQL may run the transaction again after a deadlock.
+      outcomes = await this.store.transaction((tx) => this.options.apply(tx, batch));
     } catch (err) {
       if (refusedValueState(this.store, err) === null) throw err;
       // One record's value aborted the whole transaction: write them one by one to find it.
@@ -115,9 +106,10 @@ export class WriteBatch {
     batch.forEach((w, i) => this.options.committed(w, outcomes[i]!));
   }
 
-  private async commitOne(w: RecordWrite): Promise<RecordOutcome> {
+  private async commitOne(w: W): Promise<RecordOutcome> {
     try {
-      return await this.store.transaction((tx) => w.apply(tx));
+      const [outcome] = await this.store.transaction((tx) => this.options.apply(tx, [w]));
+      return outcome!;
     } catch (err) {
       const sqlState = refusedValueState(this.store, err);
       if (sqlState === null) throw err;

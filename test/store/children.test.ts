@@ -161,5 +161,33 @@ for (const dialect of dialects) {
         ]);
       });
     }
+
+    if (dialect.name === 'postgres') {
+      it('a re-read writes no unchanged child row, though jsonb gives JSON back in its own spelling', async () => {
+        const fields = { plan: 'pro', meta: { zeta: [1, 'x'], a: { nested: true } } };
+        await store.transaction((tx) => tx.upsertTicket(ticket({ fields }), SYNCED));
+        // xmin is the transaction that wrote a row version: a row written again gets a new one.
+        const versions = async () =>
+          (
+            await sql<{ row: string }>`
+              select 'message ' || id || ' ' || xmin::text as row from ticket_messages
+              union all select 'field ' || key || ' ' || xmin::text from ticket_fields
+              union all select 'tag ' || tag || ' ' || xmin::text from ticket_tags
+              order by 1`.execute(store.db)
+          ).rows.map((r) => r.row);
+        const before = await versions();
+        expect(before).toHaveLength(2 + 2 + 2);
+        await store.transaction((tx) =>
+          tx.upsertTicket(ticket({ fields, updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED),
+        );
+        expect(await versions()).toEqual(before);
+        // A message that did change is written, and only it.
+        const edited = ticket({ fields, updatedAt: '2024-05-01T13:00:00.000Z' });
+        edited.messages = [edited.messages[0]!, { ...edited.messages[1]!, body: 'note, edited' }];
+        await store.transaction((tx) => tx.upsertTicket(edited, SYNCED));
+        const after = await versions();
+        expect(after.filter((v) => !before.includes(v)).map((v) => v.split(' ').slice(0, 2).join(' '))).toEqual(['message m2']);
+      });
+    }
   });
 }
