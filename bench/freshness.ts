@@ -157,7 +157,7 @@ async function classifyUnseen(url: string, database: string, pending: Write[]): 
       if (missed.length <= 10)
         console.log(
           `  never seen: ${w.kind} ${w.entityType} ${w.entityId} written at ${new Date(w.simMs).toISOString()} (simulator time); ` +
-            `mirror updated_at ${String(row?.updated_at ?? 'no row')}, upstream updatedAt ${upstreamUpdatedAt.get(w.entityId) ?? 'gone'}`,
+            `mirror updated_at ${row === undefined ? 'no row' : JSON.stringify(row.updated_at)}, upstream updatedAt ${upstreamUpdatedAt.get(w.entityId) ?? 'gone'}`,
         );
     }
     return { superseded, missed };
