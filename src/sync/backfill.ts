@@ -1,7 +1,7 @@
-import { CursorRejectedError, PagingGuard, type Page } from '../api/index.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { PHASES, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
+import { copyList } from './copy-list.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
@@ -79,24 +79,34 @@ async function copyPhase(
     ctx,
     state.cursor,
     phase.fetch(ctx, state),
-    (page) => phase.load(ctx, page, stats, state),
-    async (page, loaded, cursor) => {
+    async (page) => {
+      const loaded = await phase.load(ctx, page, stats, state);
+      // Pages wait for their group in memory: the heap is looked at as each arrives too.
+      heap.check();
+      return loaded;
+    },
+    async (group, cursor) => {
       const now = ctx.now();
-      const { next, count } = await ctx.store.transaction(async (tx) => {
-        const count = await phase.apply(tx, page, loaded, now, pending);
-        const key = phase.name === 'history' || phase.name === 'recent' ? 'events' : phase.name;
-        const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + count.copied } };
+      const key = phase.name === 'history' || phase.name === 'recent' ? 'events' : phase.name;
+      const { next, counts } = await ctx.store.transaction(async (tx) => {
+        const counts = [];
+        for (const { page, loaded } of group) counts.push(await phase.apply(tx, page, loaded, now, pending));
+        const copied = counts.reduce((sum, c) => sum + c.copied, 0);
+        const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + copied } };
         await saveBackfill(tx, next);
-        return { next, count };
+        return { next, counts };
       });
       // Counted after the commit: a transaction may run again (PostgreSQL deadlock).
       state = next;
-      stats.quarantined += count.quarantined;
-      if (phase.name === 'history' || phase.name === 'recent') {
-        stats.eventsRead += page.items.length;
-        stats.eventsNew += count.copied;
-      }
-      ctx.hooks?.onPage?.(phase.name === 'recent' ? 'history' : phase.name, { items: page.items.length, invalid: page.invalid.length });
+      group.forEach(({ page }, i) => {
+        const count = counts[i]!;
+        stats.quarantined += count.quarantined;
+        if (key === 'events') {
+          stats.eventsRead += page.items.length;
+          stats.eventsNew += count.copied;
+        }
+        ctx.hooks?.onPage?.(phase.name === 'recent' ? 'history' : phase.name, { items: page.items.length, invalid: page.invalid.length });
+      });
       heap.check();
       committed(next);
     },
@@ -110,71 +120,4 @@ const MAX_PENDING_MARKS = 100_000;
 async function pendingMarks(ctx: SyncContext): Promise<Set<string>> {
   const entries = await ctx.store.listDirty(MAX_PENDING_MARKS);
   return new Set(entries.map((e) => `${e.entityType}:${e.entityId}`));
-}
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
-  p.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-
-/**
- * Pages a list from `cursor` until its end, handing each page, what `load` read for it, and the
- * cursor that follows it to `apply`. Returns false when a graceful stop ended it early (the cursor
- * is persisted). A cursor the upstream no longer accepts restarts the list: upserts make the
- * re-copy harmless.
- *
- * The next page is fetched and loaded while `apply` commits this one, so the network and the store
- * work at the same time; the next page is applied only after this one committed, so each saved
- * cursor still commits with exactly the rows it covers (docs/design.md §4.6). A prefetch that a
- * stop or a failure leaves unused is awaited (never left running) and its answer dropped.
- */
-async function copyList<T, L>(
-  ctx: SyncContext,
-  start: string | null,
-  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
-  load: (page: Page<T>) => Promise<L>,
-  apply: (page: Page<T>, loaded: L, nextCursor: string | null) => Promise<void>,
-): Promise<boolean> {
-  let restarted = false;
-  let guard = new PagingGuard('a backfill list');
-  if (start !== null) guard.start(start);
-  const read = async (cursor: string | null): Promise<{ page: Page<T>; loaded: L }> => {
-    const page = await fetchPage(cursor ?? undefined);
-    guard.check(
-      page.items.map((item) => String((item as { id?: unknown }).id)),
-      page.nextCursor,
-    );
-    return { page, loaded: await load(page) };
-  };
-  let cursor = start;
-  let pending: Promise<Settled<{ page: Page<T>; loaded: L }>> | null = null;
-  try {
-    for (;;) {
-      if (ctx.stopSignal.aborted) return false;
-      const got: Settled<{ page: Page<T>; loaded: L }> = await (pending ?? settle(read(cursor)));
-      pending = null;
-      if (!got.ok) {
-        if (got.error instanceof CursorRejectedError && cursor !== null && !restarted) {
-          ctx.logger.warn(
-            { status: got.error.status },
-            'the workspace rejected the saved list cursor; copying this list again from its start',
-          );
-          restarted = true;
-          cursor = null;
-          guard = new PagingGuard('a backfill list');
-          continue;
-        }
-        throw got.error;
-      }
-      const { page, loaded }: { page: Page<T>; loaded: L } = got.value;
-      if (page.nextCursor !== null && !ctx.stopSignal.aborted) pending = settle(read(page.nextCursor));
-      await apply(page, loaded, page.nextCursor);
-      if (page.nextCursor === null) return true;
-      cursor = page.nextCursor;
-    }
-  } finally {
-    if (pending) await pending;
-  }
 }
