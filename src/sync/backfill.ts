@@ -1,7 +1,7 @@
 import { toIsoTimestamp } from '../util/time.js';
 import { PHASES, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
-import { copyList } from './copy-list.js';
+import { copyList, type PageGroupLimits } from './copy-list.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
@@ -110,7 +110,17 @@ async function copyPhase(
       heap.check();
       committed(next);
     },
+    groupLimits(ctx),
   );
+}
+
+/**
+ * SQLite commits a group of pages for much less than the pages one by one (docs/sync.md,
+ * "Backfill"); PostgreSQL gains nothing and, as its writes do not block the event loop, keeps the
+ * network busier with a commit per page (L backfill 42-46 s per page, 44-49 s in groups of 10).
+ */
+function groupLimits(ctx: SyncContext): PageGroupLimits {
+  return ctx.store.dialect === 'sqlite' ? {} : { maxPages: 1 };
 }
 
 /** Dirty marks a copy may settle; beyond this many the rest stay dirty for the first sync (safe, only dearer). */
