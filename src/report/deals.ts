@@ -7,6 +7,9 @@ import { DEAL_SCOPE, withNow } from './sql-util.js';
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'deal.created' AND e.entity_id = ${id} AND e.entity_type = 'deal')`;
 
+/** The live deals in scope, binding `d`, driven by the scope table (why: SCOPED_TICKETS in tickets.ts). */
+export const SCOPED_DEALS = (d: SqlDialect) => `${d.temp(DEAL_SCOPE)} sc CROSS JOIN deals d WHERE d.id = sc.id AND d.deleted_at IS NULL`;
+
 /**
  * Stays in a stage, from deal_history field 'stage_id'. The first stay starts at created_at in the
  * stage the earliest move left (the current stage when there is no history). Direction compares
@@ -17,8 +20,7 @@ INSERT INTO rpt_deal_stage_intervals
   (deal_id, seq, pipeline_id, stage_id, stage_name, stage_position, is_won, is_lost, entered_at, exited_at, minutes,
    direction, source, history_complete)
 WITH scope AS (
-  SELECT d.id, d.created_at, d.stage_id, d.pipeline_id FROM deals d
-  WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})
+  SELECT d.id, d.created_at, d.stage_id, d.pipeline_id FROM ${SCOPED_DEALS(d)}
 ),
 h AS (
   SELECT h.deal_id, h.from_value, h.to_value, h.changed_at, h.source,
@@ -59,7 +61,7 @@ INSERT INTO rpt_deals
    primary_contact_email, created_at, updated_at, close_date, stage_entered_at, won_at, lost_at, closed_at, days_open,
    days_to_close, history_complete, refreshed_at)
 WITH scope AS (
-  SELECT d.* FROM deals d WHERE d.deleted_at IS NULL AND d.id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})
+  SELECT d.* FROM ${SCOPED_DEALS(d)}
 ),
 iv AS (
   SELECT i.deal_id,

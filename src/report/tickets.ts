@@ -13,6 +13,16 @@ const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
 
 /**
+ * The live tickets in scope, as a FROM clause binding `t`, driven by the scope table: one primary
+ * key probe per id. Written as `t.id IN (SELECT id FROM scope)`, SQLite without statistics chose
+ * to walk every live ticket through the (deleted_at, …) indexes and test each against the scope:
+ * at 50,000 tickets, 600 ms to rebuild 1,300 of them. A CROSS JOIN keeps SQLite's join order as
+ * written; PostgreSQL plans it as any inner join.
+ */
+export const SCOPED_TICKETS = (d: SqlDialect) =>
+  `${d.temp(TICKET_SCOPE)} sc CROSS JOIN tickets t WHERE t.id = sc.id AND t.deleted_at IS NULL`;
+
+/**
  * The assignee at a moment: the last assignee change at or before it, else the first change's
  * from, else the current assignee. Each probe returns '=' + id ('=' alone for "unassigned"), so a
  * found NULL is told apart from "no row" with one index probe per case.
@@ -33,8 +43,7 @@ const INSERT_INTERVALS = (d: SqlDialect) => `
 INSERT INTO rpt_ticket_status_intervals
   (ticket_id, seq, status, is_resolved, valid_from, valid_to, minutes, is_resolution, is_reopen, assignee_id, source, history_complete)
 WITH scope AS (
-  SELECT t.id, t.created_at, t.status FROM tickets t
-  WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})
+  SELECT t.id, t.created_at, t.status FROM ${SCOPED_TICKETS(d)}
 ),
 -- One window pass gives each move its predecessor's status (the initial status for the first).
 h AS (
@@ -77,7 +86,7 @@ INSERT INTO rpt_tickets
    first_reply_due_at, first_reply_sla, first_reply_sla_at, resolve_due_at, resolve_sla, resolve_sla_at, age_minutes,
    history_complete, refreshed_at)
 WITH scope AS (
-  SELECT t.* FROM tickets t WHERE t.deleted_at IS NULL AND t.id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})
+  SELECT t.* FROM ${SCOPED_TICKETS(d)}
 ),
 msg AS (
   SELECT m.ticket_id,
