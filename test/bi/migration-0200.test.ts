@@ -106,7 +106,16 @@ for (const dialect of dialects)
       expect(to0100.error).toBeUndefined();
       await writeOldMirror(store.db);
 
-      expect((await store.migrate()).applied).toEqual(['0200_bi_types', '0300_dirty_read_messages', '0400_live_updated_indexes']);
+      const to0200 = await migrator.migrateTo('0200_bi_types');
+      expect(to0200.error).toBeUndefined();
+      // Running it again (a process killed after the migration's transaction committed but before
+      // the migrator recorded it) changes nothing: every check below runs on the twice-converted mirror.
+      await m0200.up(store.db);
+      expect((await store.migrate()).applied).toEqual([
+        '0300_dirty_read_messages',
+        '0400_live_updated_indexes',
+        '0500_messages_author_covering',
+      ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
       expect([t.created_at, t.updated_at, t.synced_at]).toEqual([
@@ -179,15 +188,6 @@ for (const dialect of dialects)
         const typeofAmount = await sql<{ t: string }>`SELECT typeof(amount) AS t FROM deals`.execute(db);
         expect(typeofAmount.rows[0]?.t).toBe('real');
       }
-
-      // Running it again (a process killed after the migration's transaction committed but before
-      // the migrator recorded it) changes nothing.
-      await m0200.up(store.db);
-      expect(await db.selectFrom('deals').select(['amount', 'amount_cents']).executeTakeFirstOrThrow()).toEqual({
-        amount: 1234.5,
-        amount_cents: 123450,
-      });
-      expect((await db.selectFrom('tickets').select('created_at').executeTakeFirstOrThrow()).created_at).toBe('2024-05-01 09:00:00.000');
 
       // The migrated mirror keeps working: a new write lands in the new form next to the converted rows.
       await store.transaction((tx) => tx.markDeleted('ticket', 't1', '2024-05-02T00:00:00Z'));
