@@ -196,9 +196,14 @@ export async function clearQuarantine(db: Db, entityType: string, entityId: stri
   await db.deleteFrom('quarantine').where('entity_type', '=', entityType).where('entity_id', '=', entityId).execute();
 }
 
+/**
+ * The first deletion time is kept by coalesce, not by `deleted_at is null` in the WHERE: with that
+ * term SQLite (no statistics) walked every live row through the (deleted_at, …) indexes instead
+ * of probing the ids, once the OR list was long (16 ms per statement at 10,000 deals).
+ */
 const MARK_DELETED = {
-  tickets: tupleStatement('update "tickets" set "deleted_at" = ? where "deleted_at" is null and', '"id" = ?'),
-  deals: tupleStatement('update "deals" set "deleted_at" = ? where "deleted_at" is null and', '"id" = ?'),
+  tickets: tupleStatement('update "tickets" set "deleted_at" = coalesce("deleted_at", ?) where', '"id" = ?'),
+  deals: tupleStatement('update "deals" set "deleted_at" = coalesce("deleted_at", ?) where', '"id" = ?'),
 };
 
 /** markDeleted for many records of one table. */

@@ -93,11 +93,12 @@ describe('upsertTicket', () => {
     expect(await store.db.selectFrom('ticket_history').selectAll().execute()).toHaveLength(0);
   });
 
-  it('un-deletes on a fresh read, clears quarantine, and markDeleted keeps the first time', async () => {
+  it('un-deletes on a fresh read, clears quarantine, and markDeleted(Many) keeps the first time', async () => {
     await store.transaction(async (tx) => {
       await tx.upsertTicket(ticket(), SYNCED);
       await tx.markDeleted('ticket', 't1', '2024-05-03T00:00:00Z');
       await tx.markDeleted('ticket', 't1', '2024-05-04T00:00:00Z');
+      await tx.markDeletedMany('ticket', ['t1', 'never-stored'], '2024-05-04T12:00:00Z');
     });
     let row = await store.db.selectFrom('tickets').select('deleted_at').executeTakeFirstOrThrow();
     expect(row.deleted_at).toBe('2024-05-03 00:00:00.000');
