@@ -80,12 +80,12 @@ function statementsOf(spec: ChildTable): Statements {
 }
 
 /** Children of parents new to the mirror, each row led by its parent id: multi-row statements. */
-export async function insertChildren(db: Db, spec: ChildTable, rows: readonly (readonly unknown[])[]): Promise<void> {
+async function insertChildren(db: Db, spec: ChildTable, rows: readonly (readonly unknown[])[]): Promise<void> {
   if (rows.length > 0) await insertRows(db, statementsOf(spec).insert, rows);
 }
 
 /** A parent the mirror holds, and the children its latest read lists. */
-export interface ChildrenOf {
+interface ChildrenOf {
   parentId: string;
   rows: readonly ChildRow[];
 }
@@ -97,7 +97,7 @@ export interface ChildrenOf {
  * every parent, then one delete and one insert cover them all (a few statements per batch
  * instead of several per record), with the outcome of replacing them one parent after another.
  */
-export async function replaceChildren(db: Db, spec: ChildTable, parents: readonly ChildrenOf[]): Promise<void> {
+async function replaceChildren(db: Db, spec: ChildTable, parents: readonly ChildrenOf[]): Promise<void> {
   if (parents.length === 0) return;
   const { insert, remove } = statementsOf(spec);
   const stored = await selectIn<Record<string, unknown>>(
@@ -135,4 +135,45 @@ export async function replaceChildren(db: Db, spec: ChildTable, parents: readonl
   // Messages gone upstream leave the mirror (docs/design.md §4.3), after the upserts: a message
   // that moved to another parent of the batch is then no longer under this one, and stays.
   if (spec.globalKey && removed.length > 0) await runTuples(db, remove, removed);
+}
+
+/**
+ * One child table of a record kind and where a prepared record keeps its rows for it. A kind
+ * lists its child tables once, so new records and re-read ones always write the same tables.
+ */
+export interface ChildList<P> {
+  table: ChildTable;
+  rows(record: P): readonly ChildRow[];
+}
+
+/** The children of records new to the mirror, table after table in list order. */
+export async function insertChildLists<P>(
+  db: Db,
+  lists: readonly ChildList<P>[],
+  records: readonly P[],
+  idOf: (record: P) => string,
+): Promise<void> {
+  for (const list of lists) {
+    await insertChildren(
+      db,
+      list.table,
+      records.flatMap((r) => list.rows(r).map((row) => [idOf(r), ...row])),
+    );
+  }
+}
+
+/** The children of records the mirror holds, made exactly what each latest read lists (replaceChildren). */
+export async function replaceChildLists<P>(
+  db: Db,
+  lists: readonly ChildList<P>[],
+  records: readonly P[],
+  idOf: (record: P) => string,
+): Promise<void> {
+  for (const list of lists) {
+    await replaceChildren(
+      db,
+      list.table,
+      records.map((r) => ({ parentId: idOf(r), rows: list.rows(r) })),
+    );
+  }
 }

@@ -3,7 +3,7 @@ import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
-import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
 import {
@@ -165,6 +165,12 @@ const stubs = (rows: readonly (readonly unknown[] | null)[]) =>
     (r) => String(r[0]),
   );
 
+/** A deal's child tables, written in this order for new and re-read deals alike. */
+const DEAL_CHILDREN: readonly ChildList<PreparedDeal>[] = [
+  { table: CONTACTS, rows: (p) => p.contactRows },
+  { table: FIELDS, rows: (p) => p.fields },
+];
+
 /** How a deal takes the one upsert path (record-upsert.ts): people, company and stubs, then contacts and fields. */
 const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
   entityType: 'deal',
@@ -184,33 +190,18 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
       db,
       fresh.map((p) => p.row),
     );
-    const under = (p: PreparedDeal, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
-    await insertChildren(
-      db,
-      CONTACTS,
-      fresh.flatMap((p) => under(p, p.contactRows)),
-    );
-    await insertChildren(
-      db,
-      FIELDS,
-      fresh.flatMap((p) => under(p, p.fields)),
-    );
+    await insertChildLists(db, DEAL_CHILDREN, fresh, (p) => p.row.id);
   },
   async updateKnown(db, known) {
     await writeDeal.known(
       db,
       known.map((k) => ({ row: k.p.row, stored: k.before })),
     );
-    const children = (rowsOf: (p: PreparedDeal) => ChildRow[]) => known.map((k) => ({ parentId: k.p.row.id, rows: rowsOf(k.p) }));
-    await replaceChildren(
+    await replaceChildLists(
       db,
-      CONTACTS,
-      children((p) => p.contactRows),
-    );
-    await replaceChildren(
-      db,
-      FIELDS,
-      children((p) => p.fields),
+      DEAL_CHILDREN,
+      known.map((k) => k.p),
+      (p) => p.row.id,
     );
     const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
     return writeObservedHistory(

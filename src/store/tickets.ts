@@ -4,7 +4,7 @@ import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
-import { insertChildren, replaceChildren, type ChildRow, type ChildTable } from './children.js';
+import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
 
@@ -156,6 +156,13 @@ export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt:
   return result!;
 }
 
+/** A ticket's child tables, written in this order for new and re-read tickets alike. */
+const TICKET_CHILDREN: readonly ChildList<PreparedTicket>[] = [
+  { table: TAGS, rows: (p) => p.tags },
+  { table: FIELDS, rows: (p) => p.fields },
+  { table: MESSAGES, rows: (p) => p.messages },
+];
+
 /** How a ticket takes the one upsert path (record-upsert.ts): users and its contact, then tags, fields and messages. */
 const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
   entityType: 'ticket',
@@ -170,43 +177,18 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
       db,
       fresh.map((p) => p.row),
     );
-    const under = (p: PreparedTicket, rows: readonly ChildRow[]) => rows.map((r) => [p.row.id, ...r] as const);
-    await insertChildren(
-      db,
-      TAGS,
-      fresh.flatMap((p) => under(p, p.tags)),
-    );
-    await insertChildren(
-      db,
-      FIELDS,
-      fresh.flatMap((p) => under(p, p.fields)),
-    );
-    await insertChildren(
-      db,
-      MESSAGES,
-      fresh.flatMap((p) => under(p, p.messages)),
-    );
+    await insertChildLists(db, TICKET_CHILDREN, fresh, (p) => p.row.id);
   },
   async updateKnown(db, known) {
     await writeTicket.known(
       db,
       known.map((k) => ({ row: k.p.row, stored: k.before })),
     );
-    const children = (rowsOf: (p: PreparedTicket) => ChildRow[]) => known.map((k) => ({ parentId: k.p.row.id, rows: rowsOf(k.p) }));
-    await replaceChildren(
+    await replaceChildLists(
       db,
-      TAGS,
-      children((p) => p.tags),
-    );
-    await replaceChildren(
-      db,
-      FIELDS,
-      children((p) => p.fields),
-    );
-    await replaceChildren(
-      db,
-      MESSAGES,
-      children((p) => p.messages),
+      TICKET_CHILDREN,
+      known.map((k) => k.p),
+      (p) => p.row.id,
     );
     return writeObservedHistory(
       db,
