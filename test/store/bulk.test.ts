@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Deal, TicketWithMessages } from '../../src/api/types.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { tableSnapshot } from '../helpers/snapshot.js';
 import { deal, SYNCED, ticket } from './fixtures.js';
 
 /**
@@ -86,19 +87,7 @@ const TABLES = [
   'quarantine',
 ] as const;
 
-/** Every row of the mirror tables, without surrogate ids and the quarantine's raw copy. */
-async function snapshot(store: Store): Promise<Record<string, unknown[]>> {
-  const out: Record<string, unknown[]> = {};
-  for (const table of TABLES) {
-    const rows = (await store.db.selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
-    out[table] = rows
-      .map(({ id, raw_json, ...rest }) =>
-        JSON.stringify(table.endsWith('_history') ? rest : { id, ...rest, raw: table === 'quarantine' ? null : raw_json }),
-      )
-      .sort();
-  }
-  return out;
-}
+const snapshot = (store: Store) => tableSnapshot(store, TABLES);
 
 for (const dialect of dialects) {
   describe(`bulk upserts on ${dialect.name}`, () => {

@@ -6,6 +6,7 @@ import type { RecordOutcome, SyncContext } from '../../src/sync/index.js';
 import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, type RecordWrite } from '../../src/sync/record-writes.js';
 import { WriteBatch } from '../../src/sync/write-batch.js';
 import { dialects } from '../helpers/dialects.js';
+import { tableSnapshot } from '../helpers/snapshot.js';
 import { deal, SYNCED, ticket } from '../store/fixtures.js';
 
 /**
@@ -32,22 +33,8 @@ const TABLES = [
   'dirty',
 ] as const;
 
-/** Every row of the tables a drain writes, without surrogate ids, the quarantine's raw copy and marked_at (a wall-clock time). */
-async function snapshot(store: Store): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const table of TABLES) {
-    const rows = (await store.db.selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
-    out[table] = rows
-      .map((row) => {
-        const { id, raw_json, marked_at, ...rest } = row;
-        void marked_at;
-        const kept = table.endsWith('_history') ? rest : { id, ...rest, raw: table === 'quarantine' ? null : raw_json };
-        return JSON.stringify(kept);
-      })
-      .sort();
-  }
-  return out;
-}
+/** The tables a drain writes; marked_at is a wall-clock time. */
+const snapshot = (store: Store) => tableSnapshot(store, TABLES, ['marked_at']);
 
 /** A mirror holding a few records, each marked dirty at minute 5 (d-accept already read stale twice). */
 async function prepared(database: string): Promise<{ store: Store; entries: Map<string, DirtyEntry> }> {
