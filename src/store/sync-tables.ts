@@ -217,6 +217,7 @@ export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: r
     );
 }
 
+/** Sets deleted_at unless already set: markDeletedMany for one record, so the rule lives in one statement. */
 export async function markDeleted(db: Db, table: 'tickets' | 'deals', id: string, at: string): Promise<void> {
-  await db.updateTable(table).set({ deleted_at: at }).where('id', '=', id).where('deleted_at', 'is', null).execute();
+  await markDeletedMany(db, table, [id], at);
 }
