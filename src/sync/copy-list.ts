@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { CursorRejectedError, PagingGuard, type Page } from '../api/index.js';
 import type { SyncContext } from './context.js';
 
@@ -24,15 +25,6 @@ const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
     (value) => ({ ok: true as const, value }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-
-/** Resolves after `ms`, or at once when `ms` ≤ 0; `cancel` clears the timer. */
-function timer(ms: number): { done: Promise<'timeout'>; cancel(): void } {
-  let handle: NodeJS.Timeout | undefined;
-  const done = new Promise<'timeout'>((resolve) => {
-    handle = setTimeout(() => resolve('timeout'), Math.max(0, ms));
-  });
-  return { done, cancel: () => clearTimeout(handle) };
-}
 
 /**
  * Pages a list from `cursor` until its end, handing groups of pages (with what `load` read for
@@ -92,9 +84,10 @@ export async function copyList<T, L>(
       if (group.length > 0 && pending) {
         // The group commits once its first page has waited long enough, whether or not the next
         // page has come: a slow upstream must not hold read pages uncommitted.
-        const wait = timer(groupStarted + maxDelayMs - performance.now());
-        const first = await Promise.race([pending, wait.done]);
-        wait.cancel();
+        const wait = new AbortController();
+        const timeout = delay(Math.max(0, groupStarted + maxDelayMs - performance.now()), 'timeout' as const, { signal: wait.signal });
+        const first = await Promise.race([pending, timeout]);
+        wait.abort(); // the race has settled; the cancelled timer's rejection goes to it, unheard
         if (first === 'timeout') await flush();
       }
       const got: Settled<LoadedPage<T, L>> = await (pending ?? settle(read(cursor)));
