@@ -1,14 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { daysBetween, minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
-import { DEAL_SCOPE, withNow } from './sql-util.js';
+import { DEAL_SCOPE, scopedLive, withNow } from './sql-util.js';
 
 /** True when the mirror holds the deal's creation event, so its stage history is complete. */
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'deal.created' AND e.entity_id = ${id} AND e.entity_type = 'deal')`;
 
-/** The live deals in scope, binding `d`, driven by the scope table (why: SCOPED_TICKETS in tickets.ts). */
-export const SCOPED_DEALS = (d: SqlDialect) => `${d.temp(DEAL_SCOPE)} sc CROSS JOIN deals d WHERE d.id = sc.id AND d.deleted_at IS NULL`;
+/** The live deals in scope, binding `d` (scopedLive). */
+export const SCOPED_DEALS = (d: SqlDialect) => scopedLive(d, DEAL_SCOPE, 'deals', 'd');
 
 /**
  * Stays in a stage, from deal_history field 'stage_id'. The first stay starts at created_at in the

@@ -25,6 +25,17 @@ export function withNow(d: SqlDialect, text: string, now: string): RawBuilder<un
 export const TICKET_SCOPE = 'rpt_scope_tickets';
 export const DEAL_SCOPE = 'rpt_scope_deals';
 
+/**
+ * The live records in scope, as a FROM clause binding `alias`, driven by the scope table: one
+ * primary key probe per id. Written as `alias.id IN (SELECT id FROM scope)`, SQLite without
+ * statistics chose to walk every live record through the (deleted_at, …) indexes and test each
+ * against the scope: at 50,000 tickets, 600 ms to rebuild 1,300 of them. A CROSS JOIN keeps
+ * SQLite's join order as written; PostgreSQL plans it as any inner join.
+ */
+export function scopedLive(d: SqlDialect, scope: string, table: 'tickets' | 'deals', alias: string): string {
+  return `${d.temp(scope)} sc CROSS JOIN ${table} ${alias} WHERE ${alias}.id = sc.id AND ${alias}.deleted_at IS NULL`;
+}
+
 /** Creates (once per connection) and empties a temp table; a pooled PostgreSQL connection may still hold it. */
 export async function freshTemp(d: SqlDialect, db: Kysely<ReportDatabase>, name: string, columns: string): Promise<void> {
   await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns})`).execute(db);

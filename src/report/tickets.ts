@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
-import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
+import { isResolved, scopedLive, TICKET_SCOPE, withNow } from './sql-util.js';
 
 /**
  * Per-ticket reporting rows, rebuilt for the ids in the ticket scope table (every live ticket on a
@@ -12,15 +12,8 @@ import { isResolved, TICKET_SCOPE, withNow } from './sql-util.js';
 const HISTORY_COMPLETE = (id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
 
-/**
- * The live tickets in scope, as a FROM clause binding `t`, driven by the scope table: one primary
- * key probe per id. Written as `t.id IN (SELECT id FROM scope)`, SQLite without statistics chose
- * to walk every live ticket through the (deleted_at, …) indexes and test each against the scope:
- * at 50,000 tickets, 600 ms to rebuild 1,300 of them. A CROSS JOIN keeps SQLite's join order as
- * written; PostgreSQL plans it as any inner join.
- */
-export const SCOPED_TICKETS = (d: SqlDialect) =>
-  `${d.temp(TICKET_SCOPE)} sc CROSS JOIN tickets t WHERE t.id = sc.id AND t.deleted_at IS NULL`;
+/** The live tickets in scope, binding `t` (scopedLive). */
+export const SCOPED_TICKETS = (d: SqlDialect) => scopedLive(d, TICKET_SCOPE, 'tickets', 't');
 
 /**
  * The assignee at a moment: the last assignee change at or before it, else the first change's
