@@ -267,13 +267,13 @@ async function writeAndWatch(
 
 function figures(
   args: FreshnessArgs,
-  all_: Write[],
+  made: Write[],
   unseen: { superseded: Write[]; missed: Write[] },
   seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number },
 ): FreshnessFigures {
   // A superseded write has nothing left to show: it is counted apart, not as infinitely late.
   const dropped = new Set(unseen.superseded);
-  const writes = all_.filter((w) => !dropped.has(w));
+  const writes = made.filter((w) => !dropped.has(w));
   const pending = unseen.missed;
   const all = delays(writes);
   const third = Math.max(1, Math.floor(writes.length / 3));
@@ -290,7 +290,7 @@ function figures(
     writesPerSecond: args.writesPerSecond,
     allowance: args.allowance,
     seconds: args.seconds,
-    writes: all_.length,
+    writes: made.length,
     visible: writes.length - pending.length,
     p50Ms: finite(percentile(all, 50)),
     p95Ms: finite(p95),
