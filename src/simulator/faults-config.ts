@@ -18,6 +18,7 @@ export function defaultFaults(): FaultConfig {
     rateLimitHeaders: 'all',
     dateHeader: 'clock',
     dateSkewMs: 0,
+    eventPageOrder: 'newest-first',
   };
 }
 
@@ -41,6 +42,10 @@ export function mergeFaults(target: FaultConfig, patch: Partial<FaultConfig>): v
       if (value !== 'clock' && value !== 'none' && value !== 'invalid')
         throw new TypeError("faults.dateHeader must be 'clock', 'none' or 'invalid'");
       target.dateHeader = value;
+    } else if (key === 'eventPageOrder') {
+      if (value !== 'newest-first' && value !== 'oldest-first')
+        throw new TypeError("faults.eventPageOrder must be 'newest-first' or 'oldest-first'");
+      target.eventPageOrder = value;
     } else if (key === 'dateSkewMs') {
       // The one number that may be negative: a Date header behind the clock.
       if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError('faults.dateSkewMs must be a finite number');

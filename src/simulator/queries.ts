@@ -139,7 +139,8 @@ export function parseSince(raw: string): number {
   return ms;
 }
 
-export function listEvents(world: World, query: Query): string {
+/** `oldestFirst` (a fault) sends each page's events in reverse; the pages and cursors stay the same. */
+export function listEvents(world: World, query: Query, oldestFirst = false): string {
   const limit = parseLimit(query);
   const cursor = cursorOf(world, 'events', query);
   const f = filtersFor(cursor, query, EVENT_FILTERS);
@@ -162,5 +163,6 @@ export function listEvents(world: World, query: Query): string {
     page.more && last
       ? encodeCursor(world, { kind: 'events', snapshot: 0, ms: last.occurredAtMs, key: String(last.seq), filters: f })
       : null;
-  return `{"events":[${page.events.map((e) => eventJson(world, e)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  const events = oldestFirst ? [...page.events].reverse() : page.events;
+  return `{"events":[${events.map((e) => eventJson(world, e)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
 }

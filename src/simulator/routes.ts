@@ -16,6 +16,8 @@ export interface ApiRequest {
   actor: string;
   /** Serve the previous version of a single record, or of every item of a list page (stale-read fault). */
   stale: boolean;
+  /** Serve change-log pages oldest first (the `eventPageOrder` fault). */
+  oldestFirst: boolean;
 }
 
 export interface ApiResponse {
@@ -89,7 +91,7 @@ export function route(world: World, req: ApiRequest): ApiResponse {
     case 'events':
       if (id !== undefined) break;
       if (m !== 'GET') throw methodNotAllowed(['GET']);
-      return json(200, listEvents(world, req.query));
+      return json(200, listEvents(world, req.query, req.oldestFirst));
   }
   throw new ApiError(404, 'not_found', 'No such API path.');
 }

@@ -211,7 +211,8 @@ function answerApi(world: World, faults: FaultInjector, call: ApiCall, bodyText:
     throw new ApiError(404, 'not_found', 'No such API path.');
   }
   const stale = isStaleRead(world, faults, call, segments);
-  return route(world, { method: call.method, segments, query: call.query, body, actor: call.actor, stale });
+  const oldestFirst = world.faults.eventPageOrder === 'oldest-first' && faults.applies(call.path);
+  return route(world, { method: call.method, segments, query: call.query, body, actor: call.actor, stale, oldestFirst });
 }
 
 /**

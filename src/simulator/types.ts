@@ -83,6 +83,11 @@ export interface FaultConfig {
   dateHeader: 'clock' | 'none' | 'invalid';
   /** Added to the simulated clock in the `Date` header only (negative: behind); events keep their times. Default `0`. */
   dateSkewMs: number;
+  /**
+   * Order of the events within each change-log page: `'newest-first'` (the API's documented order)
+   * or `'oldest-first'` (each page reversed; pages and cursors unchanged). Default `'newest-first'`.
+   */
+  eventPageOrder: 'newest-first' | 'oldest-first';
 }
 
 export interface FailNextRule {

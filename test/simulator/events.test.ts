@@ -18,6 +18,27 @@ describe('events', () => {
     expect((await c.get('/api/v1/events?since=yesterday')).status).toBe(422);
   });
 
+  it('the eventPageOrder fault reverses each page and keeps the pages and cursors', async () => {
+    const newestFirst = await c.pageAll('/api/v1/events?limit=7', 'events');
+    c.sim.control.setFaults({ eventPageOrder: 'oldest-first' });
+    try {
+      const first = (await c.get('/api/v1/events?limit=7')).body;
+      expect(first.events.map((e: Wire) => e.id)).toEqual(
+        newestFirst
+          .slice(0, 7)
+          .map((e) => e.id)
+          .reverse(),
+      );
+      const reversed = await c.pageAll('/api/v1/events?limit=7', 'events');
+      const pages = [];
+      for (let i = 0; i < newestFirst.length; i += 7) pages.push(...newestFirst.slice(i, i + 7).reverse());
+      expect(reversed.map((e) => e.id)).toEqual(pages.map((e) => e.id));
+      expect(() => c.sim.control.setFaults({ eventPageOrder: 'random' as 'oldest-first' })).toThrow(/eventPageOrder/);
+    } finally {
+      c.sim.control.setFaults({ eventPageOrder: 'newest-first' });
+    }
+  });
+
   it('type filters match exactly or by a prefix ending in a dot', async () => {
     const prefix = await c.pageAll('/api/v1/events?type=deal.&limit=100', 'events');
     expect(prefix.length).toBeGreaterThan(0);
