@@ -58,6 +58,15 @@ export const configSchema = z
       .describe(
         'events visible late by up to this are caught by the next cycle: a tick re-reads up to this much before the watermark, less once the log is idle (at most lookbackSeconds)',
       ),
+    tickOverlapMinSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(1)
+      .describe(
+        'the part of tickOverlapSeconds a busy tick re-reads even when it costs a change-log request of its own; the rest is read as far as the pages needed anyway reach, or whole for an hour after a window read an event that late',
+      ),
     fullLookbackEverySeconds: z
       .number()
       .int()

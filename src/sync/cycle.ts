@@ -3,25 +3,24 @@ import { WsmirrorError } from '../util/errors.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { laterOf, type SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
-import { dirtyMarks, type DirtyMark } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
 import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
-import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
+import type { RejectedEvent } from './quarantine.js';
+import { commitPage } from './event-page.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
 import {
   abandonWindow,
-  closeWindow,
   isBackfilled,
+  readLateEvent,
   readLookback,
   readReadFloor,
   readWatermark,
   readWindow as readSavedWindow,
-  saveWindow,
   type WindowState,
 } from './state.js';
-import { planWindow, trustedReadFloor } from './window.js';
+import { newestFirst, planWindow, reachedBelow, trustedReadFloor } from './window.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -84,7 +83,8 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
   const lookback = await readLookback(store);
   const now = ctx.now();
   const floors = { previous: await readReadFloor(store), current: trustedReadFloor(pipelinesDate, now) };
-  const start = saved ?? planWindow(watermark, lookback, ctx.config, now, floors);
+  const lateSeenAt = (await readLateEvent(store))?.seenAt ?? null;
+  const start = saved ?? planWindow(watermark, lookback, ctx.config, now, floors, lateSeenAt);
   const read = await readWindow(ctx, stats, watchdog, start);
 
   if (!read.stopped) await drainDirty(ctx, stats);
@@ -117,6 +117,10 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
   let restarts = 0;
   let midWindowDrain = false;
   let guard = newGuard(window);
+  // Whether every page so far came newest first: only then may a tick end at its reach.
+  let inOrder = true;
+  let previousOldest: string | null = null;
+  let lateLogged = false;
 
   for (;;) {
     if (ctx.stopSignal.aborted) return { window, head, stopped: true, midWindowDrain };
@@ -136,6 +140,7 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
         );
         window = { ...window, cursor: null };
         guard = newGuard(window);
+        previousOldest = null;
         continue;
       }
       // A runaway listing restarts from the window's start next cycle, not from a cursor that loops.
@@ -149,54 +154,35 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
 
     const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
     const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt, readFloor: checkedFloor(window.readFloor, page) };
-    const newCount = await commitPage(ctx, page, events, rejected, next);
+    const occurredAts = events.map((e) => e.occurredAt);
+    inOrder &&= newestFirst(occurredAts, previousOldest);
+    previousOldest = occurredAts[occurredAts.length - 1] ?? previousOldest;
+    const mayEnd = next.cursor !== null && reachedBelow(window.reach, occurredAts, inOrder);
+    const committed = await commitPage(ctx, page, events, rejected, next, mayEnd);
     watchdog.progress();
-    stats.eventsNew += newCount;
+    stats.eventsNew += committed.newCount;
     stats.quarantined += rejected.length;
-    window = next;
-    if (next.cursor === null) return { window, head, stopped: false, midWindowDrain };
+    if (committed.late !== null && !lateLogged) {
+      lateLogged = true;
+      logger.info(
+        { eventId: committed.late.id, occurredAt: committed.late.occurredAt, lateBefore: window.lateBefore },
+        'read an event that became visible later than the guaranteed tick overlap reaches; ticks re-read the whole tickOverlapSeconds for the next hour',
+      );
+    }
+    window = committed.ended ? { ...next, cursor: null } : next;
+    if (committed.ended) {
+      if (next.cursor !== null)
+        logger.debug(
+          { reach: window.reach, since: window.since },
+          'the tick reached its guaranteed overlap; the rest of the overlap would cost more requests',
+        );
+      return { window, head, stopped: false, midWindowDrain };
+    }
     if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) {
       midWindowDrain = true;
       await drainDirty(ctx, stats);
     }
   }
-}
-
-/**
- * One transaction per page: its events, deletions, dirty marks and the window's position; the
- * last page (next.cursor null) moves the watermark instead, and a full window's last page records
- * the lookback state. Returns how many events were new. Counters are updated by the caller after
- * the commit: a transaction may be run again (PostgreSQL deadlock).
- */
-async function commitPage(
-  ctx: SyncContext,
-  page: Page<WorkspaceEvent>,
-  events: WorkspaceEvent[],
-  rejected: RejectedEvent[],
-  next: WindowState,
-): Promise<number> {
-  const now = ctx.now();
-  const mirrored = await mirroredUpdatedAt(ctx, events);
-  const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
-  return ctx.store.transaction(async (tx) => {
-    const { newIds } = await tx.insertEvents(events, now);
-    await quarantineInvalid(
-      tx,
-      page.invalid.filter((i) => i.entityType !== 'event'),
-      now,
-    );
-    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
-    const fresh = events.filter((e) => newIds.has(e.id));
-    for (const e of fresh) {
-      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
-        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
-      }
-    }
-    await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
-    if (next.cursor === null) await closeWindow(tx, next);
-    else await saveWindow(tx, next);
-    return newIds.size;
-  });
 }
 
 async function behindReason(
@@ -276,37 +262,6 @@ export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { eve
   return { events, rejected };
 }
 
-/** Event ids of this page already in quarantine: their records were re-read when first seen. */
-async function alreadyQuarantined(
-  ctx: SyncContext,
-  invalid: Page<WorkspaceEvent>['invalid'],
-  rejected: readonly RejectedEvent[],
-): Promise<Set<string>> {
-  const ids = [
-    ...rejected.flatMap((r) => (r.id === null ? [] : [r.id])),
-    ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!),
-  ];
-  if (ids.length === 0) return new Set();
-  return quarantinedEventIds(ctx.store, ids);
-}
-
 function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {
   return { ...event, occurredAt: toIsoTimestamp(event.occurredAt) as string };
-}
-
-/**
- * A record the mirror already holds at a newer version than an event needs no re-read: a
- * mid-window drain already read it, or an older event turned up on a later page of the
- * newest-first log. Equal times are re-read, since two writes can share a millisecond.
- */
-function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark): boolean {
-  const updatedAt = mirrored.get(`${mark.entityType}:${mark.entityId}`);
-  return updatedAt !== undefined && Date.parse(updatedAt) > Date.parse(mark.occurredAt);
-}
-
-/** Read before the page's transaction: SQLite has one connection, which the transaction holds. */
-async function mirroredUpdatedAt(ctx: SyncContext, events: readonly WorkspaceEvent[]): Promise<Map<string, string>> {
-  const marks = dirtyMarks(events);
-  if (marks.length === 0) return new Map();
-  return ctx.store.mirroredUpdatedAt(marks);
 }

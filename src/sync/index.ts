@@ -3,6 +3,7 @@ export { type RecordOutcome, type SyncContext, type SyncHooks } from './context.
 export {
   isBackfilled,
   readBackfill,
+  readLateEvent,
   readLastCycle,
   readLookback,
   readWatermark,
@@ -13,7 +14,13 @@ export {
   type WindowState,
 } from './state.js';
 export { runSyncCycle, MID_WINDOW_DRAIN_THRESHOLD, type BehindReason, type CycleResult } from './cycle.js';
-export { DEFAULT_FULL_LOOKBACK_EVERY_SECONDS, DEFAULT_TICK_OVERLAP_SECONDS, planWindow } from './window.js';
+export {
+  DEFAULT_FULL_LOOKBACK_EVERY_SECONDS,
+  DEFAULT_TICK_OVERLAP_MIN_SECONDS,
+  DEFAULT_TICK_OVERLAP_SECONDS,
+  LATE_EVENT_HOLD_SECONDS,
+  planWindow,
+} from './window.js';
 export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
 export { refreshPipelines } from './pipelines.js';
 export { recordRun } from './runs.js';

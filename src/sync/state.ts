@@ -17,6 +17,8 @@ const KEY = {
   readFloor: 'read_floor',
   /** Set when a reporting refresh failed: the next one rebuilds everything. */
   reportingStale: 'reporting_stale',
+  /** When (local clock) a window last read an event later than the guaranteed overlap reaches. */
+  lateEvent: 'late_event',
 } as const;
 
 /** The persisted event window of docs/design.md §4.2. */
@@ -41,6 +43,25 @@ export interface WindowState {
    * window saved before this field existed, which counts as null.
    */
   readFloor?: string | null;
+  /**
+   * A tick may end once a page reaches before this time (the guaranteed overlap) instead of
+   * following the cursor down to `since`; absent, it reads to the end (src/sync/window.ts).
+   */
+  reach?: string;
+  /**
+   * An event first read by this window and older than this became visible later than the
+   * guaranteed overlap reaches: its page records the time (key `late_event`), and ticks re-read the
+   * whole overlap for a while (src/sync/window.ts, LATE_EVENT_HOLD_SECONDS).
+   */
+  lateBefore?: string;
+}
+
+/** A late event a window read (src/sync/window.ts, LATE_EVENT_HOLD_SECONDS). */
+export interface LateEvent {
+  /** Local clock, when the page that read it committed. */
+  seenAt: string;
+  eventId: string;
+  occurredAt: string;
 }
 
 /**
@@ -97,6 +118,16 @@ export async function isBackfilled(r: StateReader): Promise<boolean> {
 
 export async function readLookback(r: StateReader): Promise<LookbackState | null> {
   return (await r.getState<LookbackState>(KEY.lookback)) ?? null;
+}
+
+/** When a window last read an event visible later than the guaranteed overlap reaches; null if never. */
+export async function readLateEvent(r: StateReader): Promise<LateEvent | null> {
+  return (await r.getState<LateEvent>(KEY.lateEvent)) ?? null;
+}
+
+/** Written with the page that read the event, in the same transaction. */
+export async function recordLateEvent(tx: StoreTx, late: LateEvent): Promise<void> {
+  await tx.setState(KEY.lateEvent, late);
 }
 
 /** The read floor stored with the watermark by the window that set it; null when unknown. */

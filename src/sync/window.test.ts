@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { LookbackState } from './state.js';
-import { planWindow, READ_FLOOR_AHEAD_MS, READ_FLOOR_BEHIND_MS, tickSince, trustedReadFloor } from './window.js';
+import {
+  LATE_EVENT_HOLD_SECONDS,
+  lateLately,
+  newestFirst,
+  planWindow,
+  reachedBelow,
+  READ_FLOOR_AHEAD_MS,
+  READ_FLOOR_BEHIND_MS,
+  tickSince,
+  trustedReadFloor,
+} from './window.js';
 
 const T0 = Date.parse('2026-01-01T12:00:00.000Z');
 /** An upstream or local time `s` seconds after T0. */
@@ -53,8 +63,31 @@ describe('planWindow', () => {
       cursor: null,
       maxOccurredAt: at(0),
       readFloor: at(35),
+      lateBefore: at(-1),
     });
     expect(planWindow(at(0), recentFull, config, at(35))).toMatchObject({ since: at(-5), readFloor: null });
+  });
+
+  it('a busy tick may end at its guaranteed overlap (tickOverlapMinSeconds, default 1 s)', () => {
+    const busy = { previous: at(0), current: at(5) };
+    expect(planWindow(at(0), recentFull, config, at(5), busy)).toMatchObject({ since: at(-5), reach: at(-1), lateBefore: at(-1) });
+    expect(planWindow(at(0), recentFull, { ...config, tickOverlapMinSeconds: 3 }, at(5), busy)).toMatchObject({ reach: at(-3) });
+    // The guaranteed part is the whole overlap: nothing to cut.
+    expect(planWindow(at(0), recentFull, { ...config, tickOverlapMinSeconds: 5 }, at(5), busy)).not.toHaveProperty('reach');
+    // More than the overlap counts as the overlap.
+    expect(planWindow(at(0), recentFull, { ...config, tickOverlapMinSeconds: 9 }, at(5), busy)).toMatchObject({
+      since: at(-5),
+      lateBefore: at(-5),
+    });
+    expect(planWindow(at(0), recentFull, { ...config, tickOverlapMinSeconds: 9 }, at(5), busy)).not.toHaveProperty('reach');
+    // In between busy and idle: the floor already starts the tick after the guaranteed part.
+    expect(planWindow(at(0), recentFull, config, at(10), { previous: at(4.5), current: at(10) })).not.toHaveProperty('reach');
+  });
+
+  it('a late event seen within the last hour makes ticks read the whole overlap', () => {
+    const busy = { previous: at(0), current: at(5) };
+    expect(planWindow(at(0), recentFull, config, at(5), busy, at(-3_000))).not.toHaveProperty('reach');
+    expect(planWindow(at(0), recentFull, config, at(5), busy, at(5 - LATE_EVENT_HOLD_SECONDS))).toMatchObject({ reach: at(-1) });
   });
 
   it('a full window ignores the floors for its start and still carries this cycle’s floor', () => {
@@ -65,6 +98,7 @@ describe('planWindow', () => {
       maxOccurredAt: at(0),
       readFloor: at(35),
       full: { startedAt: at(35), watermark: at(0) },
+      lateBefore: at(-1),
     });
     const due = { lastFullAt: at(-1_800), anchor: at(-100) };
     expect(planWindow(at(0), due, config, at(35), idle)).toMatchObject({ since: at(-400), readFloor: at(35) });
@@ -92,5 +126,35 @@ describe('trustedReadFloor', () => {
     expect(trustedReadFloor(at(-behind), at(0))).toBe(at(-behind));
     expect(trustedReadFloor(at(-behind - 0.001), at(0))).toBeNull();
     expect(trustedReadFloor(at(86_400), at(0))).toBeNull();
+  });
+});
+
+describe('lateLately', () => {
+  it('holds for LATE_EVENT_HOLD_SECONDS after the late event, and when the local clock went back before it', () => {
+    expect(lateLately(null, at(0))).toBe(false);
+    expect(lateLately(at(0), at(0))).toBe(true);
+    expect(lateLately(at(0), at(LATE_EVENT_HOLD_SECONDS - 0.001))).toBe(true);
+    expect(lateLately(at(0), at(LATE_EVENT_HOLD_SECONDS))).toBe(false);
+    expect(lateLately(at(0), at(-10))).toBe(true);
+  });
+});
+
+describe('ending a tick at its reach', () => {
+  it('needs a reach, pages in newest-first order so far, and a page whose oldest event lies before the reach', () => {
+    const page = [at(3), at(2), at(-1.5)];
+    expect(reachedBelow(at(-1), page, true)).toBe(true);
+    expect(reachedBelow(undefined, page, true)).toBe(false);
+    expect(reachedBelow(at(-1), page, false)).toBe(false);
+    expect(reachedBelow(at(-1), [at(3), at(-1)], true)).toBe(false); // at the reach: more may share its millisecond
+    expect(reachedBelow(at(-1), [], true)).toBe(false);
+  });
+
+  it('newest first: within a page, and from one page to the next', () => {
+    expect(newestFirst([at(3), at(3), at(1)], null)).toBe(true);
+    expect(newestFirst([at(1), at(3)], null)).toBe(false);
+    expect(newestFirst([at(1), at(0)], at(1))).toBe(true);
+    expect(newestFirst([at(2), at(0)], at(1))).toBe(false);
+    expect(newestFirst([], at(1))).toBe(true);
+    expect(newestFirst(['not a date'], null)).toBe(false);
   });
 });

@@ -4,6 +4,22 @@ import type { LookbackState, WindowState } from './state.js';
 /** Default of `tickOverlapSeconds` (config schema): what a tick re-reads before the watermark. */
 export const DEFAULT_TICK_OVERLAP_SECONDS = 5;
 /**
+ * Default of `tickOverlapMinSeconds` (config schema): the part of the overlap a tick re-reads even
+ * when that costs a change-log request of its own. The rest of the overlap is read only as far as
+ * the pages the tick needs anyway reach, unless a late event was seen lately (below). 1 s keeps a
+ * busy tick within the request budget at 29 events/s on a 5-second schedule (docs/sync.md, "The
+ * overlap's cost").
+ */
+export const DEFAULT_TICK_OVERLAP_MIN_SECONDS = 1;
+/**
+ * After a window reads an event that became visible later than the guaranteed overlap reaches,
+ * ticks re-read the whole `tickOverlapSeconds` for this long (local clock): lateness seen once is
+ * likely to recur, and then the overlap pays for itself. An hour spans two full windows at the
+ * default `fullLookbackEverySeconds`, so a workspace that keeps showing such events keeps the
+ * whole overlap.
+ */
+export const LATE_EVENT_HOLD_SECONDS = 3600;
+/**
  * Default of `fullLookbackEverySeconds` (config schema): how often a window re-reads the lookback.
  * 6 × the default lookback: a full window reads about this plus the lookback of log, so the
  * change log costs at most 1.17 × one read of every event, plus one request per tick.
@@ -23,6 +39,8 @@ export interface WindowConfig {
   lookbackSeconds: number;
   /** Default {@link DEFAULT_TICK_OVERLAP_SECONDS}. */
   tickOverlapSeconds?: number;
+  /** Default {@link DEFAULT_TICK_OVERLAP_MIN_SECONDS}; at most `tickOverlapSeconds` takes effect. */
+  tickOverlapMinSeconds?: number;
   /** Default {@link DEFAULT_FULL_LOOKBACK_EVERY_SECONDS}; 0 makes every window a full one. */
   fullLookbackEverySeconds?: number;
 }
@@ -54,12 +72,16 @@ export function planWindow(
   config: WindowConfig,
   now: string,
   floors: ReadFloors = { previous: null, current: null },
+  lateSeenAt: string | null = null,
 ): WindowState {
   const readFloor = floors.current;
   if (watermark === null) return { since: null, cursor: null, maxOccurredAt: null, readFloor, full: { startedAt: now, watermark: null } };
+  const overlap = config.tickOverlapSeconds ?? DEFAULT_TICK_OVERLAP_SECONDS;
+  const guaranteed = shiftIso(watermark, -Math.min(config.tickOverlapMinSeconds ?? DEFAULT_TICK_OVERLAP_MIN_SECONDS, overlap) * 1000);
   if (!fullLookbackDue(lookback, config, now)) {
-    const overlap = config.tickOverlapSeconds ?? DEFAULT_TICK_OVERLAP_SECONDS;
-    return { since: tickSince(watermark, overlap, floors), cursor: null, maxOccurredAt: watermark, readFloor };
+    const since = tickSince(watermark, overlap, floors);
+    const cut = Date.parse(guaranteed) > Date.parse(since) && !lateLately(lateSeenAt, now);
+    return { since, cursor: null, maxOccurredAt: watermark, readFloor, lateBefore: guaranteed, ...(cut ? { reach: guaranteed } : {}) };
   }
   const from = lookback?.anchor != null && Date.parse(lookback.anchor) < Date.parse(watermark) ? lookback.anchor : watermark;
   return {
@@ -68,7 +90,43 @@ export function planWindow(
     maxOccurredAt: watermark,
     readFloor,
     full: { startedAt: now, watermark },
+    lateBefore: guaranteed,
   };
+}
+
+/**
+ * Whether a window read a late event (one older than its `lateBefore`) within the last
+ * {@link LATE_EVENT_HOLD_SECONDS}. A local clock that went back before that time counts as lately.
+ */
+export function lateLately(lateSeenAt: string | null, now: string): boolean {
+  if (lateSeenAt === null) return false;
+  const elapsed = Date.parse(now) - Date.parse(lateSeenAt);
+  return !(elapsed >= LATE_EVENT_HOLD_SECONDS * 1000);
+}
+
+/**
+ * Whether a tick may end at this page, before the log's end: the window has a `reach` (the
+ * guaranteed overlap, src/sync/window.ts planWindow), every page so far came newest first, and
+ * this one's oldest event lies before the reach. The newest-first order is what makes the pages
+ * not yet read older still; a page out of that order makes the window read to its end.
+ */
+export function reachedBelow(reach: string | undefined, occurredAts: readonly string[], inOrder: boolean): boolean {
+  if (reach === undefined || !inOrder || occurredAts.length === 0) return false;
+  return Date.parse(occurredAts[occurredAts.length - 1] as string) < Date.parse(reach);
+}
+
+/**
+ * Whether `occurredAts` (one page) runs newest first and starts no later than the previous
+ * page's oldest (`previousOldest`, null on the window's first page read by this process).
+ */
+export function newestFirst(occurredAts: readonly string[], previousOldest: string | null): boolean {
+  let prev = previousOldest === null ? Infinity : Date.parse(previousOldest);
+  for (const at of occurredAts) {
+    const t = Date.parse(at);
+    if (!(t <= prev)) return false;
+    prev = t;
+  }
+  return true;
 }
 
 /**

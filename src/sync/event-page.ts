@@ -1,0 +1,103 @@
+import type { Page, WorkspaceEvent } from '../api/index.js';
+import type { SyncContext } from './context.js';
+import { dirtyMarks, type DirtyMark } from './marks.js';
+import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
+import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
+
+/**
+ * One change-log page committed (docs/design.md §4.2): its events, deletions, dirty marks, late
+ * events and the window's position, in one transaction.
+ */
+export interface CommittedPage {
+  /** How many of the page's events were new. */
+  newCount: number;
+  /** True when this page closed the window (moved the watermark). */
+  ended: boolean;
+  /** A new event older than the window's `lateBefore`, recorded as a late event; null when none. */
+  late: WorkspaceEvent | null;
+}
+
+/**
+ * One transaction per page: its events, deletions, dirty marks and the window's position; the
+ * last page (next.cursor null, or `mayEnd`: a tick reached its guaranteed overlap) moves the
+ * watermark instead, and a full window's last page records the lookback state. A new event older
+ * than `lateBefore` is recorded as late, and then the tick reads on to `since` after all: more
+ * such events may lie there. Counters are updated by the caller after the commit: a transaction
+ * may be run again (PostgreSQL deadlock).
+ */
+export async function commitPage(
+  ctx: SyncContext,
+  page: Page<WorkspaceEvent>,
+  events: WorkspaceEvent[],
+  rejected: RejectedEvent[],
+  next: WindowState,
+  mayEnd: boolean,
+): Promise<CommittedPage> {
+  const now = ctx.now();
+  const mirrored = await mirroredUpdatedAt(ctx, events);
+  const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
+  return ctx.store.transaction(async (tx) => {
+    const { newIds } = await tx.insertEvents(events, now);
+    await quarantineInvalid(
+      tx,
+      page.invalid.filter((i) => i.entityType !== 'event'),
+      now,
+    );
+    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
+    const fresh = events.filter((e) => newIds.has(e.id));
+    for (const e of fresh) {
+      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
+        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+      }
+    }
+    await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
+    const late = lateEvent(fresh, next.lateBefore);
+    if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
+    const ended = next.cursor === null || (mayEnd && late === null);
+    if (ended) await closeWindow(tx, { ...next, cursor: null });
+    else await saveWindow(tx, next);
+    return { newCount: newIds.size, ended, late };
+  });
+}
+
+/** The oldest of `fresh` (events new to the mirror) that lies before `lateBefore`, or null. */
+function lateEvent(fresh: readonly WorkspaceEvent[], lateBefore: string | undefined): WorkspaceEvent | null {
+  if (lateBefore === undefined) return null;
+  const limit = Date.parse(lateBefore);
+  let oldest: WorkspaceEvent | null = null;
+  for (const e of fresh) {
+    const t = Date.parse(e.occurredAt);
+    if (t < limit && (oldest === null || t < Date.parse(oldest.occurredAt))) oldest = e;
+  }
+  return oldest;
+}
+/** Event ids of this page already in quarantine: their records were re-read when first seen. */
+async function alreadyQuarantined(
+  ctx: SyncContext,
+  invalid: Page<WorkspaceEvent>['invalid'],
+  rejected: readonly RejectedEvent[],
+): Promise<Set<string>> {
+  const ids = [
+    ...rejected.flatMap((r) => (r.id === null ? [] : [r.id])),
+    ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!),
+  ];
+  if (ids.length === 0) return new Set();
+  return quarantinedEventIds(ctx.store, ids);
+}
+
+/**
+ * A record the mirror already holds at a newer version than an event needs no re-read: a
+ * mid-window drain already read it, or an older event turned up on a later page of the
+ * newest-first log. Equal times are re-read, since two writes can share a millisecond.
+ */
+function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark): boolean {
+  const updatedAt = mirrored.get(`${mark.entityType}:${mark.entityId}`);
+  return updatedAt !== undefined && Date.parse(updatedAt) > Date.parse(mark.occurredAt);
+}
+
+/** Read before the page's transaction: SQLite has one connection, which the transaction holds. */
+async function mirroredUpdatedAt(ctx: SyncContext, events: readonly WorkspaceEvent[]): Promise<Map<string, string>> {
+  const marks = dirtyMarks(events);
+  if (marks.length === 0) return new Map();
+  return ctx.store.mirroredUpdatedAt(marks);
+}
