@@ -10,6 +10,7 @@ export {
   readWindow,
   recordLastCycle,
   type LastCycle,
+  type LateEvent,
   type LookbackState,
   type WindowState,
 } from './state.js';

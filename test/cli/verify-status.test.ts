@@ -49,9 +49,11 @@ describe('verify and status', () => {
     expect(s.counts.tickets).toBeGreaterThanOrEqual(25);
     expect(s.dirty).toBe(0);
     expect(s.quarantined).toEqual([]);
+    expect(s.lateEvent).toBeNull();
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/Watermark:\s+\d{4}-/);
     expect(text.stdout).toMatch(/lag 0 s/);
+    expect(text.stdout).toMatch(/Late events: none seen beyond the guaranteed tick overlap/);
     expect(text.stdout).not.toContain('test-key');
     cleanup();
   });

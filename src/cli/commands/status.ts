@@ -1,5 +1,15 @@
 import { createApiClient } from '../../api/index.js';
-import { plausibleHead, readBackfill, readLastCycle, readWatermark, readWindow, type LastCycle } from '../../sync/index.js';
+import {
+  LATE_EVENT_HOLD_SECONDS,
+  plausibleHead,
+  readBackfill,
+  readLastCycle,
+  readLateEvent,
+  readWatermark,
+  readWindow,
+  type LastCycle,
+  type LateEvent,
+} from '../../sync/index.js';
 import type { Selectable } from 'kysely';
 import type { MirrorDatabase, Store } from '../../store/index.js';
 import { fromDbTimestamp } from '../../util/time.js';
@@ -14,6 +24,11 @@ export interface StatusReport {
   watermark: string | null;
   windowInProgress: boolean;
   upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
+  /**
+   * The last event a window read later than the guaranteed tick overlap reaches (docs/sync.md,
+   * "The overlap's cost"), and until when ticks re-read the whole overlap because of it.
+   */
+  lateEvent: (LateEvent & { wholeOverlapUntil: string }) | null;
   /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
   lastCycle: LastCycle | null;
   /** The latest sync_runs row, its timestamps in ISO form. */
@@ -43,6 +58,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
     const backfill = await readBackfill(store);
     const window = await readWindow(store);
     const lastCycle = await readLastCycle(store);
+    const late = await readLateEvent(store);
     const runs = await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute();
     const lastRun = runs[0] ?? null;
     const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
@@ -81,6 +97,9 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
       watermark,
       windowInProgress: window !== null,
+      lateEvent: late
+        ? { ...late, wholeOverlapUntil: new Date(Date.parse(late.seenAt) + LATE_EVENT_HOLD_SECONDS * 1000).toISOString() }
+        : null,
       upstream,
       lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
@@ -118,6 +137,7 @@ function renderStatus(r: StatusReport): string {
     }`,
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
     `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,
@@ -136,6 +156,16 @@ function renderStatus(r: StatusReport): string {
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** The status line on late-visible events: none, or the last one and whether ticks still re-read the whole overlap. */
+export function lateEventLine(late: StatusReport['lateEvent'], now: string): string {
+  if (late === null) return 'none seen beyond the guaranteed tick overlap';
+  const hold =
+    Date.parse(now) < Date.parse(late.wholeOverlapUntil)
+      ? `ticks re-read the whole overlap until ${late.wholeOverlapUntil}`
+      : 'ticks re-read the guaranteed overlap again';
+  return `last ${late.eventId} (occurred ${late.occurredAt}), read ${late.seenAt}; ${hold}`;
 }
 
 function lastRunLine(run: LastRun): string {
