@@ -61,7 +61,9 @@ describe('hostile upstream under run, and configuration exits', () => {
       const env = cliConfig(dir, {
         url: hostile.url,
         database: target.database,
-        extra: { http: { port }, schedule: '* * * * * *', stallTimeoutMs: 1500, requestTimeoutMs: 60_000 },
+        // tickOverlapMinSeconds 5: every tick follows the cursor to the end, so each one meets the
+        // repeated cursor, whether or not its first page already reached past a 1 s overlap.
+        extra: { http: { port }, schedule: '* * * * * *', stallTimeoutMs: 1500, requestTimeoutMs: 60_000, tickOverlapMinSeconds: 5 },
       });
       const daemon = spawnCli(['run'], { ...env, WSMIRROR_LOG_LEVEL: 'info' });
       const healthz = `http://127.0.0.1:${port}/healthz`;
