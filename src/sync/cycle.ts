@@ -169,7 +169,7 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
         'read an event that became visible later than the guaranteed tick overlap reaches; ticks re-read the whole tickOverlapSeconds for the next hour',
       );
     }
-    window = committed.ended ? { ...next, cursor: null } : next;
+    window = committed.window;
     if (committed.ended) {
       if (next.cursor !== null)
         logger.debug(

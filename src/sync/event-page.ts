@@ -13,6 +13,8 @@ export interface CommittedPage {
   newCount: number;
   /** True when this page closed the window (moved the watermark). */
   ended: boolean;
+  /** The window's position as committed: its cursor is null once ended, its reach gone after a late event. */
+  window: WindowState;
   /** A new event older than the window's `lateBefore`, recorded as a late event; null when none. */
   late: WorkspaceEvent | null;
 }
@@ -54,10 +56,17 @@ export async function commitPage(
     const late = lateEvent(fresh, next.lateBefore);
     if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
     const ended = next.cursor === null || (mayEnd && late === null);
-    if (ended) await closeWindow(tx, { ...next, cursor: null });
-    else await saveWindow(tx, next);
-    return { newCount: newIds.size, ended, late };
+    const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
+    if (ended) await closeWindow(tx, window);
+    else await saveWindow(tx, window);
+    return { newCount: newIds.size, ended, late, window };
   });
+}
+
+/** The window with no reach: after a late event it reads to `since`, also when resumed from its cursor. */
+function withoutReach(window: WindowState): WindowState {
+  const { reach: _reach, ...rest } = window;
+  return rest;
 }
 
 /** The oldest of `fresh` (events new to the mirror) that lies before `lateBefore`, or null. */
