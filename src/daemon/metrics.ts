@@ -23,7 +23,7 @@ export class DaemonMetrics {
   });
   private readonly events = new Counter({
     name: 'wsmirror_events_total',
-    help: 'Change-log events read (per page) and new to the mirror (per cycle)',
+    help: 'Change-log events read (per page), new to the mirror (per cycle), and new ones later than the guaranteed tick overlap (late, per cycle)',
     labelNames: ['kind'],
     registers: this.r,
   });
@@ -102,7 +102,7 @@ export class DaemonMetrics {
     collectDefaultMetrics({ register: this.registry, prefix: 'wsmirror_process_' });
     // Every labelled series starts at 0, so dashboards and alerts see it before the first event.
     for (const outcome of ['success', 'failed', 'aborted', 'skipped']) this.cycles.inc({ outcome }, 0);
-    for (const kind of ['read', 'new']) this.events.inc({ kind }, 0);
+    for (const kind of ['read', 'new', 'late']) this.events.inc({ kind }, 0);
     for (const entityType of ['ticket', 'deal']) {
       for (const outcome of RECORD_OUTCOMES) this.records.inc({ entity_type: entityType, outcome }, 0);
     }
@@ -139,6 +139,7 @@ export class DaemonMetrics {
     this.cycles.inc({ outcome });
     if (!stats) return;
     this.events.inc({ kind: 'new' }, stats.eventsNew);
+    this.events.inc({ kind: 'late' }, stats.eventsLate);
     if (outcome === 'success') this.lastSuccess.set(Date.now() / 1000);
   }
 

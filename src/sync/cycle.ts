@@ -161,6 +161,7 @@ async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressW
     const committed = await commitPage(ctx, page, events, rejected, next, mayEnd);
     watchdog.progress();
     stats.eventsNew += committed.newCount;
+    stats.eventsLate += committed.lateCount;
     stats.quarantined += rejected.length;
     if (committed.late !== null && !lateLogged) {
       lateLogged = true;

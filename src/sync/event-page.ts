@@ -15,8 +15,10 @@ export interface CommittedPage {
   ended: boolean;
   /** The window's position as committed: its cursor is null once ended, its reach gone after a late event. */
   window: WindowState;
-  /** A new event older than the window's `lateBefore`, recorded as a late event; null when none. */
+  /** The oldest new event older than the window's `lateBefore`, recorded as a late event; null when none. */
   late: WorkspaceEvent | null;
+  /** How many new events are older than `lateBefore`. */
+  lateCount: number;
 }
 
 /**
@@ -53,13 +55,14 @@ export async function commitPage(
       }
     }
     await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
-    const late = lateEvent(fresh, next.lateBefore);
+    const lateOnes = lateEvents(fresh, next.lateBefore);
+    const late = oldest(lateOnes);
     if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
     const ended = next.cursor === null || (mayEnd && late === null);
     const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
     if (ended) await closeWindow(tx, window);
     else await saveWindow(tx, window);
-    return { newCount: newIds.size, ended, late, window };
+    return { newCount: newIds.size, ended, late, lateCount: lateOnes.length, window };
   });
 }
 
@@ -69,16 +72,17 @@ function withoutReach(window: WindowState): WindowState {
   return rest;
 }
 
-/** The oldest of `fresh` (events new to the mirror) that lies before `lateBefore`, or null. */
-function lateEvent(fresh: readonly WorkspaceEvent[], lateBefore: string | undefined): WorkspaceEvent | null {
-  if (lateBefore === undefined) return null;
+/** The events of `fresh` (new to the mirror) that lie before `lateBefore`. */
+function lateEvents(fresh: readonly WorkspaceEvent[], lateBefore: string | undefined): WorkspaceEvent[] {
+  if (lateBefore === undefined) return [];
   const limit = Date.parse(lateBefore);
-  let oldest: WorkspaceEvent | null = null;
-  for (const e of fresh) {
-    const t = Date.parse(e.occurredAt);
-    if (t < limit && (oldest === null || t < Date.parse(oldest.occurredAt))) oldest = e;
-  }
-  return oldest;
+  return fresh.filter((e) => Date.parse(e.occurredAt) < limit);
+}
+
+function oldest(events: readonly WorkspaceEvent[]): WorkspaceEvent | null {
+  let found: WorkspaceEvent | null = null;
+  for (const e of events) if (found === null || Date.parse(e.occurredAt) < Date.parse(found.occurredAt)) found = e;
+  return found;
 }
 /** Event ids of this page already in quarantine: their records were re-read when first seen. */
 async function alreadyQuarantined(

@@ -4,6 +4,11 @@ import type { ApiClient } from '../api/index.js';
 export interface RunStats {
   eventsRead: number;
   eventsNew: number;
+  /**
+   * New events older than the window's guaranteed overlap (docs/sync.md, "The overlap's cost"):
+   * they became visible that late. Logged and counted in metrics, not stored in sync_runs.
+   */
+  eventsLate: number;
   recordsFetched: number;
   staleReads: number;
   staleAccepted: number;
@@ -21,6 +26,7 @@ export function emptyStats(): RunStats {
   return {
     eventsRead: 0,
     eventsNew: 0,
+    eventsLate: 0,
     recordsFetched: 0,
     staleReads: 0,
     staleAccepted: 0,

@@ -75,6 +75,7 @@ describe('run: health, readiness and metrics', () => {
     expect(metricValue(text, 'wsmirror_sync_cycles_total', { outcome: 'success' })).toBe(2);
     expect(metricValue(text, 'wsmirror_events_total', { kind: 'read' })).toBe(runs.reduce((n, r) => n + r.events_read, 0));
     expect(metricValue(text, 'wsmirror_events_total', { kind: 'new' })).toBe(runs.reduce((n, r) => n + r.events_new, 0));
+    expect(metricValue(text, 'wsmirror_events_total', { kind: 'late' })).toBe(0);
     expect(metricValue(text, 'wsmirror_backfill_records', { list: 'tickets' })).toBe(tickets);
     expect(metricValue(text, 'wsmirror_backfill_records', { list: 'deals' })).toBe(deals);
     expect(metricValue(text, 'wsmirror_backfill_total_estimate', { list: 'deals' })).toBe(15);

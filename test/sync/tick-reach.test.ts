@@ -47,9 +47,10 @@ for (const dialect of dialects)
     async function cycle(hh: Harness, ctx: SyncContext) {
       const from = (await readWatermark(hh.store))!;
       const before = eventRequests(hh).length;
-      const result = await runSyncCycle(ctx, emptyStats());
+      const stats = emptyStats();
+      const result = await runSyncCycle(ctx, stats);
       const mine = eventRequests(hh).slice(before);
-      return { result, requests: mine.length, since: mine[0]!.query.since!, from };
+      return { result, stats, requests: mine.length, since: mine[0]!.query.since!, from };
     }
 
     /** `writes` writes, 100 simulated ms apart. */
@@ -102,6 +103,7 @@ for (const dialect of dialects)
       expect(tick.requests).toBeGreaterThanOrEqual(pagesFrom(hh, guaranteed));
       expect(tick.requests).toBeLessThan(pagesFrom(hh, tick.since));
       expect(await readLateEvent(hh.store)).toBeNull();
+      expect(tick.stats.eventsLate).toBe(0);
       expect(await hh.diff()).toEqual([]);
     });
 
@@ -127,6 +129,7 @@ for (const dialect of dialects)
       const fullStarted = ctx.now();
       const full = await cycle(hh, ctx);
       expect(full.result.fullLookback).toBe(true);
+      expect(full.stats.eventsLate).toBeGreaterThanOrEqual(2);
       expect(await hh.diff()).toEqual([]);
       const late = await readLateEvent(hh.store);
       expect(late).not.toBeNull();

@@ -32,6 +32,7 @@ export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string
     {
       eventsRead: stats.eventsRead,
       eventsNew: stats.eventsNew,
+      eventsLate: stats.eventsLate,
       recordsFetched: stats.recordsFetched,
       staleReads: stats.staleReads,
       staleAccepted: stats.staleAccepted,
