@@ -65,7 +65,7 @@ export const configSchema = z
       .max(86_400)
       .default(1)
       .describe(
-        'the part of tickOverlapSeconds a busy tick re-reads even when it costs a change-log request of its own; the rest is read as far as the pages needed anyway reach, or whole for an hour after a window read an event that late',
+        'the part of tickOverlapSeconds (a larger value counts as tickOverlapSeconds) a busy tick re-reads even when it costs a change-log request of its own; the rest is read as far as the pages needed anyway reach, or whole for an hour after a window read an event that late',
       ),
     fullLookbackEverySeconds: z
       .number()
