@@ -61,6 +61,14 @@ for (const dialect of dialects)
       }
     }
 
+    /** 4 s of writes read by one tick, then 4 s more and the tick measured: the overlap is busy. */
+    async function busyTick(hh: Harness, ctx: SyncContext) {
+      spread(hh, 40);
+      await cycle(hh, ctx);
+      spread(hh, 40);
+      return cycle(hh, ctx);
+    }
+
     /**
      * Writes whose events show `lateMs` late, then at least PAGE visible events within the next
      * 0.9 s, then two writes 2 s after the late ones: a tick then (`blind`) cannot see the late
@@ -91,11 +99,8 @@ for (const dialect of dialects)
 
     it('a busy tick reads its pages down to the guaranteed overlap, not the whole overlap, and loses nothing', async () => {
       const { hh, ctx } = await setup();
-      spread(hh, 40);
-      await cycle(hh, ctx);
-      spread(hh, 40);
-      const watermark = (await readWatermark(hh.store))!;
-      const tick = await cycle(hh, ctx);
+      const tick = await busyTick(hh, ctx);
+      const watermark = tick.from;
       expect(tick.result.fullLookback).toBe(false);
       expect(Date.parse(tick.since)).toBeLessThanOrEqual(Date.parse(watermark) - (OVERLAP_S - 1) * 1000);
       const guaranteed = new Date(Date.parse(watermark) - 1_000).toISOString();
@@ -110,10 +115,7 @@ for (const dialect of dialects)
     it('with tickOverlapMinSeconds equal to the overlap, a busy tick reads the whole overlap', async () => {
       const { hh, ctx: base } = await setup();
       const ctx = { ...base, config: { ...base.config, tickOverlapMinSeconds: OVERLAP_S } };
-      spread(hh, 40);
-      await cycle(hh, ctx);
-      spread(hh, 40);
-      const tick = await cycle(hh, ctx);
+      const tick = await busyTick(hh, ctx);
       expect(tick.requests).toBe(pagesFrom(hh, tick.since));
       expect(await hh.diff()).toEqual([]);
     });
@@ -146,10 +148,7 @@ for (const dialect of dialects)
       // An hour without one (a full window in between finds nothing late): ticks cut again.
       skew.ms += LATE_EVENT_HOLD_SECONDS * 1000;
       expect((await cycle(hh, ctx)).result.fullLookback).toBe(true);
-      spread(hh, 40);
-      await cycle(hh, ctx);
-      spread(hh, 40);
-      const quiet = await cycle(hh, ctx);
+      const quiet = await busyTick(hh, ctx);
       expect(quiet.requests).toBeLessThan(pagesFrom(hh, quiet.since));
       expect((await readLateEvent(hh.store))!.seenAt).toBe(renewed!.seenAt);
       expect(await hh.diff()).toEqual([]);
@@ -183,10 +182,7 @@ for (const dialect of dialects)
     it('change-log pages that do not come newest first: a tick reads to the end of its overlap and loses nothing', async () => {
       const { hh, ctx } = await setup();
       hh.sim.control.setFaults({ eventPageOrder: 'oldest-first' });
-      spread(hh, 40);
-      await cycle(hh, ctx);
-      spread(hh, 40);
-      const tick = await cycle(hh, ctx);
+      const tick = await busyTick(hh, ctx);
       expect(tick.requests).toBe(pagesFrom(hh, tick.since));
       expect(await hh.diff()).toEqual([]);
     });
