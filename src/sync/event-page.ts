@@ -84,6 +84,7 @@ function oldest(events: readonly WorkspaceEvent[]): WorkspaceEvent | null {
   for (const e of events) if (found === null || Date.parse(e.occurredAt) < Date.parse(found.occurredAt)) found = e;
   return found;
 }
+
 /** Event ids of this page already in quarantine: their records were re-read when first seen. */
 async function alreadyQuarantined(
   ctx: SyncContext,

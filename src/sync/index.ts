@@ -20,6 +20,8 @@ export {
   DEFAULT_TICK_OVERLAP_MIN_SECONDS,
   DEFAULT_TICK_OVERLAP_SECONDS,
   LATE_EVENT_HOLD_SECONDS,
+  lateHoldEnd,
+  lateLately,
   planWindow,
 } from './window.js';
 export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';

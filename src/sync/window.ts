@@ -104,9 +104,14 @@ export function lateLately(lateSeenAt: string | null, now: string): boolean {
   return !(elapsed >= LATE_EVENT_HOLD_SECONDS * 1000);
 }
 
+/** When the hold of {@link lateLately} ends for a late event seen at `lateSeenAt` (local clock). */
+export function lateHoldEnd(lateSeenAt: string): string {
+  return new Date(Date.parse(lateSeenAt) + LATE_EVENT_HOLD_SECONDS * 1000).toISOString();
+}
+
 /**
  * Whether a tick may end at this page, before the log's end: the window has a `reach` (the
- * guaranteed overlap, src/sync/window.ts planWindow), every page so far came newest first, and
+ * guaranteed overlap, {@link planWindow}), every page so far came newest first, and
  * this one's oldest event lies before the reach. The newest-first order is what makes the pages
  * not yet read older still; a page out of that order makes the window read to its end.
  */

@@ -1,6 +1,7 @@
 import { createApiClient } from '../../api/index.js';
 import {
-  LATE_EVENT_HOLD_SECONDS,
+  lateHoldEnd,
+  lateLately,
   plausibleHead,
   readBackfill,
   readLastCycle,
@@ -97,9 +98,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
       watermark,
       windowInProgress: window !== null,
-      lateEvent: late
-        ? { ...late, wholeOverlapUntil: new Date(Date.parse(late.seenAt) + LATE_EVENT_HOLD_SECONDS * 1000).toISOString() }
-        : null,
+      lateEvent: late ? { ...late, wholeOverlapUntil: lateHoldEnd(late.seenAt) } : null,
       upstream,
       lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
@@ -161,10 +160,10 @@ function renderStatus(r: StatusReport): string {
 /** The status line on late-visible events: none, or the last one and whether ticks still re-read the whole overlap. */
 export function lateEventLine(late: StatusReport['lateEvent'], now: string): string {
   if (late === null) return 'none seen beyond the guaranteed tick overlap';
-  const hold =
-    Date.parse(now) < Date.parse(late.wholeOverlapUntil)
-      ? `ticks re-read the whole overlap until ${late.wholeOverlapUntil}`
-      : 'ticks re-read the guaranteed overlap again';
+  // The same rule the sync plans its ticks by (src/sync/window.ts).
+  const hold = lateLately(late.seenAt, now)
+    ? `ticks re-read the whole overlap until ${late.wholeOverlapUntil}`
+    : 'ticks re-read the guaranteed overlap again';
   return `last ${late.eventId} (occurred ${late.occurredAt}), read ${late.seenAt}; ${hold}`;
 }
 
