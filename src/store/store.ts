@@ -7,6 +7,7 @@ import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
+import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -60,6 +61,14 @@ export interface Store {
   fileSizes(): { database: number; wal: number } | null;
   /** Deletes change-log events that occurred before `cutoff` (ISO); history rows stay. Returns the count. */
   pruneEvents(cutoff: string): Promise<number>;
+  /**
+   * A first backfill only: drops the record tables' secondary indexes while no ticket or deal is
+   * mirrored, saving their definitions (docs/sync.md, "Backfill"). Returns how many it dropped (0:
+   * the mirror already holds records, or they are already deferred).
+   */
+  deferIndexes(): Promise<number>;
+  /** Rebuilds the indexes `deferIndexes` dropped; `migrate` does it too, so a killed backfill loses none. Returns how many. */
+  restoreIndexes(): Promise<number>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
@@ -131,6 +140,14 @@ export function buildStore(backend: StoreBackend): Store {
       return result;
     },
     isRefusedValue: (err) => backend.isRefusedValue(err),
+    async deferIndexes() {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
+      return (await deferIndexes(db, backend.dialect)).length;
+    },
+    async restoreIndexes() {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
+      return restoreDeferredIndexes(db, backend.dialect);
+    },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
       const lock = await backend.acquireLock(opts);
@@ -179,6 +196,8 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
   if (!backend.readonly) {
     const unknown = await unknownAppliedMigrations(db, schema);
     if (unknown.length > 0) throw schemaNewerError(label, unknown);
+    // Before the migrations, which were written against the schema with every index present.
+    await restoreDeferredIndexes(db, backend.dialect);
     return migrateToLatest(db, schema);
   }
   const pending = await pendingMigrations(db, schema);

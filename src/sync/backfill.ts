@@ -23,25 +23,51 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   let state = (await readBackfill(ctx.store)) ?? null;
   if (!state || state.phase === 'done') state = await beginBackfill(ctx, options);
   const progress = (s: BackfillState) => options.onProgress?.({ phase: s.phase, copied: s.copied });
+  const deferred = await ctx.store.deferIndexes();
+  if (deferred > 0) ctx.logger.debug({ indexes: deferred }, 'backfill: secondary indexes deferred to the end of the copy');
 
-  await refreshPipelines(ctx);
-  for (const phase of PHASES) {
-    if (state.phase !== phase.name) continue;
-    const copied = await copyPhase(ctx, stats, state, phase, (s) => {
-      state = s;
-      progress(s);
-    });
-    if (!copied) return state;
-    const next: BackfillState = { ...state, phase: phase.next(state), cursor: null };
-    if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
-    state = next;
+  let stopped = false;
+  try {
+    await refreshPipelines(ctx);
+    for (const phase of PHASES) {
+      if (state.phase !== phase.name) continue;
+      const copied = await copyPhase(ctx, stats, state, phase, (s) => {
+        state = s;
+        progress(s);
+      });
+      if (!copied) {
+        stopped = true;
+        break;
+      }
+      const next: BackfillState = { ...state, phase: phase.next(state), cursor: null };
+      if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
+      state = next;
+    }
+  } finally {
+    if (deferred > 0) await rebuildIndexes(ctx);
   }
+  if (stopped) return state;
 
   const final: BackfillState = { ...state, phase: 'done', cursor: null };
   await ctx.store.transaction((tx) => handOverBackfill(tx, final));
   await refreshReports(ctx, stats, { tickets: 'all', deals: 'all' });
   progress(final);
   return final;
+}
+
+/**
+ * Also on a stop or a failure, so wsmirror never leaves a mirror without its indexes while it is
+ * not running. If this fails too (the database went away), the first failure is the one reported
+ * and the next writer to start rebuilds them before it migrates.
+ */
+async function rebuildIndexes(ctx: SyncContext): Promise<void> {
+  const started = performance.now();
+  try {
+    const built = await ctx.store.restoreIndexes();
+    ctx.logger.info({ indexes: built, ms: Math.round(performance.now() - started) }, 'backfill: secondary indexes built');
+  } catch (err) {
+    ctx.logger.warn({ err }, 'backfill: could not build the deferred indexes; the next start of wsmirror builds them');
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import type { Simulator } from '../../src/simulator/index.js';
+import { openStore } from '../../src/store/index.js';
 import { runCli, spawnCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
@@ -36,6 +37,34 @@ async function diffFile(path: string, sim: Simulator): Promise<string[]> {
   }
 }
 
+/** Every index of a SQLite mirror, by name, with its definition. */
+function indexesOf(path: string): Record<string, string | null> {
+  const db = new Database(path, { readonly: true });
+  try {
+    const rows = db.prepare("select name, sql from sqlite_master where type = 'index' order by name").all() as {
+      name: string;
+      sql: string | null;
+    }[];
+    return Object.fromEntries(rows.map((r) => [r.name, r.sql]));
+  } finally {
+    db.close();
+  }
+}
+
+/** The indexes of a freshly migrated mirror: what a backfill must end with, whatever killed it before. */
+async function migratedIndexes(): Promise<Record<string, string | null>> {
+  const { dir, cleanup } = tempDir();
+  const store = await openStore({ database: join(dir, 'fresh.sqlite') });
+  try {
+    await store.migrate();
+  } finally {
+    await store.close();
+  }
+  const found = indexesOf(join(dir, 'fresh.sqlite'));
+  cleanup();
+  return found;
+}
+
 /**
  * SIGKILLs the CLI as its k-th API request reaches the simulator, then runs it again to completion.
  * The kill happens before that request is answered, so the run is mid-way by construction: its
@@ -57,7 +86,8 @@ async function killAtRequest(sim: Simulator, args: string[], env: Record<string,
 describe('crash safety (SIGKILL at seeded points of progress)', () => {
   const sim = useSimulator({ seed: 11, tickets: 150, deals: 40 });
 
-  it(`backfill, killed at ${SEEDS} seeded requests, resumes to an exact mirror`, async () => {
+  it(`backfill, killed at ${SEEDS} seeded requests, resumes to an exact mirror with every index`, async () => {
+    const indexes = await migratedIndexes();
     for (let seed = 1; seed <= SEEDS; seed++) {
       const { dir, cleanup } = tempDir();
       const env = cliConfig(dir, { url: sim.url, extra: { pageSize: 20, concurrency: 4 } });
@@ -67,6 +97,8 @@ describe('crash safety (SIGKILL at seeded points of progress)', () => {
       // Sync picks up whatever the simulator's clock-driven automation did meanwhile.
       expect((await runCli(['sync'], env)).code).toBe(0);
       expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at request #${k}`).toEqual([]);
+      // A first backfill builds its secondary indexes at the end (docs/sync.md, "Backfill"): a kill must not lose them.
+      expect(indexesOf(join(dir, 'mirror.sqlite')), `seed ${seed}, killed at request #${k}`).toEqual(indexes);
       cleanup();
     }
   }, 300_000);

@@ -1,0 +1,140 @@
+import Database from 'better-sqlite3';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.js';
+import { emptyStats, runBackfill } from '../../src/sync/index.js';
+import { dialects } from '../helpers/dialects.js';
+import { harness as makeHarness, type Harness } from './harness.js';
+
+/**
+ * A first SQLite backfill drops the record tables' secondary indexes and builds them once at its
+ * end (docs/sync.md, "Backfill"); whatever happens, a stop, a kill, the mirror ends with every
+ * index it had. PostgreSQL keeps its indexes throughout.
+ */
+for (const dialect of dialects)
+  describe(`indexes around a first backfill on ${dialect.name}`, () => {
+    let h: Harness | null = null;
+    const readers: Database.Database[] = [];
+    afterEach(async () => {
+      for (const r of readers.splice(0)) r.close();
+      await h?.close();
+      h = null;
+    });
+
+    /** name → definition of every index made by CREATE INDEX (constraints' own indexes left out). */
+    async function indexes(hh: Harness): Promise<Map<string, string>> {
+      const rows =
+        dialect.name === 'sqlite'
+          ? await sql<{
+              name: string;
+              def: string;
+            }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(hh.store.db)
+          : await sql<{
+              name: string;
+              def: string;
+            }>`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema()`.execute(hh.store.db);
+      return new Map(rows.rows.map((r) => [r.name, r.def]));
+    }
+
+    /** Index names seen by a second connection while a ticket page has just committed (SQLite only: read synchronously). */
+    function watchTicketPages(hh: Harness, then: () => void = () => {}): { seen: Set<string>[] } {
+      const seen: Set<string>[] = [];
+      const reader = dialect.name === 'sqlite' ? new Database(hh.database, { readonly: true }) : null;
+      if (reader) readers.push(reader);
+      onTicketPage = () => {
+        if (reader) {
+          const rows = reader.prepare("select name from sqlite_master where type = 'index' and sql is not null").all() as {
+            name: string;
+          }[];
+          seen.push(new Set(rows.map((r) => r.name)));
+        }
+        then();
+      };
+      return { seen };
+    }
+
+    let onTicketPage = () => {};
+    async function setup(tickets = 120): Promise<Harness> {
+      onTicketPage = () => {};
+      const hooks = { onPage: (kind: string) => (kind === 'tickets' ? onTicketPage() : undefined) };
+      h = await makeHarness({ sim: { seed: 31, tickets, deals: 30 }, pageSize: 20, dialect, hooks });
+      return h;
+    }
+
+    it('builds them once at the end of a first backfill, a user index included, and mirrors exactly', async () => {
+      const hh = await setup();
+      await sql`create index tickets_subject_user_idx on tickets (subject)`.execute(hh.store.db);
+      const before = await indexes(hh);
+      const { seen } = watchTicketPages(hh);
+      await hh.backfill();
+      expect(await indexes(hh)).toEqual(before);
+      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+      expect(await hh.diff()).toEqual([]);
+      if (dialect.name === 'sqlite') {
+        expect(seen.length).toBeGreaterThan(1);
+        for (const during of seen) {
+          for (const name of ['tickets_status_idx', 'ticket_messages_author_cover_idx', 'deals_stage_idx', 'tickets_subject_user_idx'])
+            expect(during.has(name), name).toBe(false);
+          // Kept: a ticket listed twice has its messages read by ticket id.
+          expect(during.has('ticket_messages_ticket_created_idx')).toBe(true);
+          expect(during.has('events_occurred_at_idx')).toBe(true);
+        }
+      }
+    });
+
+    it('keeps them through a backfill of a mirror that already holds records', async () => {
+      const hh = await setup();
+      await hh.backfill();
+      const before = await indexes(hh);
+      expect(await hh.store.deferIndexes()).toBe(0);
+      const { seen } = watchTicketPages(hh);
+      await hh.backfill();
+      if (dialect.name === 'sqlite') expect(seen.length).toBeGreaterThan(1);
+      for (const during of seen) expect([...before.keys()].filter((n) => !during.has(n))).toEqual([]);
+      expect(await indexes(hh)).toEqual(before);
+    });
+
+    it('builds them when the backfill stops half way', async () => {
+      // 15 ticket pages: SQLite commits up to 10 in one transaction, so the stop lands between groups.
+      const hh = await setup(300);
+      const before = await indexes(hh);
+      const stop = new AbortController();
+      const { seen } = watchTicketPages(hh, () => stop.abort());
+      const state = await runBackfill({ ...hh.ctx, stopSignal: stop.signal }, emptyStats());
+      expect(state.phase).toBe('tickets');
+      if (dialect.name === 'sqlite') expect(seen[0]?.has('tickets_status_idx')).toBe(false);
+      expect(await indexes(hh)).toEqual(before);
+      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+      // The resumed backfill finds records and keeps them; the mirror ends exact.
+      await hh.backfill();
+      expect(await indexes(hh)).toEqual(before);
+      expect(await hh.diff()).toEqual([]);
+    });
+
+    it('a writer that opens a mirror left without them (a killed backfill) builds them before it migrates', async () => {
+      const hh = await setup();
+      const before = await indexes(hh);
+      const dropped = await hh.store.deferIndexes();
+      if (dialect.name === 'postgres') {
+        expect(dropped).toBe(0);
+        return;
+      }
+      expect(dropped).toBeGreaterThan(10);
+      expect((await indexes(hh)).size).toBe(before.size - dropped);
+      // What a kill leaves: the definitions saved, the indexes gone. Then a new writer starts.
+      const again = await openStore({ database: hh.database });
+      try {
+        await again.migrate();
+        const rows = await sql<{
+          name: string;
+          def: string;
+        }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(again.db);
+        expect(new Map(rows.rows.map((r) => [r.name, r.def]))).toEqual(before);
+        expect(await again.getState('deferred_indexes')).toBeUndefined();
+        // And once more: nothing left to do.
+        expect(await again.restoreIndexes()).toBe(0);
+      } finally {
+        await again.close();
+      }
+    });
+  });
