@@ -83,10 +83,18 @@ UPDATE rpt_agent_daily SET agent_name = (SELECT name FROM users WHERE id = rpt_a
   agent_email = (SELECT email FROM users WHERE id = rpt_agent_daily.agent_id)
 WHERE agent_id IN (SELECT agent_id FROM stale)`;
 
-/** An agent message on a live ticket for the row's key, through ticket_messages (author_id, created_at). */
-const KEY_MESSAGES = (d: SqlDialect) => `FROM ticket_messages m JOIN rpt_tickets r ON r.ticket_id = m.ticket_id
+/**
+ * An agent message on a live ticket for the row's key, through ticket_messages (author_id,
+ * created_at, author_type, is_internal, ticket_id) alone. Live is "not deleted": rpt_tickets holds
+ * exactly those, as the per-record rebuild before this made it so. The few deleted ids are read
+ * once, through the deleted_at index. Joined to rpt_tickets instead, PostgreSQL probed its primary
+ * key once per message (135,000 probes and 0.85 s of a 7.3 s tick at L), each with a heap fetch,
+ * as every cycle rewrites rpt_tickets rows and so keeps its visibility map cleared.
+ */
+const KEY_MESSAGES = (d: SqlDialect) => `FROM ticket_messages m
   WHERE m.author_id = a.agent_id AND m.created_at >= ${d.dayStart('a.day')} AND m.created_at < ${d.dayStart(d.nextDay('a.day'))}
-    AND ${d.day('m.created_at')} = a.day AND m.author_type = 'agent'`;
+    AND ${d.day('m.created_at')} = a.day AND m.author_type = 'agent'
+    AND m.ticket_id NOT IN (SELECT id FROM tickets WHERE ${d.isSet('deleted_at')})`;
 
 const AGENT_STATEMENTS = (d: SqlDialect) => [
   AGENT_NAMES,

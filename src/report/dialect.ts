@@ -35,6 +35,12 @@ export interface SqlDialect {
   /** 24 hours before a timestamp. */
   dayBefore(ts: string): string;
   greatest(a: string, b: string): string;
+  /**
+   * A timestamp column holds a value, in a form that can use an index on it. SQLite plans
+   * `IS NOT NULL` as a scan of the whole table (at L, `tickets` whole for its few deleted rows);
+   * as stored text a set value is above ''.
+   */
+  isSet(ts: string): string;
   /** A boolean expression as 0/1. */
   int(cond: string): string;
   /** Rows where cond holds (NULL counts as not holding). */
@@ -88,6 +94,7 @@ const SQLITE: SqlDialect = {
   monthDate: (month) => `${month} || '-01'`,
   dayBefore: (ts) => `strftime(${STORED}, ${ts}, '-1 day')`,
   greatest: (a, b) => `max(${a}, ${b})`,
+  isSet: (ts) => `${ts} > ''`,
   int: (cond) => `(${cond})`,
   countIf: (cond) => `sum(${cond})`,
   boolOr: (expr) => `max(${expr})`,
@@ -118,6 +125,7 @@ const POSTGRES: SqlDialect = {
   // 24 hours, not '1 day': interval days follow the session time zone's DST rules.
   dayBefore: (ts) => `(${ts} - interval '24 hours')`,
   greatest: (a, b) => `greatest(${a}, ${b})`,
+  isSet: (ts) => `${ts} IS NOT NULL`,
   int: (cond) => `CAST((${cond}) AS integer)`,
   countIf: (cond) => `count(*) FILTER (WHERE ${cond})`,
   boolOr: (expr) => `bool_or(${expr})`,

@@ -126,6 +126,33 @@ for (const dialect of dialects)
         { first_reply_sla_breached: 1 },
       ]);
 
+      // T7, with a reply of u1 on March 3, is deleted; then T5, where u1 also replied on March 3,
+      // changes without its messages (the incremental path): the recomputed (u1, March 3) figures
+      // must leave the deleted ticket's reply out.
+      const u1March3 = () => rows(store, "SELECT public_replies FROM rpt_agent_daily WHERE agent_id = 'u1' AND day = '2024-03-03'");
+      const at = new Date('2024-03-06T12:00:00.000Z');
+      await insertTicket(store, {
+        id: 'T7',
+        status: 'open',
+        createdAt: d(3, '10:00'),
+        messages: [{ id: 'm16', authorType: 'agent', authorId: 'u1', at: d(3, '10:00') }],
+      });
+      await cycle(['T7'], [], at);
+      expect(await u1March3()).toEqual([{ public_replies: 2 }]);
+      await db
+        .updateTable('tickets')
+        .set({ deleted_at: d(6, '11:00') })
+        .where('id', '=', 'T7')
+        .execute();
+      await cycle(['T7'], [], at);
+      await db
+        .updateTable('tickets')
+        .set({ priority: 'high', updated_at: d(6, '11:30') })
+        .where('id', '=', 'T5')
+        .execute();
+      await cycle(['T5'], [], at);
+      expect(await u1March3()).toEqual([{ public_replies: 1 }]);
+
       // T1 deleted; a message of T2 deleted upstream (left the mirror before the refresh).
       await db
         .updateTable('tickets')
