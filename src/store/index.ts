@@ -9,4 +9,5 @@ export type { DirtyClear, DirtyEntry, DirtyEntityType, DirtyMarkInput, Quarantin
 export type { ListedCopy, TicketCopy } from './drain-reads.js';
 export type { MirrorDatabase } from './schema.js';
 export { StoreError } from './errors.js';
+export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
 export { parseAmount } from './values.js';

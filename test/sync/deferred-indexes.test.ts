@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { StatusReport } from '../../src/cli/commands/status.js';
 import { openStore } from '../../src/store/index.js';
 import { emptyStats, runBackfill } from '../../src/sync/index.js';
+import { runCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
 
@@ -121,7 +123,18 @@ for (const dialect of dialects)
       }
       expect(dropped).toBeGreaterThan(10);
       expect((await indexes(hh)).size).toBe(before.size - dropped);
-      // What a kill leaves: the definitions saved, the indexes gone. Then a new writer starts.
+      // What a kill leaves: the definitions saved, the indexes gone. `status` (a reader) says so.
+      const status = async () => {
+        const json = await runCli(['status', '--json', '--database', hh.database], {});
+        const text = await runCli(['status', '--database', hh.database], {});
+        expect(json.code, json.stderr).toBe(0);
+        return { deferred: (JSON.parse(json.stdout) as StatusReport).deferredIndexes, text: text.stdout };
+      };
+      const left = await status();
+      expect(left.deferred).toHaveLength(dropped);
+      expect(left.deferred).toContain('tickets_status_idx');
+      expect(left.text).toMatch(new RegExp(`^Indexes: +${dropped} secondary index\\(es\\) dropped for the first backfill`, 'm'));
+      // Then a new writer starts.
       const again = await openStore({ database: hh.database });
       try {
         await again.migrate();
@@ -136,5 +149,8 @@ for (const dialect of dialects)
       } finally {
         await again.close();
       }
+      const built = await status();
+      expect(built.deferred).toEqual([]);
+      expect(built.text).not.toMatch(/^Indexes:/m);
     });
   });

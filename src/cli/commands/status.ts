@@ -12,7 +12,7 @@ import {
   type LateEvent,
 } from '../../sync/index.js';
 import type { Selectable } from 'kysely';
-import type { MirrorDatabase, Store } from '../../store/index.js';
+import { DEFERRED_INDEXES_KEY, type DeferredIndex, type MirrorDatabase, type Store } from '../../store/index.js';
 import { fromDbTimestamp } from '../../util/time.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
@@ -30,6 +30,11 @@ export interface StatusReport {
    * "The overlap's cost"), and until when ticks re-read the whole overlap because of it.
    */
   lateEvent: (LateEvent & { wholeOverlapUntil: string }) | null;
+  /**
+   * Secondary indexes a first SQLite backfill dropped and builds at its end (docs/sync.md,
+   * "Backfill"); queries on those tables run without them until then. Empty otherwise.
+   */
+  deferredIndexes: string[];
   /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
   lastCycle: LastCycle | null;
   /** The latest sync_runs row, its timestamps in ISO form. */
@@ -60,6 +65,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
     const window = await readWindow(store);
     const lastCycle = await readLastCycle(store);
     const late = await readLateEvent(store);
+    const deferred = (await store.getState<DeferredIndex[]>(DEFERRED_INDEXES_KEY)) ?? [];
     const runs = await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute();
     const lastRun = runs[0] ?? null;
     const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
@@ -99,6 +105,7 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       watermark,
       windowInProgress: window !== null,
       lateEvent: late ? { ...late, wholeOverlapUntil: lateHoldEnd(late.seenAt) } : null,
+      deferredIndexes: deferred.map((i) => i.name),
       upstream,
       lastCycle,
       // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
@@ -134,6 +141,7 @@ function renderStatus(r: StatusReport): string {
             .join(', ')})`
         : 'not started'
     }`,
+    ...(r.deferredIndexes.length > 0 ? [`Indexes:     ${deferredIndexesLine(r.deferredIndexes)}`] : []),
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
     `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
@@ -155,6 +163,11 @@ function renderStatus(r: StatusReport): string {
     ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** The status line while a first backfill builds its secondary indexes at its end. */
+export function deferredIndexesLine(names: readonly string[]): string {
+  return `${names.length} secondary index(es) dropped for the first backfill, built when it ends or stops; queries run without them until then (a writer that starts builds them if a killed backfill left them out)`;
 }
 
 /** The status line on late-visible events: none, or the last one and whether ticks still re-read the whole overlap. */
