@@ -9,6 +9,7 @@ import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import type { SyncContext } from './context.js';
 import { splitImplausible } from './cycle.js';
 import { recordFailure } from './drain.js';
+import { markDeletions } from './event-page.js';
 import { dirtyMarks } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
@@ -67,10 +68,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
     const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
     const fresh = events.filter((e) => newIds.has(e.id));
-    for (const e of fresh) {
-      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted')
-        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
-    }
+    await markDeletions(tx, fresh);
     await tx.markDirty([...dirtyMarks(fresh), ...marks]);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
   },

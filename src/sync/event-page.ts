@@ -1,4 +1,5 @@
 import type { Page, WorkspaceEvent } from '../api/index.js';
+import type { StoreTx } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
@@ -49,11 +50,7 @@ export async function commitPage(
     );
     const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
     const fresh = events.filter((e) => newIds.has(e.id));
-    for (const e of fresh) {
-      if (e.type === 'ticket.deleted' || e.type === 'deal.deleted') {
-        await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
-      }
-    }
+    await markDeletions(tx, fresh);
     await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
     const lateOnes = lateEvents(fresh, next.lateBefore);
     const late = oldest(lateOnes);
@@ -64,6 +61,14 @@ export async function commitPage(
     else await saveWindow(tx, window);
     return { newCount: newIds.size, ended, late, lateCount: lateOnes.length, window };
   });
+}
+
+/** Sets deleted_at on the records whose `*.deleted` events are among `fresh` (events new to the mirror). */
+export async function markDeletions(tx: StoreTx, fresh: readonly WorkspaceEvent[]): Promise<void> {
+  for (const e of fresh) {
+    if (e.type === 'ticket.deleted' || e.type === 'deal.deleted')
+      await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+  }
 }
 
 /** The window with no reach: after a late event it reads to `since`, also when resumed from its cursor. */
