@@ -43,9 +43,12 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
       if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
       state = next;
     }
-  } finally {
-    if (deferred > 0) await rebuildIndexes(ctx);
+  } catch (err) {
+    if (deferred > 0) await rebuildIndexesAfterFailure(ctx);
+    throw err;
   }
+  // On a stop too, so wsmirror never leaves a mirror without its indexes while it is not running.
+  if (deferred > 0) await rebuildIndexes(ctx);
   if (stopped) return state;
 
   const final: BackfillState = { ...state, phase: 'done', cursor: null };
@@ -55,16 +58,20 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   return final;
 }
 
-/**
- * Also on a stop or a failure, so wsmirror never leaves a mirror without its indexes while it is
- * not running. If this fails too (the database went away), the first failure is the one reported
- * and the next writer to start rebuilds them before it migrates.
- */
+/** Builds the indexes a first backfill deferred; a failure fails the backfill (running it again builds them). */
 async function rebuildIndexes(ctx: SyncContext): Promise<void> {
   const started = performance.now();
+  const built = await ctx.store.restoreIndexes();
+  ctx.logger.info({ indexes: built, ms: Math.round(performance.now() - started) }, 'backfill: secondary indexes built');
+}
+
+/**
+ * After the copy failed: the copy's error is the one reported, so a failure here (the database
+ * went away) is only logged, and the next writer to start builds them before it migrates.
+ */
+async function rebuildIndexesAfterFailure(ctx: SyncContext): Promise<void> {
   try {
-    const built = await ctx.store.restoreIndexes();
-    ctx.logger.info({ indexes: built, ms: Math.round(performance.now() - started) }, 'backfill: secondary indexes built');
+    await rebuildIndexes(ctx);
   } catch (err) {
     ctx.logger.warn({ err }, 'backfill: could not build the deferred indexes; the next start of wsmirror builds them');
   }

@@ -113,6 +113,17 @@ for (const dialect of dialects)
       expect(await hh.diff()).toEqual([]);
     });
 
+    it('builds them when the copy fails, and reports the copy error', async () => {
+      const hh = await setup(300);
+      const before = await indexes(hh);
+      watchTicketPages(hh, () => {
+        throw new Error('the copy broke');
+      });
+      await expect(runBackfill(hh.ctx, emptyStats())).rejects.toThrow('the copy broke');
+      expect(await indexes(hh)).toEqual(before);
+      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+    });
+
     it('a writer that opens a mirror left without them (a killed backfill) builds them before it migrates', async () => {
       const hh = await setup();
       const before = await indexes(hh);
