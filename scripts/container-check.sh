@@ -60,11 +60,18 @@ start() { # start <name> <api key>
     --health-interval 1s --health-start-period 60s --health-retries 3 "$image" run >/dev/null
 }
 cycles() { docker logs "$1" 2>&1 | grep -c '"msg":"sync cycle"' || true; }
+# The whole log first, then grep: under pipefail, `docker logs | grep -q` fails whenever grep stops
+# at its match before docker logs has written everything (SIGPIPE), which made the check flaky.
+logged() { # logged <container> <fixed string>
+  local out
+  out=$(docker logs "$1" 2>&1)
+  grep -qF -- "$2" <<<"$out"
+}
 
 container="$run_id-a"
 start "$container" check-key
 wait_for 120 "the first sync cycle after the backfill" sh -c "[ \$(docker logs $container 2>&1 | grep -c '\"msg\":\"sync cycle\"') -ge 2 ]"
-docker logs "$container" 2>&1 | grep -q 'backfilling first' || fail "the first start did not backfill"
+logged "$container" 'backfilling first' || fail "the first start did not backfill"
 say "backfilled and cycling ($(cycles "$container") cycles)"
 wait_for 60 "HEALTHCHECK healthy" sh -c "[ \"\$(docker inspect -f '{{.State.Health.Status}}' $container)\" = healthy ]"
 for path in healthz readyz metrics; do
@@ -74,7 +81,7 @@ done
 node -e "fetch('http://127.0.0.1:$http_port/metrics').then(r=>r.text()).then(t=>process.exit(/^wsmirror_requests_total\{endpoint=\"tickets\",status_class=\"2xx\"\} [1-9]/m.test(t)&&/^wsmirror_is_writer 1$/m.test(t)?0:1))" || fail "/metrics lacks request counts or the writer flag"
 say "HEALTHCHECK healthy; /healthz, /readyz and /metrics answer 200"
 modes=$(docker run --rm --network host -v "$volume:/data" --entrypoint stat "$image" -c '%a %U %n' /data/mirror.sqlite /data/mirror.sqlite.lock)
-echo "$modes" | grep -qv '^600 node' && fail "mirror files are not 0600 node: $modes"
+grep -qv '^600 node' <<<"$modes" && fail "mirror files are not 0600 node: $modes"
 
 t0=$(date +%s%N)
 docker stop -t 10 "$container" >/dev/null
@@ -89,7 +96,7 @@ docker rm "$container" >/dev/null
 container="$run_id-b"
 start "$container" check-key
 wait_for 60 "a sync cycle after the restart" sh -c "[ \$(docker logs $container 2>&1 | grep -c '\"msg\":\"sync cycle\"') -ge 1 ]"
-docker logs "$container" 2>&1 | grep -q 'backfilling first' && fail "the restarted container backfilled again"
+logged "$container" 'backfilling first' && fail "the restarted container backfilled again"
 docker stop -t 10 "$container" >/dev/null
 [ "$(docker inspect -f '{{.State.ExitCode}}' "$container")" = 0 ] || fail "second docker stop: non-zero exit"
 say "the volume survived a restart; the next start resumed without a backfill"
