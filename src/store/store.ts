@@ -8,6 +8,7 @@ import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { tidyTables } from './bulk-load.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -69,6 +70,12 @@ export interface Store {
   deferIndexes(): Promise<number>;
   /** Rebuilds the indexes `deferIndexes` dropped; `migrate` does it too, so a killed backfill loses none. Returns how many. */
   restoreIndexes(): Promise<number>;
+  /**
+   * After a bulk load: PostgreSQL runs VACUUM (ANALYZE) on these tables at once, so the planner's
+   * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
+   * round; SQLite does nothing (bulk-load.ts says why). Returns whether anything ran.
+   */
+  afterBulkLoad(tables: readonly string[]): Promise<boolean>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
@@ -147,6 +154,10 @@ export function buildStore(backend: StoreBackend): Store {
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return restoreDeferredIndexes(db, backend.dialect);
+    },
+    async afterBulkLoad(tables) {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot vacuum or analyze.');
+      return tidyTables(db, backend.dialect, tables);
     },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');

@@ -1,0 +1,79 @@
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RPT_TABLE_NAMES } from '../../src/report/index.js';
+import { COUNTED_TABLES } from '../../src/store/index.js';
+import { emptyStats, runBackfill } from '../../src/sync/index.js';
+import { dialects } from '../helpers/dialects.js';
+import { harness as makeHarness, type Harness } from './harness.js';
+
+/**
+ * A backfill is a bulk load: on PostgreSQL it ends with VACUUM (ANALYZE) of the tables it filled
+ * and of the rebuilt rpt_ tables, so the next cycles are planned from statistics that describe the
+ * rows and index-only scans need not visit them (src/store/bulk-load.ts). SQLite keeps planning
+ * without statistics, on purpose.
+ */
+for (const dialect of dialects)
+  describe(`statistics after a backfill on ${dialect.name}`, () => {
+    let h: Harness | null = null;
+    afterEach(async () => {
+      await h?.close();
+      h = null;
+    });
+
+    /** The catalog's view of a table: rows the planner expects, and pages the visibility map marks all-visible. */
+    async function catalog(hh: Harness, table: string): Promise<{ reltuples: number; relallvisible: number }> {
+      const r = await sql<{ reltuples: number; relallvisible: number }>`
+        select c.reltuples::float8 as reltuples, c.relallvisible::int as relallvisible
+        from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = current_schema() and c.relname = ${table}`.execute(hh.store.db);
+      return r.rows[0]!;
+    }
+
+    const count = async (hh: Harness, table: string) =>
+      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(hh.store.db)).rows[0]!.n);
+
+    it('leaves the planner an exact picture of every table the backfill filled and rebuilt', async () => {
+      h = await makeHarness({ sim: { seed: 47, tickets: 150, deals: 40 }, pageSize: 25, dialect });
+      const hh = h;
+      if (dialect.name === 'sqlite') {
+        // Before and after: a mirror wsmirror made has no statistics table at all.
+        await hh.backfill();
+        const stat = await sql`select name from sqlite_master where name like 'sqlite_stat%'`.execute(hh.store.db);
+        expect(stat.rows).toEqual([]);
+        expect(await hh.diff()).toEqual([]);
+        return;
+      }
+      // A fresh table's catalog says "never analyzed" (-1) before anything is written.
+      expect((await catalog(hh, 'ticket_messages')).reltuples).toBe(-1);
+      await hh.backfill();
+      for (const table of [...COUNTED_TABLES, ...RPT_TABLE_NAMES]) {
+        const rows = await count(hh, table);
+        const seen = await catalog(hh, table);
+        // Small tables are analyzed whole, so the estimate is the count itself.
+        expect(seen.reltuples, table).toBe(rows);
+      }
+      for (const table of ['tickets', 'ticket_messages', 'deals', 'rpt_tickets']) {
+        expect((await catalog(hh, table)).relallvisible, table).toBeGreaterThan(0);
+      }
+      expect(await hh.diff()).toEqual([]);
+    });
+
+    it('does not tidy after a backfill a stop ended early: the rest is still to come', async () => {
+      // 15 ticket pages: SQLite commits up to 10 in one transaction, so the stop lands between groups.
+      const stop = new AbortController();
+      h = await makeHarness({
+        sim: { seed: 48, tickets: 300, deals: 10 },
+        pageSize: 20,
+        dialect,
+        hooks: { onPage: (kind) => (kind === 'tickets' ? stop.abort() : undefined) },
+      });
+      const hh = h;
+      const state = await runBackfill({ ...hh.ctx, stopSignal: stop.signal }, emptyStats());
+      expect(state.phase).toBe('tickets');
+      if (dialect.name === 'postgres') expect((await catalog(hh, 'ticket_messages')).reltuples).toBe(-1);
+      // Run on to its end: then it tidies.
+      await hh.backfill();
+      if (dialect.name === 'postgres') expect((await catalog(hh, 'ticket_messages')).reltuples).toBe(await count(hh, 'ticket_messages'));
+      expect(await hh.diff()).toEqual([]);
+    });
+  });
