@@ -203,6 +203,8 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
     rmSync(dir, { recursive: true, force: true });
 
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    // As the sync does after a full rebuild (src/sync/reporting.ts): PostgreSQL vacuums and analyzes.
+    await store.afterBulkLoad(RPT_TABLE_NAMES);
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
     await store.db
       .updateTable('tickets')

@@ -275,6 +275,8 @@ export async function benchReporting(): Promise<ReportingFigures> {
     const { counts, buildMs } = await buildMirror(database);
     const store = await openStore({ database });
     const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    // As the sync does after a full rebuild (src/sync/reporting.ts): PostgreSQL vacuums and analyzes.
+    await store.afterBulkLoad(RPT_TABLE_NAMES);
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
     await store.db
       .updateTable('tickets')

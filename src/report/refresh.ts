@@ -114,10 +114,6 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       await step('sync_health', () => refreshSyncHealth(trx, now));
     });
 
-  // Rewritten whole: statistics of the old rows would mislead the next cycles' plans (store/bulk-load.ts).
-  if (changes.tickets === 'all' || changes.deals === 'all')
-    await step('tidy', () => store.afterBulkLoad(RPT_TABLE_NAMES).then(() => undefined));
-
   const rows: Record<string, number> = {};
   for (const table of RPT_TABLE_NAMES) {
     const r = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(store.db);

@@ -7,6 +7,7 @@ import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
+import { tidyAfterBulkLoad } from './tidy.js';
 import type { RunStats } from './stats.js';
 import { createHeapBudget } from '../util/heap-budget.js';
 
@@ -54,8 +55,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
 
   const final: BackfillState = { ...state, phase: 'done', cursor: null };
   await ctx.store.transaction((tx) => handOverBackfill(tx, final));
-  await tidyAfterCopy(ctx);
-  // A full rebuild, which gathers the rpt_ tables' statistics in turn (report/refresh.ts).
+  await tidyAfterBulkLoad(ctx, COUNTED_TABLES, 'the mirrored tables');
+  // A full rebuild, which tidies the rpt_ tables in turn (reporting.ts).
   await refreshReports(ctx, stats, { tickets: 'all', deals: 'all' });
   progress(final);
   return final;
@@ -66,25 +67,6 @@ async function rebuildIndexes(ctx: SyncContext): Promise<void> {
   const started = performance.now();
   const built = await ctx.store.restoreIndexes();
   ctx.logger.info({ indexes: built, ms: Math.round(performance.now() - started) }, 'backfill: secondary indexes built');
-}
-
-/**
- * A backfill is a bulk load: PostgreSQL's planner would otherwise take the tables it filled for as
- * small as they were, and its index-only scans would visit the rows too, until autovacuum comes
- * round (docs/sync.md, "Backfill"). Only an optimisation, so a failure is logged and the
- * backfill, already handed over, goes on.
- */
-async function tidyAfterCopy(ctx: SyncContext): Promise<void> {
-  const started = performance.now();
-  try {
-    if (await ctx.store.afterBulkLoad(COUNTED_TABLES))
-      ctx.logger.info(
-        { tables: COUNTED_TABLES.length, ms: Math.round(performance.now() - started) },
-        'backfill: tables vacuumed and analyzed',
-      );
-  } catch (err) {
-    ctx.logger.warn({ err }, 'backfill: could not vacuum and analyze the mirrored tables; autovacuum will');
-  }
 }
 
 /**

@@ -1,0 +1,16 @@
+import type { SyncContext } from './context.js';
+
+/**
+ * After a bulk load (a backfill's copy, a full rebuild of the rpt_ tables): PostgreSQL vacuums and
+ * analyzes the tables at once instead of whenever autovacuum comes round (src/store/bulk-load.ts,
+ * docs/sync.md "Backfill"). Only an optimisation: a failure is logged, and what was written stays.
+ */
+export async function tidyAfterBulkLoad(ctx: SyncContext, tables: readonly string[], what: string): Promise<void> {
+  const started = performance.now();
+  try {
+    if (await ctx.store.afterBulkLoad(tables))
+      ctx.logger.info({ tables: tables.length, ms: Math.round(performance.now() - started) }, `${what} vacuumed and analyzed`);
+  } catch (err) {
+    ctx.logger.warn({ err }, `could not vacuum and analyze ${what}; autovacuum will`);
+  }
+}
