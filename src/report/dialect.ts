@@ -149,4 +149,9 @@ export function sqlDialect(db: Parameters<typeof dialectOf>[0]): SqlDialect {
 }
 
 export const minutesBetween = (d: SqlDialect, a: string, b: string): string => `(CAST(${d.msBetween(a, b)} AS ${d.real}) / 60000)`;
+/**
+ * Whole minutes from a to b, truncated toward zero (integer division in both dialects). Ages are
+ * kept in whole minutes so that a refresh rewrites only the rows whose age moved (tickets.ts).
+ */
+export const wholeMinutesBetween = (d: SqlDialect, a: string, b: string): string => `CAST(${d.msBetween(a, b)} / 60000 AS ${d.real})`;
 export const daysBetween = (d: SqlDialect, a: string, b: string): string => `(CAST(${d.msBetween(a, b)} AS ${d.real}) / 86400000)`;

@@ -83,7 +83,8 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
   const lost = Number(quarter?.lost ?? 0);
   return {
     asOf: now.toISOString(),
-    refreshedAt: fromDbTimestamp(meta?.refreshed ?? (health ? String(health.refreshed_at) : null)),
+    // rpt_sync_health is rewritten by every refresh; a rpt_tickets row only when its figures move.
+    refreshedAt: fromDbTimestamp(health ? String(health.refreshed_at) : (meta?.refreshed ?? null)),
     backlog: Number(meta?.backlog ?? 0),
     last7Days: {
       from,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { refreshRptTables } from '../../src/report/index.js';
+import { readHeadlines, refreshRptTables } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { minutes, percentileCont, rows } from './oracle.js';
 import { NOW } from './scenario.js';
@@ -61,7 +61,7 @@ for (const dialect of dialects)
         first_reply_sla: 'achieved',
         resolve_sla: 'breached',
         resolve_sla_at: d(4, '11:00'),
-        age_minutes: minutes(d(2, '11:00'), NOW.toISOString()),
+        age_minutes: Math.trunc(minutes(d(2, '11:00'), NOW.toISOString())),
         history_complete: 0,
         assignee_id: null,
       });
@@ -177,5 +177,24 @@ for (const dialect of dialects)
       const t5 = await rows(store, "SELECT reopen_count, is_resolved FROM rpt_tickets WHERE ticket_id = 'T5'");
       expect(t5).toEqual([{ reopen_count: 1, is_resolved: 0 }]);
       expect(await rows(store, "SELECT count(*) AS n FROM rpt_tickets WHERE ticket_id = 'T3'")).toEqual([{ n: 0 }]);
+    });
+
+    it('the clock step rewrites a ticket row only when its whole-minute age moves', async () => {
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      const t3 = () => rows(store, "SELECT age_minutes, refreshed_at FROM rpt_tickets WHERE ticket_id = 'T3'");
+      const age = (now: Date) => Math.trunc(minutes(d(2, '11:00'), now.toISOString()));
+      expect(await t3()).toEqual([{ age_minutes: age(NOW), refreshed_at: NOW.toISOString() }]);
+      // A deal changed, no ticket did: the ticket rows move by the clock step alone.
+      await refreshRptTables(store, { tickets: new Set(), deals: new Set(['DL3']) }, { now: at(59_999) });
+      expect(age(at(59_999))).toBe(age(NOW));
+      expect(await t3()).toEqual([{ age_minutes: age(NOW), refreshed_at: NOW.toISOString() }]);
+      // Figures as of the last refresh, not of the newest ticket row.
+      expect((await readHeadlines(store, at(59_999))).refreshedAt).toBe(at(59_999).toISOString());
+      await refreshRptTables(store, { tickets: new Set(), deals: new Set(['DL3']) }, { now: at(60_000) });
+      expect(await t3()).toEqual([{ age_minutes: age(NOW) + 1, refreshed_at: at(60_000).toISOString() }]);
+      // T1, T2 and T5 are resolved: no age.
+      expect(await rows(store, "SELECT count(*) AS n FROM rpt_tickets WHERE ticket_id <> 'T3' AND age_minutes IS NOT NULL")).toEqual([
+        { n: 0 },
+      ]);
     });
   });

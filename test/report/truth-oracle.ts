@@ -95,7 +95,7 @@ export function ticketFigures(truth: Rec, now: string) {
       first_reply_sla_at: frSla === 'achieved' ? reply : frSla === 'breached' ? (sla.firstReplyBreachedAt ?? sla.firstReplyDueAt) : null,
       resolve_sla: resSla,
       resolve_sla_at: resSla === 'achieved' ? fullRes : resSla === 'breached' ? (sla.resolveBreachedAt ?? sla.resolveDueAt) : null,
-      age_minutes: resolved ? null : mins(t.createdAt, now),
+      age_minutes: resolved ? null : Math.trunc(mins(t.createdAt, now)),
       history_complete: 1,
       _created: t.createdAt,
       _reply: reply,
