@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { WsmirrorError } from '../util/errors.js';
 
 /**
@@ -25,6 +26,10 @@ export class ProgressWatchdog {
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly ms: number) {
+    // Every request of the cycle listens while in flight (and removes its listener when done,
+    // util/signals.ts): `concurrency` drain reads, a list page, the change-log page read ahead.
+    // Past 10 Node would print a leak warning that is not one.
+    setMaxListeners(0, this.controller.signal);
     this.progress();
   }
 
