@@ -32,7 +32,7 @@ const ASSIGNEE_AT = (id: string, at: string, current: string) => `nullif(substr(
  * moved away from (the current status when there is no history). Rows that "move" to the status
  * already held are dropped, so consecutive stays always differ.
  */
-const INSERT_INTERVALS = (d: SqlDialect) => `
+export const INSERT_INTERVALS = (d: SqlDialect) => `
 INSERT INTO rpt_ticket_status_intervals
   (ticket_id, seq, status, is_resolved, valid_from, valid_to, minutes, is_resolution, is_reopen, assignee_id, source, history_complete)
 WITH scope AS (
@@ -42,10 +42,14 @@ WITH scope AS (
 h AS (
   SELECT h.ticket_id, h.to_value, h.changed_at, h.source, s.created_at, row_number() OVER w AS rn,
     coalesce(first_value(h.from_value) OVER w, s.status) AS initial, lag(h.to_value) OVER w AS prev_to
-  FROM scope s JOIN ticket_history h ON h.ticket_id = s.id AND h.field = 'status'
+  FROM scope s CROSS JOIN ticket_history h WHERE h.ticket_id = s.id AND h.field = 'status'
   WINDOW w AS (PARTITION BY h.ticket_id ORDER BY h.changed_at, h.id)
 ),
 -- Joins go through primary keys or indexes only: a materialised CTE has no index to join on.
+-- The two CROSS JOINs keep SQLite's order as written (scopedLive): joined the other way round,
+-- it walked all of ticket_history in (ticket_id, changed_at) order, which spares the window's
+-- sort, or scanned every ticket to probe the intervals; either grows with the mirror, not with
+-- the scope (docs/schema.md, "Reporting tables").
 kept AS (
   SELECT ticket_id, 0 AS rn, initial AS status, created_at AS at, 'created' AS source FROM h WHERE rn = 1
   UNION ALL
@@ -67,7 +71,7 @@ SELECT iv.ticket_id, iv.seq, iv.status, ${isResolved('iv.status')}, iv.valid_fro
   ${ASSIGNEE_AT('iv.ticket_id', 'iv.valid_from', 't.assignee_id')},
   iv.source,
   ${HISTORY_COMPLETE('iv.ticket_id')}
-FROM iv JOIN tickets t ON t.id = iv.ticket_id`;
+FROM iv CROSS JOIN tickets t WHERE t.id = iv.ticket_id`;
 
 /** One row per live ticket in scope; reads the intervals just rebuilt. */
 const INSERT_TICKETS = (d: SqlDialect) => `

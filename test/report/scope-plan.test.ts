@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SCOPED_DEALS } from '../../src/report/deals.js';
 import { sqlDialect } from '../../src/report/dialect.js';
-import { DEAL_SCOPE, freshTemp, TICKET_SCOPE } from '../../src/report/sql-util.js';
-import { SCOPED_TICKETS } from '../../src/report/tickets.js';
+import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, withNow } from '../../src/report/sql-util.js';
+import { INSERT_INTERVALS, SCOPED_TICKETS } from '../../src/report/tickets.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tempDir } from '../store/fixtures.js';
 
@@ -38,6 +38,21 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
     const steps = await plan(SCOPED_TICKETS(d), TICKET_SCOPE);
     expect(steps[0]).toMatch(/^SCAN sc\b/);
     expect(steps[1]).toMatch(/^SEARCH t USING INDEX sqlite_autoindex_tickets_1 \(id=\?\)/);
+  });
+
+  it('the status intervals of the scope read history and tickets by key, never in full', async () => {
+    // Joined the other way round, SQLite walked all of ticket_history in (ticket_id, changed_at)
+    // order to spare the window's sort, or scanned every ticket to probe the intervals: a cost
+    // that grows with the mirror's history, not with the tickets a cycle changed.
+    const db = store.db.withTables<Record<string, never>>();
+    const d = sqlDialect(db);
+    await freshTemp(d, db as never, TICKET_SCOPE, 'id TEXT PRIMARY KEY');
+    const insert = withNow(d, INSERT_INTERVALS(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
+    const steps = (await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN ${insert}`).execute(db)).rows.map((r) => r.detail);
+    const scans = steps.filter((s) => s.startsWith('SCAN '));
+    // sc: the scope table; h, kept, iv: the statement's own CTEs; s: the scope CTE.
+    for (const scan of scans) expect(scan).toMatch(/^SCAN (sc|h|kept|iv|s|\(subquery-\d+\))$/);
+    expect(steps.filter((s) => /ticket_history|tickets_1/.test(s)).every((s) => s.startsWith('SEARCH '))).toBe(true);
   });
 
   it('deals', async () => {
