@@ -45,15 +45,18 @@ WHERE day >= (SELECT min(day) FROM dd)`;
 /** Days whose multiset of first-reply samples changed; their count and percentiles are recomputed. */
 const FR_DAYS = (d: SqlDialect) => `SELECT day FROM ${d.temp(FR_DELTA)} GROUP BY day, v HAVING sum(sign) != 0`;
 
-/** SUPPORT_DAILY's fr / frd for the given days, through the first_agent_reply_at index. */
-const FIRST_REPLIES = (d: SqlDialect) => `
+/**
+ * SUPPORT_DAILY's fr / frd for the given days, through the first_agent_reply_at index: the CROSS
+ * JOIN keeps SQLite's order (days outer), which otherwise scanned every rpt_tickets row.
+ */
+export const FIRST_REPLIES = (d: SqlDialect) => `
 WITH fd AS (SELECT DISTINCT day FROM (${FR_DAYS(d)}) AS x),
 fr AS (
   SELECT fd.day, r.first_reply_minutes AS v,
     row_number() OVER (PARTITION BY fd.day ORDER BY r.first_reply_minutes) AS rn, count(*) OVER (PARTITION BY fd.day) AS n
-  FROM fd JOIN rpt_tickets r ON r.first_agent_reply_at >= ${d.dayStart('fd.day')}
-    AND r.first_agent_reply_at < ${d.dayStart(d.nextDay('fd.day'))}
-  WHERE ${d.day('r.first_agent_reply_at')} = fd.day AND r.first_reply_minutes IS NOT NULL
+  FROM fd CROSS JOIN rpt_tickets r
+  WHERE r.first_agent_reply_at >= ${d.dayStart('fd.day')} AND r.first_agent_reply_at < ${d.dayStart(d.nextDay('fd.day'))}
+    AND ${d.day('r.first_agent_reply_at')} = fd.day AND r.first_reply_minutes IS NOT NULL
 ),
 frd AS (SELECT day, max(n) AS n, ${percentileCont(d, 0.5)} AS p50, ${percentileCont(d, 0.9)} AS p90 FROM fr GROUP BY day),
 all_days AS (SELECT fd.day, frd.n, frd.p50, frd.p90 FROM fd LEFT JOIN frd ON frd.day = fd.day)

@@ -1,5 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FR_DELTA } from '../../src/report/aggregate-facts.js';
+import { FIRST_REPLIES } from '../../src/report/aggregates-incremental.js';
 import { SCOPED_DEALS } from '../../src/report/deals.js';
 import { sqlDialect } from '../../src/report/dialect.js';
 import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, withNow } from '../../src/report/sql-util.js';
@@ -53,6 +55,19 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
     // sc: the scope table; h, kept, iv: the statement's own CTEs; s: the scope CTE.
     for (const scan of scans) expect(scan).toMatch(/^SCAN (sc|h|kept|iv|s|\(subquery-\d+\))$/);
     expect(steps.filter((s) => /ticket_history|tickets_1/.test(s)).every((s) => s.startsWith('SEARCH '))).toBe(true);
+  });
+
+  it("a day's first-reply percentiles read that day's tickets through the first_agent_reply_at index", async () => {
+    // Joined the other way round, SQLite scanned every rpt_tickets row to find the few days whose
+    // first replies changed.
+    const db = store.db.withTables<Record<string, never>>();
+    const d = sqlDialect(db);
+    await freshTemp(d, db as never, FR_DELTA, `day ${d.dayType}, v ${d.real}, sign INTEGER`);
+    const update = withNow(d, FIRST_REPLIES(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
+    const steps = (await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN ${update}`).execute(db)).rows.map((r) => r.detail);
+    expect(steps.filter((s) => /^(SCAN|SEARCH) r\b/.test(s))).toEqual([
+      expect.stringMatching(/^SEARCH r USING INDEX rpt_tickets_first_reply_idx \(first_agent_reply_at>\? AND first_agent_reply_at<\?\)/),
+    ]);
   });
 
   it('deals', async () => {
