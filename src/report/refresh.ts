@@ -25,8 +25,6 @@ export interface RefreshOptions {
 
 export interface RefreshResult {
   durationMs: number;
-  /** Row count per rpt_ table after the refresh. */
-  rows: Record<string, number>;
   /** Milliseconds per step, for the benchmark and debug logs. */
   steps: Record<string, number>;
 }
@@ -114,12 +112,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       await step('sync_health', () => refreshSyncHealth(trx, now));
     });
 
-  const rows: Record<string, number> = {};
-  for (const table of RPT_TABLE_NAMES) {
-    const r = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(store.db);
-    rows[table] = Number(r.rows[0]?.n ?? 0);
-  }
-  return { durationMs: Math.round((performance.now() - started) * 10) / 10, rows, steps };
+  return { durationMs: Math.round((performance.now() - started) * 10) / 10, steps };
 }
 
 /**
