@@ -51,7 +51,10 @@ export interface FreshnessFigures {
   /** Change-log requests, against the goal's budget: 1.2 × ceil(new events / 100) + one per tick. */
   eventRequests: number;
   newEvents: number;
+  /** Times the schedule fired while the writes were made and watched (boundaries crossed). */
   ticks: number;
+  /** Sync cycles the daemon ran meanwhile (its sync_runs): ticks, less any it skipped, plus catch-up cycles. */
+  cycles: number;
   eventRequestBudget: number;
 }
 
@@ -131,6 +134,23 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
  * Splits the writes never seen: superseded (deleted upstream, and absent or deleted in the
  * mirror: nothing to show) or missed (the mirror is behind the simulator's ground truth).
  */
+/** Sync cycles started between t0 and t1 (ms), from the mirror's sync_runs. */
+function syncCycles(database: string, t0: number, t1: number): number {
+  const db = new Database(database, { readonly: true, fileMustExist: true });
+  try {
+    // The stored form (docs/schema.md): 23-character UTC text, compared as text.
+    const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+    const row = db
+      .prepare(`SELECT count(*) AS n FROM sync_runs WHERE kind = 'sync' AND started_at >= ? AND started_at <= ?`)
+      .get(at(t0), at(t1)) as {
+      n: number;
+    };
+    return row.n;
+  } finally {
+    db.close();
+  }
+}
+
 async function classifyUnseen(url: string, database: string, pending: Write[]): Promise<{ superseded: Write[]; missed: Write[] }> {
   if (pending.length === 0) return { superseded: [], missed: [] };
   const truth = (await control(url, 'GET', 'truth')) as {
@@ -269,7 +289,7 @@ function figures(
   args: FreshnessArgs,
   made: Write[],
   unseen: { superseded: Write[]; missed: Write[] },
-  seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number },
+  seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number; cycles: number },
 ): FreshnessFigures {
   // A superseded write has nothing left to show: it is counted apart, not as infinitely late.
   const dropped = new Set(unseen.superseded);
@@ -307,6 +327,7 @@ function figures(
     eventRequests: seen.events,
     newEvents: seen.newEvents,
     ticks: seen.ticks,
+    cycles: seen.cycles,
     eventRequestBudget: Math.ceil(1.2 * Math.ceil(seen.newEvents / 100) + seen.ticks),
   };
 }
@@ -332,9 +353,14 @@ export async function measureFreshness(args: FreshnessArgs): Promise<FreshnessFi
     const { writes, pending, t0 } = await writeAndWatch(args, sim.url, database);
     const seen = await takeRequests(sim.url);
     const newEvents = (await eventCount(sim.url)) - eventsBefore;
-    const ticks = Math.floor((Date.now() - t0) / 1000 / periodOf(args.schedule));
+    const t1 = Date.now();
+    // The schedule fires on wall-clock multiples of its period: count those passed, not the
+    // elapsed time over the period, which is one short whenever the window straddles one more.
+    const period = periodOf(args.schedule) * 1000;
+    const ticks = Math.floor(t1 / period) - Math.floor(t0 / period);
+    const cycles = syncCycles(database, t0, t1);
     const unseen = await classifyUnseen(sim.url, database, pending);
-    return figures(args, writes, unseen, { ...seen, newEvents, ticks });
+    return figures(args, writes, unseen, { ...seen, newEvents, ticks, cycles });
   } finally {
     if (daemon && daemon.exitCode === null) {
       const exited = new Promise((resolve) => daemon!.once('exit', resolve));

@@ -96,13 +96,13 @@ export function printAutoRate(rows: AutoRateFigures[]): void {
 export function printFreshness(rows: FreshnessFigures[]): void {
   if (rows.length === 0) return;
   console.log(
-    '\n| schedule | writes/s | limit req/s | writes | visible | shown deleted / superseded / missed | p50 s | p95 s | p95 / period | max s | p95 first/last third s | keeps up | requests | 429s | event-log requests / budget |',
+    '\n| schedule | writes/s | limit req/s | writes | visible | shown deleted / superseded / missed | p50 s | p95 s | p95 / period | max s | p95 first/last third s | keeps up | requests | 429s | cycles / ticks | event-log requests / budget |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const s = (ms: number | null) => (ms === null ? '∞' : (ms / 1000).toFixed(1));
   for (const r of rows) {
     console.log(
-      `| \`${r.schedule}\` | ${r.writesPerSecond} | ${r.allowance} | ${r.writes} | ${r.visible} | ${r.shownDeleted} / ${r.superseded} / ${r.missed} | ${s(r.p50Ms)} | ${s(r.p95Ms)} | ${r.p95Periods ?? '∞'} | ${s(r.maxMs)} | ${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)} | ${r.keepsUp ? 'yes' : 'no'} | ${r.requests} | ${r.rateLimited} | ${r.eventRequests} / ${r.eventRequestBudget} |`,
+      `| \`${r.schedule}\` | ${r.writesPerSecond} | ${r.allowance} | ${r.writes} | ${r.visible} | ${r.shownDeleted} / ${r.superseded} / ${r.missed} | ${s(r.p50Ms)} | ${s(r.p95Ms)} | ${r.p95Periods ?? '∞'} | ${s(r.maxMs)} | ${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)} | ${r.keepsUp ? 'yes' : 'no'} | ${r.requests} | ${r.rateLimited} | ${r.cycles} / ${r.ticks} | ${r.eventRequests} / ${r.eventRequestBudget} |`,
     );
   }
 }
