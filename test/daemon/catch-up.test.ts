@@ -28,6 +28,28 @@ describe('catch-up policy', () => {
     expect(policy.after(behind)).toMatchObject({ next: 'schedule', capped: true });
   });
 
+  it('waits for a tick due sooner than the cycle took, without ending or using up the streak', () => {
+    const policy = new CatchUpPolicy(2);
+    expect(policy.after({ ...behind, msToNextTick: 3000, durationMs: 2000 })).toEqual({ next: 'now', reason: 'newer-records', streak: 1 });
+    expect(policy.after({ ...behind, msToNextTick: 1500, durationMs: 2000 })).toEqual({
+      next: 'schedule',
+      reason: 'newer-records',
+      capped: false,
+      tickSoon: true,
+    });
+    expect(policy.after({ ...behind, msToNextTick: 2000, durationMs: 2000 })).toMatchObject({ next: 'schedule', tickSoon: true });
+    // The tick's cycle, behind again with time to spare, goes on with the same streak.
+    expect(policy.after({ ...behind, msToNextTick: 4000, durationMs: 2000 })).toMatchObject({ next: 'now', streak: 2 });
+    expect(policy.after({ ...behind, msToNextTick: 4000, durationMs: 2000 })).toMatchObject({ next: 'schedule', capped: true });
+    // A missed tick is made up whatever the next one's distance: it was due.
+    expect(policy.after({ ...behind, tickMissed: true, msToNextTick: 100, durationMs: 2000 })).toMatchObject({
+      next: 'now',
+      reason: 'tick-missed',
+    });
+    // Unknown timings never hold a catch-up back.
+    expect(policy.after({ ...behind, msToNextTick: null, durationMs: 2000 })).toMatchObject({ next: 'now' });
+  });
+
   it('waits for the schedule after a cycle that is not behind, and that ends the streak', () => {
     const policy = new CatchUpPolicy(1);
     expect(policy.after(behind)).toMatchObject({ next: 'now' });

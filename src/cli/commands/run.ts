@@ -126,17 +126,27 @@ async function scheduleCycles(
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
   const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
   const catchUp = new CatchUpPolicy();
+  // Only asked when the next tick falls (never runs anything).
+  const ticks = new Cron(config.schedule, { paused: true });
+  life.defer(() => ticks.stop());
   const cycle = async (): Promise<void> => {
     while (!life.stop.signal.aborted) {
       work.tickMissed = false;
       const out: { result: CycleResult | null } = { result: null };
+      const t0 = performance.now();
       const started = exclusive('sync', async () => {
         out.result = await syncCycle(ctx, res.logger, res.config.history, metrics, health);
       });
       if (!started) return;
       const ok = await started;
       const behind = out.result?.stopped === false ? out.result.behindReason : null;
-      const decision = catchUp.after({ ok: ok && out.result !== null, behind, tickMissed: work.tickMissed });
+      const decision = catchUp.after({
+        ok: ok && out.result !== null,
+        behind,
+        tickMissed: work.tickMissed,
+        msToNextTick: ticks.msToNext(),
+        durationMs: performance.now() - t0,
+      });
       if (life.stop.signal.aborted) return;
       if (decision.next === 'schedule') {
         if (decision.capped)
@@ -144,6 +154,8 @@ async function scheduleCycles(
             { reason: decision.reason, cycles: MAX_CATCH_UP_CYCLES },
             'still behind after the catch-up cycles allowed in a row; the next cycle waits for the schedule',
           );
+        else if (decision.tickSoon)
+          logger.debug({ reason: decision.reason }, 'behind, but the next tick is due sooner than a cycle takes; waiting for it');
         return;
       }
       logger.info({ reason: decision.reason, streak: decision.streak }, 'catching up: starting the next cycle at once');
