@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CatchUpPolicy, MAX_CATCH_UP_CYCLES } from '../../src/daemon/catch-up.js';
+import { CatchUpPolicy, MAX_CATCH_UP_CYCLES, MAX_TICK_WAIT_MS } from '../../src/daemon/catch-up.js';
 
 /** The bounds of catch-up (docs/sync.md, "Catch-up"); the spawned daemon is in test/cli/catch-up.test.ts. */
 describe('catch-up policy', () => {
@@ -45,6 +45,12 @@ describe('catch-up policy', () => {
     expect(policy.after({ ...behind, tickMissed: true, msToNextTick: 100, durationMs: 2000 })).toMatchObject({
       next: 'now',
       reason: 'tick-missed',
+    });
+    // Never a longer wait than MAX_TICK_WAIT_MS, however long the cycle took.
+    expect(policy.after({ ...behind, msToNextTick: MAX_TICK_WAIT_MS + 1, durationMs: 20_000 })).toMatchObject({ next: 'now' });
+    expect(policy.after({ ...behind, msToNextTick: MAX_TICK_WAIT_MS, durationMs: 20_000 })).toMatchObject({
+      next: 'schedule',
+      tickSoon: true,
     });
     // Unknown timings never hold a catch-up back.
     expect(policy.after({ ...behind, msToNextTick: null, durationMs: 2000 })).toMatchObject({ next: 'now' });
