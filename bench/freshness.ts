@@ -130,10 +130,6 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
   return still;
 }
 
-/**
- * Splits the writes never seen: superseded (deleted upstream, and absent or deleted in the
- * mirror: nothing to show) or missed (the mirror is behind the simulator's ground truth).
- */
 /** Sync cycles started between t0 and t1 (ms), from the mirror's sync_runs. */
 function syncCycles(database: string, t0: number, t1: number): number {
   const db = new Database(database, { readonly: true, fileMustExist: true });
@@ -151,6 +147,10 @@ function syncCycles(database: string, t0: number, t1: number): number {
   }
 }
 
+/**
+ * Splits the writes never seen: superseded (deleted upstream, and absent or deleted in the
+ * mirror: nothing to show) or missed (the mirror is behind the simulator's ground truth).
+ */
 async function classifyUnseen(url: string, database: string, pending: Write[]): Promise<{ superseded: Write[]; missed: Write[] }> {
   if (pending.length === 0) return { superseded: [], missed: [] };
   const truth = (await control(url, 'GET', 'truth')) as {

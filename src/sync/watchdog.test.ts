@@ -9,7 +9,7 @@ describe('ProgressWatchdog', () => {
     process.on('warning', onWarning);
     const watchdog = new ProgressWatchdog(60_000);
     try {
-      // concurrency's maximum (config schema: 64), a list page and the change-log page read ahead.
+      // Past concurrency's maximum (config schema: 64) plus a list page.
       const links = Array.from({ length: 66 }, () => linkSignals([watchdog.signal]));
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');

@@ -27,7 +27,7 @@ export class ProgressWatchdog {
 
   constructor(private readonly ms: number) {
     // Every request of the cycle listens while in flight (and removes its listener when done,
-    // util/signals.ts): `concurrency` drain reads, a list page, the change-log page read ahead.
+    // util/signals.ts): `concurrency` drain reads and a list page or a change-log page.
     // Past 10 Node would print a leak warning that is not one.
     setMaxListeners(0, this.controller.signal);
     this.progress();
