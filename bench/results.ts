@@ -66,18 +66,43 @@ export function printThroughput(rows: ThroughputFigures[]): void {
   );
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
-    const jobs: [string, PhaseFigures][] = [
-      ['backfill', r.backfill],
-      [`first sync after ${r.writes} writes`, r.sync],
-    ];
-    if (r.tick) jobs.push([`tick sync after ${r.writes} writes`, r.tick]);
-    for (const [job, p] of jobs) {
+    for (const [job, p] of phasesOf(r)) {
       const ratios = `${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} / ${p.rulesPlanRatio?.toFixed(3) ?? '–'}`;
       console.log(
         `| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.rulesPlan)} | ${fmt(p.wsmirror.requests)} | ${ratios} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`,
       );
     }
   }
+}
+
+/**
+ * Where each job's CPU went, and the least wall time that CPU allows on this machine's cores
+ * (bench/README.md, "CPU floor"): a ratio to the raw loop that no overlap of the work can beat.
+ */
+export function printCpu(rows: ThroughputFigures[]): void {
+  if (rows.length === 0) return;
+  console.log(
+    '\n| size | db | job | raw ms (CPU ms: loop / simulator) | wsmirror ms | wsmirror CPU ms | simulator CPU ms | PostgreSQL CPU ms | CPU floor ms (cores) | floor / raw | ratio |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    for (const [job, p] of phasesOf(r)) {
+      const w = p.wsmirror;
+      const floor = p.cpuFloor ? `${fmt(p.cpuFloor.ms)} (${p.cpuFloor.cores})` : '–';
+      console.log(
+        `| ${r.size} | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} (${fmt(p.raw.cpuMs)} / ${fmt(p.raw.simulatorCpuMs)}) | ${fmt(w.ms)} | ${fmt(w.cpuMs)} | ${fmt(w.simulatorCpuMs)} | ${r.dialect === 'postgres' ? fmt(w.databaseCpuMs) : 'in wsmirror'} | ${floor} | ${p.cpuFloor?.rawRatio.toFixed(2) ?? '–'} | ${p.timeRatio.toFixed(2)} |`,
+      );
+    }
+  }
+}
+
+function phasesOf(r: ThroughputFigures): [string, PhaseFigures][] {
+  const jobs: [string, PhaseFigures][] = [
+    ['backfill', r.backfill],
+    [`first sync after ${r.writes} writes`, r.sync],
+  ];
+  if (r.tick) jobs.push([`tick sync after ${r.writes} writes`, r.tick]);
+  return jobs;
 }
 
 export function printAutoRate(rows: AutoRateFigures[]): void {

@@ -3,10 +3,11 @@
  * against the raw fetch loop making the minimal plan's requests in the same run (bench/README.md).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SizeSpec } from './options.js';
+import { processCpuMs, postgresCpuSampler, type CpuSampler } from './cpu.js';
 import { runJob, type JobResult } from './jobs.js';
 import { control, KEY, simNow, startSim, takeRequests, type SeenRequests } from './sim.js';
 
@@ -15,6 +16,23 @@ export interface JobFigures {
   /** Requests the simulator saw. */
   requests: number;
   peakRssMb: number;
+  /** CPU ms of the job's process over `ms`, every thread (SQLite's work included). */
+  cpuMs: number;
+  /** CPU ms the simulator spent meanwhile (null: /proc unreadable). */
+  simulatorCpuMs: number | null;
+  /** PostgreSQL only: CPU ms the local server spent meanwhile (null: not a process of this machine). */
+  databaseCpuMs?: number | null;
+}
+
+/**
+ * The least wall time the job's CPU allows on this machine, however well the work overlapped:
+ * the CPU of the job, the simulator and the database server, over the cores (bench/README.md,
+ * "CPU floor"), and that over the raw loop's wall time.
+ */
+export interface CpuFloor {
+  cores: number;
+  ms: number;
+  rawRatio: number;
 }
 
 export interface PhaseFigures {
@@ -22,6 +40,8 @@ export interface PhaseFigures {
   wsmirror: JobFigures & { records: number; events: number };
   /** wsmirror ms / raw ms. */
   timeRatio: number;
+  /** wsmirror's CPU floor; absent when a CPU figure is missing. */
+  cpuFloor?: CpuFloor;
   /** Requests of the minimal plan (what the raw loop makes). */
   minimalPlan: number;
   /** wsmirror requests / minimal plan. */
@@ -62,15 +82,58 @@ const TICK_OVERLAP_MS = 5_000;
 const WRITE_SPAN_MS = 15_000;
 const WRITE_CHUNKS = 15;
 
-function figures(r: JobResult, seen: SeenRequests): JobFigures {
-  return { ms: Math.round(r.ms!), requests: seen.total, peakRssMb: r.maxRssMb! };
+/** A job's result with the CPU the simulator and the database server spent while it ran. */
+interface Measured {
+  result: JobResult;
+  simulatorCpuMs: number | null;
+  databaseCpuMs?: number | null;
 }
 
-function phase(raw: JobResult, rawSeen: SeenRequests, ws: JobResult, wsSeen: SeenRequests): PhaseFigures {
+/** Where a job's other CPU goes: the simulator's process, and PostgreSQL's server when local. */
+interface CpuSources {
+  simulatorPid: number | undefined;
+  database?: CpuSampler;
+}
+
+async function measured(sources: CpuSources, job: () => Promise<JobResult>): Promise<Measured> {
+  const sim0 = processCpuMs(sources.simulatorPid);
+  const db0 = sources.database?.();
+  const result = await job();
+  const sim1 = processCpuMs(sources.simulatorPid);
+  const db1 = sources.database?.();
+  const delta = (a: number | null | undefined, b: number | null | undefined) => (a == null || b == null ? null : Math.round(b - a));
+  return { result, simulatorCpuMs: delta(sim0, sim1), ...(sources.database ? { databaseCpuMs: delta(db0, db1) } : {}) };
+}
+
+function figures(m: Measured, seen: SeenRequests): JobFigures {
+  const r = m.result;
   return {
-    raw: figures(raw, rawSeen),
-    wsmirror: { ...figures(ws, wsSeen), records: ws.records ?? 0, events: ws.events ?? 0 },
+    ms: Math.round(r.ms!),
+    requests: seen.total,
+    peakRssMb: r.maxRssMb!,
+    cpuMs: r.cpuMs!,
+    simulatorCpuMs: m.simulatorCpuMs,
+    ...(m.databaseCpuMs === undefined ? {} : { databaseCpuMs: m.databaseCpuMs }),
+  };
+}
+
+function cpuFloor(job: JobFigures, rawMs: number): CpuFloor | undefined {
+  if (job.simulatorCpuMs === null || job.databaseCpuMs === null) return undefined;
+  const cores = availableParallelism();
+  const ms = Math.round((job.cpuMs + job.simulatorCpuMs + (job.databaseCpuMs ?? 0)) / cores);
+  return { cores, ms, rawRatio: Number((ms / rawMs).toFixed(2)) };
+}
+
+function phase(rawRun: Measured, rawSeen: SeenRequests, wsRun: Measured, wsSeen: SeenRequests): PhaseFigures {
+  const raw = rawRun.result;
+  const ws = wsRun.result;
+  const wsmirror = { ...figures(wsRun, wsSeen), records: ws.records ?? 0, events: ws.events ?? 0 };
+  const floor = cpuFloor(wsmirror, raw.ms!);
+  return {
+    raw: figures(rawRun, rawSeen),
+    wsmirror,
     timeRatio: Number((ws.ms! / raw.ms!).toFixed(2)),
+    ...(floor ? { cpuFloor: floor } : {}),
     minimalPlan: rawSeen.total,
     requestRatio: Number((wsSeen.total / Math.max(1, rawSeen.total)).toFixed(3)),
     ...(raw.listPlan === undefined ? {} : { listPlan: raw.listPlan, listPlanRatio: Number((wsSeen.total / raw.listPlan).toFixed(3)) }),
@@ -90,6 +153,7 @@ async function spreadWrites(url: string, writes: number): Promise<void> {
 /** One measured sync: writes, the raw loop over the window the mirror will read, then wsmirror's cycle. */
 async function measureSync(
   url: string,
+  cpu: CpuSources,
   database: string,
   writes: number,
   watermarkMs: number,
@@ -98,11 +162,11 @@ async function measureSync(
   await spreadWrites(url, writes);
   await takeRequests(url);
   const window = { since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() };
-  const raw = await runJob('raw-sync', url, JSON.stringify(window));
+  const raw = await measured(cpu, () => runJob('raw-sync', url, JSON.stringify(window)));
   const rawSeen = await takeRequests(url);
-  const ws = await runJob('wsmirror-sync', url, JSON.stringify({ database }));
+  const ws = await measured(cpu, () => runJob('wsmirror-sync', url, JSON.stringify({ database })));
   const wsSeen = await takeRequests(url);
-  return { figures: phase(raw, rawSeen, ws, wsSeen), watermarkMs: ws.watermarkMs };
+  return { figures: phase(raw, rawSeen, ws, wsSeen), watermarkMs: ws.result.watermarkMs };
 }
 
 async function withPostgresDatabase<T>(url: string, name: string, fn: (dbUrl: string) => Promise<T>): Promise<T> {
@@ -164,21 +228,22 @@ export async function measureThroughput(
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   // A fresh workspace per dialect, so each sync sees only its own writes.
   const sim = await startSim(size);
-  const measure = async (database: string): Promise<ThroughputFigures> => {
+  const measure = async (database: string, dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
+    const cpu: CpuSources = { simulatorPid: sim.child.pid, ...(dbCpu ? { database: dbCpu } : {}) };
     const counts = await workspaceCounts(sim.url);
     await runJob('raw-backfill', sim.url); // warm-up: the simulator's caches, the OS
     await takeRequests(sim.url);
-    const rawBackfill = await runJob('raw-backfill', sim.url);
+    const rawBackfill = await measured(cpu, () => runJob('raw-backfill', sim.url));
     const rawBackfillSeen = await takeRequests(sim.url);
-    const wsBackfill = await runJob('wsmirror-backfill', sim.url, JSON.stringify({ database }));
+    const wsBackfill = await measured(cpu, () => runJob('wsmirror-backfill', sim.url, JSON.stringify({ database })));
     const wsBackfillSeen = await takeRequests(sim.url);
     // The first sync is a full window, from the hand-over watermark minus lookbackSeconds; the
     // next one a tick, from its watermark minus tickOverlapSeconds. The raw loop reads the same
     // windows (the simulator's clock stands in should the mirror's watermark be unreadable).
-    const handover = wsBackfill.watermarkMs ?? (await simNow(sim.url));
-    const first = await measureSync(sim.url, database, writes, handover, handover - LOOKBACK_MS);
+    const handover = wsBackfill.result.watermarkMs ?? (await simNow(sim.url));
+    const first = await measureSync(sim.url, cpu, database, writes, handover, handover - LOOKBACK_MS);
     const afterFirst = first.watermarkMs ?? (await simNow(sim.url));
-    const tick = await measureSync(sim.url, database, writes, afterFirst, afterFirst - TICK_OVERLAP_MS);
+    const tick = await measureSync(sim.url, cpu, database, writes, afterFirst, afterFirst - TICK_OVERLAP_MS);
     return {
       size: size.name,
       dialect,
@@ -191,7 +256,9 @@ export async function measureThroughput(
   };
   try {
     if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'));
-    return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${process.pid}`, measure);
+    return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${process.pid}`, async (url) =>
+      measure(url, await postgresCpuSampler(url)),
+    );
   } finally {
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -45,9 +45,11 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   };
   const stats = emptyStats();
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   if (kind === 'backfill') await runBackfill(ctx, stats);
   else await runSyncCycle(ctx, stats);
   const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpuStart);
   const { requests, rateLimited } = client.stats();
   // Where the next sync's window starts: the raw loop reads the same window.
   const mark = await readWatermark(store);
@@ -56,6 +58,7 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
   await store.close();
   return {
     ms,
+    cpuMs,
     requests,
     rateLimited,
     records: stats.recordsFetched,
@@ -79,6 +82,7 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     return res.body.json();
   };
   const started = performance.now();
+  const cpuStart = process.cpuUsage();
   if (kind === 'backfill') {
     const probe = (await get('/api/v1/events?limit=1')) as { events: SyncEvent[] };
     // The log's lookback before the hand-over, read before the copy (docs/sync.md, "Backfill").
@@ -110,18 +114,27 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
     }
     await mapConcurrent([...touched], CONCURRENCY, async (p) => void (await get(`/api/v1/${p}`)));
     const ms = performance.now() - started;
+    const cpuMs = cpuSince(cpuStart);
     await pool.close();
     const floor = listPlan(events, watermarkMs);
     return {
       ms,
+      cpuMs,
       requests,
       listPlan: floor,
       rulesPlan: floor - pages(events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs).length) + pages(events.length),
     };
   }
   const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpuStart);
   await pool.close();
-  return { ms, requests };
+  return { ms, cpuMs, requests };
+}
+
+/** CPU ms of this process (every thread: the main one, SQLite's checkpoint thread, V8's and libuv's) since `start`. */
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return Math.round((user + system) / 1000);
 }
 
 /** The arg of raw-sync: the window the mirror's next cycle reads (from `since`) and its watermark. */
