@@ -126,9 +126,6 @@ async function scheduleCycles(
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
   const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
   const catchUp = new CatchUpPolicy();
-  // Only asked when the next tick falls (never runs anything).
-  const ticks = new Cron(config.schedule, { paused: true });
-  life.defer(() => ticks.stop());
   const cycle = async (): Promise<void> => {
     while (!life.stop.signal.aborted) {
       work.tickMissed = false;
@@ -144,7 +141,7 @@ async function scheduleCycles(
         ok: ok && out.result !== null,
         behind,
         tickMissed: work.tickMissed,
-        msToNextTick: ticks.msToNext(),
+        msToNextTick: syncJob.msToNext(),
         durationMs: performance.now() - t0,
       });
       if (life.stop.signal.aborted) return;
@@ -161,8 +158,11 @@ async function scheduleCycles(
       logger.info({ reason: decision.reason, streak: decision.streak }, 'catching up: starting the next cycle at once');
     }
   };
+  // Paused through the first cycle, which runs at once; catch-up asks it when the next tick falls.
+  const syncJob = new Cron(config.schedule, { paused: true }, () => void cycle());
+  life.defer(() => syncJob.stop());
   if (!life.stop.signal.aborted) await cycle();
-  const syncJob = new Cron(config.schedule, () => void cycle());
+  syncJob.resume();
   const reconcileJob = new Cron(
     config.reconcileSchedule,
     () =>
@@ -172,10 +172,7 @@ async function scheduleCycles(
         logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
       }),
   );
-  life.defer(() => {
-    syncJob.stop();
-    reconcileJob.stop();
-  });
+  life.defer(() => reconcileJob.stop());
   await new Promise<void>((resolve) => {
     if (life.stop.signal.aborted) resolve();
     else life.stop.signal.addEventListener('abort', () => resolve(), { once: true });
