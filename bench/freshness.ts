@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cli, control, KEY, simNow, startSim, takeRequests } from './sim.js';
+import { toDbTimestamp } from '../src/util/time.js';
 
 const POLL_MS = 200;
 /** Sim clock and this process's clock agree to well within this (same machine, same source). */
@@ -134,13 +135,11 @@ function poll(db: Database.Database, pending: Write[], now: number): Write[] {
 function syncCycles(database: string, t0: number, t1: number): number {
   const db = new Database(database, { readonly: true, fileMustExist: true });
   try {
-    // The stored form (docs/schema.md): 23-character UTC text, compared as text.
-    const at = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 23);
+    // The stored form (docs/schema.md) is compared as text.
+    const at = (ms: number) => toDbTimestamp(new Date(ms));
     const row = db
       .prepare(`SELECT count(*) AS n FROM sync_runs WHERE kind = 'sync' AND started_at >= ? AND started_at <= ?`)
-      .get(at(t0), at(t1)) as {
-      n: number;
-    };
+      .get(at(t0), at(t1)) as { n: number };
     return row.n;
   } finally {
     db.close();
