@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
-import { daysBetween, minutesBetween, sqlDialect, type SqlDialect } from './dialect.js';
+import { daysBetween, minutesBetween, sqlDialect, wholeMinuteDaysBetween, type SqlDialect } from './dialect.js';
 import { DEAL_SCOPE, scopedLive, withNow } from './sql-util.js';
 
 /** True when the mirror holds the deal's creation event, so its stage history is complete. */
@@ -82,7 +82,7 @@ SELECT b.id, b.name, b.pipeline_id, p.name, b.stage_id, st.name, st.position, b.
   b.amount_cents / 100.0, b.amount_cents, b.currency, b.owner_id, u.name, u.email, b.company_id, co.name,
   b.contact_id, nullif(trim(coalesce(ct.first_name, '') || ' ' || coalesce(ct.last_name, '')), ''), ct.email,
   b.created_at, b.updated_at, b.close_date, b.stage_entered_at, b.won_at, b.lost_at, b.closed_at,
-  CASE WHEN b.status = 'open' THEN ${daysBetween(d, 'b.created_at', ':now')} END,
+  CASE WHEN b.status = 'open' THEN ${wholeMinuteDaysBetween(d, 'b.created_at', ':now')} END,
   CASE WHEN b.closed_at IS NOT NULL THEN ${daysBetween(d, 'b.created_at', 'b.closed_at')} END,
   coalesce(b.hc, ${d.F}), :now
 FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.id = b.stage_id
@@ -99,12 +99,17 @@ export async function refreshDealRows(db: Kysely<ReportDatabase>, all: boolean, 
   await withNow(d, INSERT_DEALS(d), now).execute(db);
 }
 
-/** days_open of open deals the cycle did not touch moves with the clock. */
+/**
+ * days_open of open deals the cycle did not touch moves with the clock. It counts whole minutes, so
+ * only the rows whose value moved are written: a fractional value rewrote every open deal each
+ * cycle (docs/schema.md, rpt_deals).
+ */
 export async function advanceDealClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
+  const open = wholeMinuteDaysBetween(d, 'created_at', ':now');
   await withNow(
     d,
-    `UPDATE rpt_deals SET days_open = ${daysBetween(d, 'created_at', ':now')}, refreshed_at = :now WHERE status = 'open'`,
+    `UPDATE rpt_deals SET days_open = ${open}, refreshed_at = :now WHERE status = 'open' AND days_open IS DISTINCT FROM ${open}`,
     now,
   ).execute(db);
 }

@@ -155,3 +155,8 @@ export const minutesBetween = (d: SqlDialect, a: string, b: string): string => `
  */
 export const wholeMinutesBetween = (d: SqlDialect, a: string, b: string): string => `CAST(${d.msBetween(a, b)} / 60000 AS ${d.real})`;
 export const daysBetween = (d: SqlDialect, a: string, b: string): string => `(CAST(${d.msBetween(a, b)} AS ${d.real}) / 86400000)`;
+/**
+ * Whole minutes from a to b, truncated toward zero, in days: a clock-driven figure that moves once
+ * a minute, so a refresh rewrites only the rows whose value moved (deals.ts, `days_open`).
+ */
+export const wholeMinuteDaysBetween = (d: SqlDialect, a: string, b: string): string => `(${wholeMinutesBetween(d, a, b)} / 1440)`;

@@ -50,6 +50,21 @@ for (const dialect of dialects)
       expect(r.DL6).toMatchObject({ amount: null, amount_cents: null, owner_id: null, days_open: 0.5 });
     });
 
+    it('the clock step rewrites an open deal row only when its whole-minute days_open moves', async () => {
+      const at = (ms: number) => new Date(NOW.getTime() + ms);
+      const dl3 = () => rows(store, "SELECT days_open, refreshed_at FROM rpt_deals WHERE deal_id = 'DL3'");
+      const open = days(ts('03-01T12:00'), NOW.toISOString());
+      expect(await dl3()).toEqual([{ days_open: open, refreshed_at: NOW.toISOString() }]);
+      // A ticket changed, no deal did: the deal rows move by the clock step alone.
+      await refreshRptTables(store, { tickets: new Set(['T3']), deals: new Set() }, { now: at(59_999) });
+      expect(await dl3()).toEqual([{ days_open: open, refreshed_at: NOW.toISOString() }]);
+      await refreshRptTables(store, { tickets: new Set(['T3']), deals: new Set() }, { now: at(60_000) });
+      expect(await dl3()).toEqual([{ days_open: (open * 1440 + 1) / 1440, refreshed_at: at(60_000).toISOString() }]);
+      // A deal re-read in that refresh gets the same value as the clock step gives the others.
+      await refreshRptTables(store, { tickets: new Set(), deals: new Set(['DL3']) }, { now: at(119_999) });
+      expect(await dl3()).toEqual([{ days_open: (open * 1440 + 1) / 1440, refreshed_at: at(119_999).toISOString() }]);
+    });
+
     it('rpt_deal_stage_intervals: stays, minutes and direction', async () => {
       const iv = await rows(
         store,

@@ -219,7 +219,7 @@ export function dealFigures(truth: Rec, now: string) {
       lost_at: lostAt,
       closed_at: closedAt,
       stage_entered_at: mine.at(-1)!.entered_at,
-      days_open: d.status === 'open' ? (ms(now) - ms(d.createdAt)) / DAY : null,
+      days_open: d.status === 'open' ? Math.trunc(mins(d.createdAt, now)) / 1440 : null,
       days_to_close: closedAt ? (ms(closedAt) - ms(d.createdAt)) / DAY : null,
       history_complete: 1,
       _pipeline: d.pipeline.id,
