@@ -7,7 +7,7 @@ import type { StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import type { SyncContext } from './context.js';
-import { splitImplausible } from './cycle.js';
+import { splitImplausible } from './window-read.js';
 import { recordFailure } from './drain.js';
 import { markDeletions } from './event-page.js';
 import { dirtyMarks } from './marks.js';

@@ -2,7 +2,8 @@ import { COUNTED_TABLES } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { PHASES, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
-import { copyList, type PageGroupLimits } from './copy-list.js';
+import { copyList } from './copy-list.js';
+import { pageGroupLimits } from './page-group.js';
 import { plausibleHead } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
@@ -147,17 +148,8 @@ async function copyPhase(
       heap.check();
       committed(next);
     },
-    groupLimits(ctx),
+    pageGroupLimits(ctx.store.dialect),
   );
-}
-
-/**
- * SQLite commits a group of pages for much less than the pages one by one (docs/sync.md,
- * "Backfill"); PostgreSQL gains nothing and, as its writes do not block the event loop, keeps the
- * network busier with a commit per page (L backfill 42-46 s per page, 44-49 s in groups of 10).
- */
-function groupLimits(ctx: SyncContext): PageGroupLimits {
-  return ctx.store.dialect === 'sqlite' ? {} : { maxPages: 1 };
 }
 
 /** Dirty marks a copy may settle; beyond this many the rest stay dirty for the first sync (safe, only dearer). */

@@ -1,30 +1,12 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { CursorRejectedError, PagingGuard, type Page } from '../api/index.js';
 import type { SyncContext } from './context.js';
+import { DEFAULT_GROUP_DELAY_MS, DEFAULT_GROUP_PAGES, settle, settledBefore, type PageGroupLimits, type Settled } from './page-group.js';
 
 /** One page of a list and what `load` read for it. */
 export interface LoadedPage<T, L> {
   page: Page<T>;
   loaded: L;
 }
-
-/** How many pages one transaction of the backfill may hold (docs/design.md §4.6). */
-export interface PageGroupLimits {
-  /** Pages per transaction at most. Default 10. */
-  maxPages?: number;
-  /** A page waits at most this long (ms) for its group to commit. Default 1000. */
-  maxDelayMs?: number;
-}
-
-export const DEFAULT_GROUP_PAGES = 10;
-export const DEFAULT_GROUP_DELAY_MS = 1000;
-
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-const settle = <T>(p: Promise<T>): Promise<Settled<T>> =>
-  p.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
 
 /**
  * Pages a list from `cursor` until its end, handing groups of pages (with what `load` read for
@@ -84,11 +66,7 @@ export async function copyList<T, L>(
       if (group.length > 0 && pending) {
         // The group commits once its first page has waited long enough, whether or not the next
         // page has come: a slow upstream must not hold read pages uncommitted.
-        const wait = new AbortController();
-        const timeout = delay(Math.max(0, groupStarted + maxDelayMs - performance.now()), 'timeout' as const, { signal: wait.signal });
-        const first = await Promise.race([pending, timeout]);
-        wait.abort(); // the race has settled; the cancelled timer's rejection goes to it, unheard
-        if (first === 'timeout') await flush();
+        if (!(await settledBefore(pending, groupStarted + maxDelayMs))) await flush();
       }
       const got: Settled<LoadedPage<T, L>> = await (pending ?? settle(read(cursor)));
       pending = null;

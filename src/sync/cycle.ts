@@ -1,30 +1,14 @@
-import { CursorRejectedError, PagingError, PagingGuard, type Page, type WorkspaceEvent } from '../api/index.js';
 import { WsmirrorError } from '../util/errors.js';
-import { toIsoTimestamp } from '../util/time.js';
-import { laterOf, type SyncContext } from './context.js';
+import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { refreshPipelines } from './pipelines.js';
-import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
-import type { RejectedEvent } from './quarantine.js';
-import { commitPage } from './event-page.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
-import {
-  abandonWindow,
-  isBackfilled,
-  readLateEvent,
-  readLookback,
-  readReadFloor,
-  readWatermark,
-  readWindow as readSavedWindow,
-  type WindowState,
-} from './state.js';
-import { newestFirst, planWindow, reachedBelow, trustedReadFloor } from './window.js';
+import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readWindow as readSavedWindow } from './state.js';
+import { planWindow, trustedReadFloor } from './window.js';
+import { readWindow } from './window-read.js';
 
-/** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
-export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
-const MAX_CURSOR_RESTARTS = 3;
 /** Drained records checked for a version newer than the watermark; enough to see a busy upstream. */
 const NEWER_CHECK_LIMIT = 2000;
 
@@ -102,90 +86,6 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
   };
 }
 
-interface WindowRead {
-  window: WindowState;
-  head: string | null;
-  stopped: boolean;
-  midWindowDrain: boolean;
-}
-
-/** Pages the window to its end (or a graceful stop), committing each page with the window's position. */
-async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog, start: WindowState): Promise<WindowRead> {
-  const { store, client, logger } = ctx;
-  let window = start;
-  let head: string | null = null;
-  let restarts = 0;
-  let midWindowDrain = false;
-  let guard = newGuard(window);
-  // Whether every page so far came newest first: only then may a tick end at its reach.
-  let inOrder = true;
-  let previousOldest: string | null = null;
-  let lateLogged = false;
-
-  for (;;) {
-    if (ctx.stopSignal.aborted) return { window, head, stopped: true, midWindowDrain };
-    let page: Page<WorkspaceEvent>;
-    try {
-      page = await client.eventsPage(
-        { since: window.since ?? undefined, cursor: window.cursor, limit: ctx.config.pageSize },
-        { signal: ctx.cycleSignal },
-      );
-      guard.check(pageIds(page), page.nextCursor);
-    } catch (err) {
-      if (err instanceof CursorRejectedError && window.cursor !== null && restarts < MAX_CURSOR_RESTARTS) {
-        restarts++;
-        logger.warn(
-          { since: window.since, status: err.status },
-          'the workspace rejected the saved cursor; restarting the window from its start',
-        );
-        window = { ...window, cursor: null };
-        guard = newGuard(window);
-        previousOldest = null;
-        continue;
-      }
-      // A runaway listing restarts from the window's start next cycle, not from a cursor that loops.
-      if (err instanceof PagingError) await store.transaction((tx) => abandonWindow(tx));
-      throw err;
-    }
-    const { events, rejected } = splitImplausible(page, ctx.now());
-    if (window.cursor === null && head === null) head = events[0]?.occurredAt ?? null;
-    stats.eventsRead += page.items.length + page.invalid.length;
-    ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
-
-    const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
-    const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt, readFloor: checkedFloor(window.readFloor, page) };
-    const occurredAts = events.map((e) => e.occurredAt);
-    inOrder &&= newestFirst(occurredAts, previousOldest);
-    previousOldest = occurredAts[occurredAts.length - 1] ?? previousOldest;
-    const mayEnd = next.cursor !== null && reachedBelow(window.reach, occurredAts, inOrder);
-    const committed = await commitPage(ctx, page, events, rejected, next, mayEnd);
-    watchdog.progress();
-    stats.eventsNew += committed.newCount;
-    stats.eventsLate += committed.lateCount;
-    stats.quarantined += rejected.length;
-    if (committed.late !== null && !lateLogged) {
-      lateLogged = true;
-      logger.info(
-        { eventId: committed.late.id, occurredAt: committed.late.occurredAt, lateBefore: window.lateBefore },
-        'read an event that became visible later than the guaranteed tick overlap reaches; ticks re-read the whole tickOverlapSeconds for the next hour',
-      );
-    }
-    window = committed.window;
-    if (committed.ended) {
-      if (next.cursor !== null)
-        logger.debug(
-          { reach: window.reach, since: window.since },
-          'the tick reached its guaranteed overlap; the rest of the overlap would cost more requests',
-        );
-      return { window, head, stopped: false, midWindowDrain };
-    }
-    if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) {
-      midWindowDrain = true;
-      await drainDirty(ctx, stats);
-    }
-  }
-}
-
 async function behindReason(
   ctx: SyncContext,
   stats: RunStats,
@@ -213,56 +113,4 @@ async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string
   const mark = Date.parse(watermark);
   for (const updatedAt of (await ctx.store.mirroredUpdatedAt(refs)).values()) if (Date.parse(updatedAt) > mark) return true;
   return false;
-}
-
-/**
- * A page answered after the window's read floor cannot carry an earlier Date unless the upstream's
- * clock went back; then the floor may lie ahead of the times events are stamped with, and the
- * window stores none (the next tick re-reads the plain overlap).
- */
-function checkedFloor(floor: string | null | undefined, page: Page<WorkspaceEvent>): string | null {
-  if (floor == null) return null;
-  if (page.serverDate != null && Date.parse(page.serverDate) < Date.parse(floor)) return null;
-  return floor;
-}
-
-function newGuard(window: WindowState): PagingGuard {
-  const guard = new PagingGuard('/api/v1/events');
-  if (window.cursor !== null) guard.start(window.cursor);
-  return guard;
-}
-
-function pageIds(page: Page<WorkspaceEvent>): string[] {
-  return [...page.items.map((e) => e.id), ...page.invalid.map((i) => `invalid:${i.id ?? i.reason}`)];
-}
-
-/**
- * Events beyond the upstream's clock (plus the tolerance) never reach the events table nor the
- * watermark: one such event would otherwise make every later one look already read.
- */
-export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
-  const limit = plausibleLimit(page, now);
-  const events: WorkspaceEvent[] = [];
-  const rejected: RejectedEvent[] = [];
-  for (const raw of page.items) {
-    const e = normaliseEvent(raw);
-    if (isPlausible(e, limit)) {
-      events.push(e);
-      continue;
-    }
-    const clock = page.serverDate
-      ? `the upstream's clock (Date header ${page.serverDate})`
-      : `the local clock (${now}; the upstream sent no Date header)`;
-    const ahead = Math.round((Date.parse(e.occurredAt) - (limit - FUTURE_TOLERANCE_MS)) / 1000);
-    rejected.push({
-      id: e.id,
-      reason: `occurredAt ${e.occurredAt} is ${ahead} s ahead of ${clock}, beyond the ${FUTURE_TOLERANCE_MS / 1000} s tolerance; it cannot move the watermark`,
-      raw,
-    });
-  }
-  return { events, rejected };
-}
-
-function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {
-  return { ...event, occurredAt: toIsoTimestamp(event.occurredAt) as string };
 }

@@ -2,7 +2,7 @@ import type { Page, WorkspaceEvent } from '../api/index.js';
 import type { StoreTx } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
-import { quarantinedEventIds, quarantineEvents, quarantineInvalid, type RejectedEvent } from './quarantine.js';
+import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
 
 /**
@@ -22,44 +22,64 @@ export interface CommittedPage {
   lateCount: number;
 }
 
+/** A change-log page read and checked, waiting for its group's transaction. */
+export interface ReadPage {
+  page: Page<WorkspaceEvent>;
+  /** Its plausible events, normalised. */
+  events: WorkspaceEvent[];
+  rejected: RejectedEvent[];
+  /** The window's position after this page. */
+  next: WindowState;
+  /** True when a tick may end at this page (it reached the guaranteed overlap); only a group's last page. */
+  mayEnd: boolean;
+}
+
 /**
- * One transaction per page: its events, deletions, dirty marks and the window's position; the
- * last page (next.cursor null, or `mayEnd`: a tick reached its guaranteed overlap) moves the
- * watermark instead, and a full window's last page records the lookback state. A new event older
- * than `lateBefore` is recorded as late, and then the tick reads on to `since` after all: more
- * such events may lie there. Counters are updated by the caller after the commit: a transaction
- * may be run again (PostgreSQL deadlock).
+ * One transaction for a group of pages (docs/sync.md, "Change-log pages commit in groups"), each
+ * page as if committed alone: its events, deletions, dirty marks, late events and the window's
+ * position. The last page (next.cursor null, or `mayEnd`: a tick reached its guaranteed overlap)
+ * moves the watermark instead, and a full window's last page records the lookback state. A new
+ * event older than `lateBefore` is recorded as late, and then the tick reads on to `since` after
+ * all: more such events may lie there, so the pages after it in the group lose their reach too.
+ * Counters are updated by the caller after the commit: a transaction may be run again
+ * (PostgreSQL deadlock).
  */
-export async function commitPage(
-  ctx: SyncContext,
-  page: Page<WorkspaceEvent>,
-  events: WorkspaceEvent[],
-  rejected: RejectedEvent[],
-  next: WindowState,
-  mayEnd: boolean,
-): Promise<CommittedPage> {
+export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]): Promise<CommittedPage[]> {
   const now = ctx.now();
-  const mirrored = await mirroredUpdatedAt(ctx, events);
-  const requarantined = await alreadyQuarantined(ctx, page.invalid, rejected);
+  const mirrored = await mirroredUpdatedAt(
+    ctx,
+    pages.flatMap((p) => p.events),
+  );
+  const requarantined = await alreadyQuarantined(ctx, pages);
   return ctx.store.transaction(async (tx) => {
-    const { newIds } = await tx.insertEvents(events, now);
-    await quarantineInvalid(
-      tx,
-      page.invalid.filter((i) => i.entityType !== 'event'),
-      now,
-    );
-    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], requarantined, now);
-    const fresh = events.filter((e) => newIds.has(e.id));
-    await markDeletions(tx, fresh);
-    await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
-    const lateOnes = lateEvents(fresh, next.lateBefore);
-    const late = oldest(lateOnes);
-    if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
-    const ended = next.cursor === null || (mayEnd && late === null);
-    const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
-    if (ended) await closeWindow(tx, window);
-    else await saveWindow(tx, window);
-    return { newCount: newIds.size, ended, late, lateCount: lateOnes.length, window };
+    const results: CommittedPage[] = [];
+    const seen = new Set(requarantined);
+    let lateSeen = false;
+    for (const { page, events, rejected, next: read, mayEnd } of pages) {
+      const next = lateSeen ? withoutReach(read) : read;
+      const { newIds } = await tx.insertEvents(events, now);
+      await quarantineInvalid(
+        tx,
+        page.invalid.filter((i) => i.entityType !== 'event'),
+        now,
+      );
+      const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now);
+      for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
+      const fresh = events.filter((e) => newIds.has(e.id));
+      await markDeletions(tx, fresh);
+      await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
+      const lateOnes = lateEvents(fresh, next.lateBefore);
+      const late = oldest(lateOnes);
+      if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
+      const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
+      lateSeen ||= late !== null;
+      const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
+      if (ended) await closeWindow(tx, window);
+      else await saveWindow(tx, window);
+      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window });
+      if (ended) break;
+    }
+    return results;
   });
 }
 
@@ -90,18 +110,19 @@ function oldest(events: readonly WorkspaceEvent[]): WorkspaceEvent | null {
   return found;
 }
 
-/** Event ids of this page already in quarantine: their records were re-read when first seen. */
-async function alreadyQuarantined(
-  ctx: SyncContext,
-  invalid: Page<WorkspaceEvent>['invalid'],
-  rejected: readonly RejectedEvent[],
-): Promise<Set<string>> {
-  const ids = [
-    ...rejected.flatMap((r) => (r.id === null ? [] : [r.id])),
-    ...invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!),
-  ];
+/** Event ids of these pages already in quarantine: their records were re-read when first seen. */
+async function alreadyQuarantined(ctx: SyncContext, pages: readonly ReadPage[]): Promise<Set<string>> {
+  const ids = pages.flatMap((p) => eventQuarantineIds(p.page, p.rejected));
   if (ids.length === 0) return new Set();
   return quarantinedEventIds(ctx.store, ids);
+}
+
+/** The ids of a page's events that go to quarantine: rejected, or invalid with an id. */
+function eventQuarantineIds(page: Page<WorkspaceEvent>, rejected: readonly RejectedEvent[]): string[] {
+  return [
+    ...rejected.flatMap((r) => (r.id === null ? [] : [r.id])),
+    ...page.invalid.filter((i) => i.entityType === 'event' && i.id !== null).map((i) => i.id!),
+  ];
 }
 
 /**

@@ -14,7 +14,8 @@ export {
   type LookbackState,
   type WindowState,
 } from './state.js';
-export { runSyncCycle, MID_WINDOW_DRAIN_THRESHOLD, type BehindReason, type CycleResult } from './cycle.js';
+export { runSyncCycle, type BehindReason, type CycleResult } from './cycle.js';
+export { MID_WINDOW_DRAIN_THRESHOLD } from './window-read.js';
 export {
   DEFAULT_FULL_LOOKBACK_EVERY_SECONDS,
   DEFAULT_TICK_OVERLAP_MIN_SECONDS,

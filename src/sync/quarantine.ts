@@ -35,7 +35,7 @@ export async function quarantineEvents(
   const marks: DirtyMark[] = [];
   for (const r of rejected) {
     await tx.quarantine({ entityType: 'event', entityId: r.id, reason: r.reason, raw: r.raw }, at);
-    if (r.id !== null && seenBefore.has(clean(r.id))) continue;
+    if (r.id !== null && seenBefore.has(quarantineKey(r.id))) continue;
     const raw = r.raw as { entityType?: unknown; entityId?: unknown } | null;
     const type = raw?.entityType;
     const id = raw?.entityId;
@@ -58,12 +58,12 @@ export async function quarantinedEventIds(store: Store, ids: readonly string[]):
     .selectFrom('quarantine')
     .select('entity_id')
     .where('entity_type', '=', 'event')
-    .where('entity_id', 'in', ids.map(clean))
+    .where('entity_id', 'in', ids.map(quarantineKey))
     .execute();
   return new Set(rows.map((r) => r.entity_id));
 }
 
-/** The quarantine stores ids with U+0000 replaced (PostgreSQL text cannot hold it). */
-function clean(id: string): string {
+/** An id as the quarantine stores it: U+0000 replaced (PostgreSQL text cannot hold it). */
+export function quarantineKey(id: string): string {
   return id.replaceAll('\u0000', '\uFFFD');
 }

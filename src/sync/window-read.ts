@@ -1,0 +1,204 @@
+import { CursorRejectedError, PagingError, PagingGuard, type Page, type WorkspaceEvent } from '../api/index.js';
+import { toIsoTimestamp } from '../util/time.js';
+import { laterOf, type SyncContext } from './context.js';
+import { drainDirty } from './drain.js';
+import { commitPages, type CommittedPage, type ReadPage } from './event-page.js';
+import { DEFAULT_GROUP_DELAY_MS, DEFAULT_GROUP_PAGES, pageGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
+import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
+import type { RejectedEvent } from './quarantine.js';
+import type { RunStats } from './stats.js';
+import { abandonWindow, type WindowState } from './state.js';
+import type { ProgressWatchdog } from './watchdog.js';
+import { newestFirst, reachedBelow } from './window.js';
+
+/** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
+export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
+const MAX_CURSOR_RESTARTS = 3;
+
+export interface WindowRead {
+  window: WindowState;
+  head: string | null;
+  stopped: boolean;
+  midWindowDrain: boolean;
+}
+
+/**
+ * Pages the window to its end (or a graceful stop). Pages commit in groups with the window's
+ * position after the group's last page (docs/sync.md, "Change-log pages commit in groups"): on
+ * SQLite up to 10 pages or 1 s of reading, on PostgreSQL each page alone. A group closes early
+ * where a tick may end, on a stop and before a failure is thrown (what was read commits first).
+ * While a group commits, the next page is already being read when it is certain to be needed,
+ * so that read costs no request the window would not make anyway.
+ */
+export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog, start: WindowState): Promise<WindowRead> {
+  const { store, client, logger } = ctx;
+  const limits = pageGroupLimits(store.dialect);
+  const maxPages = limits.maxPages ?? DEFAULT_GROUP_PAGES;
+  const maxDelayMs = limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS;
+  // The position after the last page read; it commits with the group that holds that page.
+  let window = start;
+  let head: string | null = null;
+  let restarts = 0;
+  let midWindowDrain = false;
+  let guard = newGuard(window);
+  // Whether every page so far came newest first: only then may a tick end at its reach.
+  let inOrder = true;
+  let previousOldest: string | null = null;
+  let lateLogged = false;
+  let group: ReadPage[] = [];
+  let groupStarted = 0;
+  let ahead: Promise<Settled<Page<WorkspaceEvent>>> | null = null;
+
+  const fetchPage = (from: WindowState) =>
+    settle(
+      client.eventsPage({ since: from.since ?? undefined, cursor: from.cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal }),
+    );
+
+  /** Commits the group; true when its last page ended the window. */
+  const flush = async (): Promise<boolean> => {
+    if (group.length === 0) return false;
+    const pages = group;
+    group = [];
+    const committed = await commitPages(ctx, pages);
+    watchdog.progress();
+    committed.forEach((c, i) => counted(c, pages[i]!));
+    const last = committed[committed.length - 1]!;
+    window = last.window;
+    return last.ended;
+  };
+  const counted = (c: CommittedPage, read: ReadPage) => {
+    stats.eventsNew += c.newCount;
+    stats.eventsLate += c.lateCount;
+    stats.quarantined += read.rejected.length;
+    if (c.late !== null && !lateLogged) {
+      lateLogged = true;
+      logger.info(
+        { eventId: c.late.id, occurredAt: c.late.occurredAt, lateBefore: read.next.lateBefore },
+        'read an event that became visible later than the guaranteed tick overlap reaches; ticks re-read the whole tickOverlapSeconds for the next hour',
+      );
+    }
+  };
+
+  try {
+    for (;;) {
+      if (ctx.stopSignal.aborted) {
+        // A read already under way is awaited and dropped: the saved cursor is the group's.
+        if (ahead) await ahead;
+        ahead = null;
+        await flush();
+        return { window, head, stopped: true, midWindowDrain };
+      }
+      const request = ahead ?? fetchPage(window);
+      ahead = null;
+      // Read pages do not wait past their group's time for a slow upstream's next answer.
+      if (group.length > 0 && !(await settledBefore(request, groupStarted + maxDelayMs))) await flush();
+      let page: Page<WorkspaceEvent>;
+      try {
+        const got = await request;
+        if (!got.ok) throw got.error;
+        page = got.value;
+        guard.check(pageIds(page), page.nextCursor);
+      } catch (err) {
+        await flush();
+        if (err instanceof CursorRejectedError && window.cursor !== null && restarts < MAX_CURSOR_RESTARTS) {
+          restarts++;
+          logger.warn(
+            { since: window.since, status: err.status },
+            'the workspace rejected the saved cursor; restarting the window from its start',
+          );
+          window = { ...window, cursor: null };
+          guard = newGuard(window);
+          previousOldest = null;
+          continue;
+        }
+        // A runaway listing restarts from the window's start next cycle, not from a cursor that loops.
+        if (err instanceof PagingError) await store.transaction((tx) => abandonWindow(tx));
+        throw err;
+      }
+      const { events, rejected } = splitImplausible(page, ctx.now());
+      if (window.cursor === null && head === null) head = events[0]?.occurredAt ?? null;
+      stats.eventsRead += page.items.length + page.invalid.length;
+      ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
+
+      const maxOccurredAt = events.reduce<string | null>((max, e) => laterOf(max, e.occurredAt), window.maxOccurredAt);
+      const next: WindowState = { ...window, cursor: page.nextCursor, maxOccurredAt, readFloor: checkedFloor(window.readFloor, page) };
+      const occurredAts = events.map((e) => e.occurredAt);
+      inOrder &&= newestFirst(occurredAts, previousOldest);
+      previousOldest = occurredAts[occurredAts.length - 1] ?? previousOldest;
+      const mayEnd = next.cursor !== null && reachedBelow(window.reach, occurredAts, inOrder);
+      if (group.length === 0) groupStarted = performance.now();
+      group.push({ page, events, rejected, next, mayEnd });
+      window = next;
+      const full = group.length >= maxPages || performance.now() - groupStarted >= maxDelayMs;
+      if (next.cursor !== null && !mayEnd && !full) continue;
+      // Neither the end nor a possible end: the next page is read whatever this commit finds.
+      if (next.cursor !== null && !mayEnd && !ctx.stopSignal.aborted) ahead = fetchPage(window);
+      if (await flush()) {
+        if (next.cursor !== null)
+          logger.debug(
+            { reach: window.reach, since: window.since },
+            'the tick reached its guaranteed overlap; the rest of the overlap would cost more requests',
+          );
+        return { window, head, stopped: false, midWindowDrain };
+      }
+      if ((await store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) {
+        midWindowDrain = true;
+        await drainDirty(ctx, stats);
+      }
+    }
+  } finally {
+    if (ahead) await ahead;
+  }
+}
+
+/**
+ * A page answered after the window's read floor cannot carry an earlier Date unless the upstream's
+ * clock went back; then the floor may lie ahead of the times events are stamped with, and the
+ * window stores none (the next tick re-reads the plain overlap).
+ */
+function checkedFloor(floor: string | null | undefined, page: Page<WorkspaceEvent>): string | null {
+  if (floor == null) return null;
+  if (page.serverDate != null && Date.parse(page.serverDate) < Date.parse(floor)) return null;
+  return floor;
+}
+
+function newGuard(window: WindowState): PagingGuard {
+  const guard = new PagingGuard('/api/v1/events');
+  if (window.cursor !== null) guard.start(window.cursor);
+  return guard;
+}
+
+function pageIds(page: Page<WorkspaceEvent>): string[] {
+  return [...page.items.map((e) => e.id), ...page.invalid.map((i) => `invalid:${i.id ?? i.reason}`)];
+}
+
+/**
+ * Events beyond the upstream's clock (plus the tolerance) never reach the events table nor the
+ * watermark: one such event would otherwise make every later one look already read.
+ */
+export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
+  const limit = plausibleLimit(page, now);
+  const events: WorkspaceEvent[] = [];
+  const rejected: RejectedEvent[] = [];
+  for (const raw of page.items) {
+    const e = normaliseEvent(raw);
+    if (isPlausible(e, limit)) {
+      events.push(e);
+      continue;
+    }
+    const clock = page.serverDate
+      ? `the upstream's clock (Date header ${page.serverDate})`
+      : `the local clock (${now}; the upstream sent no Date header)`;
+    const ahead = Math.round((Date.parse(e.occurredAt) - (limit - FUTURE_TOLERANCE_MS)) / 1000);
+    rejected.push({
+      id: e.id,
+      reason: `occurredAt ${e.occurredAt} is ${ahead} s ahead of ${clock}, beyond the ${FUTURE_TOLERANCE_MS / 1000} s tolerance; it cannot move the watermark`,
+      raw,
+    });
+  }
+  return { events, rejected };
+}
+
+function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {
+  return { ...event, occurredAt: toIsoTimestamp(event.occurredAt) as string };
+}
