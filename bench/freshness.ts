@@ -227,8 +227,9 @@ async function backfillThenRun(args: FreshnessArgs, url: string, dir: string, da
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const started = waitForLine(daemon, /writer lock held/, 60_000);
+  // One file per benchmark process and run, so an odd figure can be read against its daemon's log.
   daemon.stderr.pipe(
-    createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
+    createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${process.pid}-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
   );
   await started;
   return daemon;
