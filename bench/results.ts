@@ -60,19 +60,40 @@ const fmt = (n: number | null | undefined, digits = 0) =>
   n === null || n === undefined ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 export function printThroughput(rows: ThroughputFigures[]): void {
-  if (rows.length === 0) return;
-  console.log(
-    '\n| size | db | job | raw ms | wsmirror ms | ratio | per-record plan | list-based floor | rules floor | wsmirror requests | req ratio (per-record / list floor / rules floor) | wsmirror peak RSS MB | raw peak RSS MB |',
+  printTable(
+    [
+      'size',
+      'db',
+      'job',
+      'raw ms',
+      'wsmirror ms',
+      'ratio',
+      'per-record plan',
+      'list-based floor',
+      'rules floor',
+      'wsmirror requests',
+      'req ratio (per-record / list floor / rules floor)',
+      'wsmirror peak RSS MB',
+      'raw peak RSS MB',
+    ],
+    rows.flatMap((r) =>
+      phasesOf(r).map(([job, p]) => [
+        `${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d)`,
+        r.dialect,
+        job,
+        fmt(p.raw.ms),
+        fmt(p.wsmirror.ms),
+        p.timeRatio.toFixed(2),
+        fmt(p.minimalPlan),
+        fmt(p.listPlan),
+        fmt(p.rulesPlan),
+        fmt(p.wsmirror.requests),
+        `${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} / ${p.rulesPlanRatio?.toFixed(3) ?? '–'}`,
+        String(p.wsmirror.peakRssMb),
+        String(p.raw.peakRssMb),
+      ]),
+    ),
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    for (const [job, p] of phasesOf(r)) {
-      const ratios = `${p.requestRatio.toFixed(3)} / ${p.listPlanRatio?.toFixed(3) ?? '–'} / ${p.rulesPlanRatio?.toFixed(3) ?? '–'}`;
-      console.log(
-        `| ${r.size} (${fmt(r.tickets)} t, ${fmt(r.messages)} m, ${fmt(r.deals)} d) | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} | ${fmt(p.wsmirror.ms)} | ${p.timeRatio.toFixed(2)} | ${fmt(p.minimalPlan)} | ${fmt(p.listPlan)} | ${fmt(p.rulesPlan)} | ${fmt(p.wsmirror.requests)} | ${ratios} | ${p.wsmirror.peakRssMb} | ${p.raw.peakRssMb} |`,
-      );
-    }
-  }
 }
 
 /**
@@ -80,20 +101,39 @@ export function printThroughput(rows: ThroughputFigures[]): void {
  * (bench/README.md, "CPU floor"): a ratio to the raw loop that no overlap of the work can beat.
  */
 export function printCpu(rows: ThroughputFigures[]): void {
-  if (rows.length === 0) return;
-  console.log(
-    '\n| size | db | job | raw ms (CPU ms: loop / simulator) | wsmirror ms | wsmirror CPU ms | simulator CPU ms | PostgreSQL CPU ms | CPU floor ms (cores) | floor / raw | ratio |',
+  printTable(
+    [
+      'size',
+      'db',
+      'job',
+      'raw ms (CPU ms: loop / simulator)',
+      'wsmirror ms',
+      'wsmirror CPU ms',
+      'simulator CPU ms',
+      'PostgreSQL CPU ms',
+      'CPU floor ms (cores)',
+      'floor / raw',
+      'ratio',
+    ],
+    rows.flatMap((r) =>
+      phasesOf(r).map(([job, p]) => {
+        const w = p.wsmirror;
+        return [
+          r.size,
+          r.dialect,
+          job,
+          `${fmt(p.raw.ms)} (${fmt(p.raw.cpuMs)} / ${fmt(p.raw.simulatorCpuMs)})`,
+          fmt(w.ms),
+          fmt(w.cpuMs),
+          fmt(w.simulatorCpuMs),
+          r.dialect === 'postgres' ? fmt(w.databaseCpuMs) : 'in wsmirror',
+          p.cpuFloor ? `${fmt(p.cpuFloor.ms)} (${p.cpuFloor.cores})` : '–',
+          p.cpuFloor?.rawRatio.toFixed(2) ?? '–',
+          p.timeRatio.toFixed(2),
+        ];
+      }),
+    ),
   );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    for (const [job, p] of phasesOf(r)) {
-      const w = p.wsmirror;
-      const floor = p.cpuFloor ? `${fmt(p.cpuFloor.ms)} (${p.cpuFloor.cores})` : '–';
-      console.log(
-        `| ${r.size} | ${r.dialect} | ${job} | ${fmt(p.raw.ms)} (${fmt(p.raw.cpuMs)} / ${fmt(p.raw.simulatorCpuMs)}) | ${fmt(w.ms)} | ${fmt(w.cpuMs)} | ${fmt(w.simulatorCpuMs)} | ${r.dialect === 'postgres' ? fmt(w.databaseCpuMs) : 'in wsmirror'} | ${floor} | ${p.cpuFloor?.rawRatio.toFixed(2) ?? '–'} | ${p.timeRatio.toFixed(2)} |`,
-      );
-    }
-  }
 }
 
 function phasesOf(r: ThroughputFigures): [string, PhaseFigures][] {
@@ -106,28 +146,68 @@ function phasesOf(r: ThroughputFigures): [string, PhaseFigures][] {
 }
 
 export function printAutoRate(rows: AutoRateFigures[]): void {
-  if (rows.length === 0) return;
-  console.log(
-    '\n| "auto" backfill vs token bucket | headers | tickets | ms | requests | 429s | accepted/s | share of allowance | 429 share |',
+  printTable(
+    ['"auto" backfill vs token bucket', 'headers', 'tickets', 'ms', 'requests', '429s', 'accepted/s', 'share of allowance', '429 share'],
+    rows.map((r) => [
+      `${r.allowance} req/s`,
+      r.headers,
+      fmt(r.tickets),
+      fmt(r.ms),
+      fmt(r.requests),
+      String(r.rateLimited),
+      String(r.acceptedPerSecond),
+      `${(r.shareOfAllowance * 100).toFixed(1)} %`,
+      `${(r.share429 * 100).toFixed(2)} %`,
+    ]),
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of rows) {
-    console.log(
-      `| ${r.allowance} req/s | ${r.headers} | ${fmt(r.tickets)} | ${fmt(r.ms)} | ${fmt(r.requests)} | ${r.rateLimited} | ${r.acceptedPerSecond} | ${(r.shareOfAllowance * 100).toFixed(1)} % | ${(r.share429 * 100).toFixed(2)} % |`,
-    );
-  }
 }
 
 export function printFreshness(rows: FreshnessFigures[]): void {
-  if (rows.length === 0) return;
-  console.log(
-    '\n| schedule | writes/s | limit req/s | writes | visible | shown deleted / superseded / missed | p50 s | p95 s | p95 / period | max s | p95 first/last third s | keeps up | requests | 429s | cycles / ticks | event-log requests / budget |',
-  );
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   const s = (ms: number | null) => (ms === null ? '∞' : (ms / 1000).toFixed(1));
-  for (const r of rows) {
-    console.log(
-      `| \`${r.schedule}\` | ${r.writesPerSecond} | ${r.allowance} | ${r.writes} | ${r.visible} | ${r.shownDeleted} / ${r.superseded} / ${r.missed} | ${s(r.p50Ms)} | ${s(r.p95Ms)} | ${r.p95Periods ?? '∞'} | ${s(r.maxMs)} | ${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)} | ${r.keepsUp ? 'yes' : 'no'} | ${r.requests} | ${r.rateLimited} | ${r.cycles} / ${r.ticks} | ${r.eventRequests} / ${r.eventRequestBudget} |`,
-    );
-  }
+  printTable(
+    [
+      'schedule',
+      'writes/s',
+      'limit req/s',
+      'writes',
+      'visible',
+      'shown deleted / superseded / missed',
+      'p50 s',
+      'p95 s',
+      'p95 / period',
+      'max s',
+      'p95 first/last third s',
+      'keeps up',
+      'requests',
+      '429s',
+      'cycles / ticks',
+      'event-log requests / budget',
+    ],
+    rows.map((r) => [
+      `\`${r.schedule}\``,
+      String(r.writesPerSecond),
+      String(r.allowance),
+      String(r.writes),
+      String(r.visible),
+      `${r.shownDeleted} / ${r.superseded} / ${r.missed}`,
+      s(r.p50Ms),
+      s(r.p95Ms),
+      String(r.p95Periods ?? '∞'),
+      s(r.maxMs),
+      `${s(r.p95FirstThirdMs)} / ${s(r.p95LastThirdMs)}`,
+      r.keepsUp ? 'yes' : 'no',
+      String(r.requests),
+      String(r.rateLimited),
+      `${r.cycles} / ${r.ticks}`,
+      `${r.eventRequests} / ${r.eventRequestBudget}`,
+    ]),
+  );
+}
+
+/** A Markdown table after a blank line, its separator derived from the header; nothing for no rows. */
+function printTable(headers: readonly string[], rows: readonly (readonly string[])[]): void {
+  if (rows.length === 0) return;
+  console.log(`\n| ${headers.join(' | ')} |`);
+  console.log(`|${'---|'.repeat(headers.length)}`);
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
 }
