@@ -1,6 +1,6 @@
 import { CursorRejectedError, PagingGuard, type Page } from '../api/index.js';
 import type { SyncContext } from './context.js';
-import { DEFAULT_GROUP_DELAY_MS, DEFAULT_GROUP_PAGES, settle, settledBefore, type PageGroupLimits, type Settled } from './page-group.js';
+import { groupBounds, settle, settledBefore, type PageGroupLimits, type Settled } from './page-group.js';
 
 /** One page of a list and what `load` read for it. */
 export interface LoadedPage<T, L> {
@@ -34,8 +34,7 @@ export async function copyList<T, L>(
   apply: (group: readonly LoadedPage<T, L>[], nextCursor: string | null) => Promise<void>,
   limits: PageGroupLimits = {},
 ): Promise<boolean> {
-  const maxPages = Math.max(1, limits.maxPages ?? DEFAULT_GROUP_PAGES);
-  const maxDelayMs = limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS;
+  const { maxPages, maxDelayMs } = groupBounds(limits);
   let restarted = false;
   let guard = new PagingGuard('a backfill list');
   if (start !== null) guard.start(start);

@@ -9,8 +9,8 @@ export interface PageGroupLimits {
   maxDelayMs?: number;
 }
 
-export const DEFAULT_GROUP_PAGES = 10;
-export const DEFAULT_GROUP_DELAY_MS = 1000;
+const DEFAULT_GROUP_PAGES = 10;
+const DEFAULT_GROUP_DELAY_MS = 1000;
 
 /**
  * SQLite commits a group of pages for much less than the pages one by one: a commit writes every
@@ -21,6 +21,11 @@ export const DEFAULT_GROUP_DELAY_MS = 1000;
  */
 export function pageGroupLimits(dialect: Store['dialect']): PageGroupLimits {
   return dialect === 'sqlite' ? {} : { maxPages: 1 };
+}
+
+/** The limits with their defaults filled in; at least one page per group. */
+export function groupBounds(limits: PageGroupLimits): Required<PageGroupLimits> {
+  return { maxPages: Math.max(1, limits.maxPages ?? DEFAULT_GROUP_PAGES), maxDelayMs: limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS };
 }
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };

@@ -3,7 +3,7 @@ import { toIsoTimestamp } from '../util/time.js';
 import { laterOf, type SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { commitPages, type CommittedPage, type ReadPage } from './event-page.js';
-import { DEFAULT_GROUP_DELAY_MS, DEFAULT_GROUP_PAGES, pageGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
+import { groupBounds, pageGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
 import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
 import type { RejectedEvent } from './quarantine.js';
 import type { RunStats } from './stats.js';
@@ -32,9 +32,7 @@ export interface WindowRead {
  */
 export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog, start: WindowState): Promise<WindowRead> {
   const { store, client, logger } = ctx;
-  const limits = pageGroupLimits(store.dialect);
-  const maxPages = limits.maxPages ?? DEFAULT_GROUP_PAGES;
-  const maxDelayMs = limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS;
+  const { maxPages, maxDelayMs } = groupBounds(pageGroupLimits(store.dialect));
   // The position after the last page read; it commits with the group that holds that page.
   let window = start;
   let head: string | null = null;
