@@ -136,6 +136,45 @@ export function printCpu(rows: ThroughputFigures[]): void {
   );
 }
 
+/**
+ * The lean floor of each backfill (bench/README.md, "Lean floor"): what storing the same mirror
+ * costs with the least work each database allows, and the part of it one connection does serially.
+ */
+export function printLean(rows: ThroughputFigures[]): void {
+  printTable(
+    [
+      'size',
+      'db',
+      'raw ms',
+      'lean ms',
+      'lean / raw',
+      'lean store ms (serial)',
+      'store / raw',
+      'wsmirror ms',
+      'wsmirror / raw',
+      'lean peak RSS MB',
+    ],
+    rows.flatMap((r) => {
+      const l = r.backfill.lean;
+      if (!l) return [];
+      return [
+        [
+          r.size,
+          r.dialect,
+          fmt(r.backfill.raw.ms),
+          fmt(l.ms),
+          l.timeRatio.toFixed(2),
+          r.dialect === 'postgres' ? `${fmt(l.storeMs)} (server CPU)` : fmt(l.storeMs),
+          l.storeRatio?.toFixed(2) ?? '–',
+          fmt(r.backfill.wsmirror.ms),
+          r.backfill.timeRatio.toFixed(2),
+          String(l.peakRssMb),
+        ],
+      ];
+    }),
+  );
+}
+
 function phasesOf(r: ThroughputFigures): [string, PhaseFigures][] {
   const jobs: [string, PhaseFigures][] = [
     ['backfill', r.backfill],

@@ -12,7 +12,16 @@ import pg from 'pg';
 import { measureAutoRate } from './auto-rate.js';
 import { measureFreshness } from './freshness.js';
 import { parseBenchOptions } from './options.js';
-import { newResults, printAutoRate, printCpu, printFreshness, printThroughput, saveResults, type BenchResults } from './results.js';
+import {
+  newResults,
+  printAutoRate,
+  printCpu,
+  printFreshness,
+  printLean,
+  printThroughput,
+  saveResults,
+  type BenchResults,
+} from './results.js';
 import { measureCapacity, measureThroughput } from './throughput.js';
 
 const options = parseBenchOptions(process.argv.slice(2), process.env);
@@ -62,6 +71,7 @@ async function main(): Promise<void> {
   }
   printThroughput(results.throughput);
   printCpu(results.throughput);
+  printLean(results.throughput);
 
   if (options.auto.enabled) {
     for (const headers of options.auto.headers) {

@@ -35,6 +35,22 @@ export interface CpuFloor {
   rawRatio: number;
 }
 
+/**
+ * Backfill only: the lean floor (bench/floor.ts), the raw loop's requests with every answer stored
+ * the cheapest way, against the same simulator just after the raw loop (bench/README.md, "Lean floor").
+ */
+export interface LeanFigures extends JobFigures {
+  /** lean ms / raw ms. */
+  timeRatio: number;
+  /**
+   * What one database connection did serially: SQLite's statements and commits (timed in the
+   * job), or the PostgreSQL server's CPU. Null when it could not be read.
+   */
+  storeMs: number | null;
+  /** storeMs / raw ms: no overlap of the other work brings a backfill of this mirror below it. */
+  storeRatio: number | null;
+}
+
 export interface PhaseFigures {
   raw: JobFigures;
   wsmirror: JobFigures & { records: number; events: number };
@@ -42,6 +58,7 @@ export interface PhaseFigures {
   timeRatio: number;
   /** wsmirror's CPU floor; absent when a CPU figure is missing. */
   cpuFloor?: CpuFloor;
+  lean?: LeanFigures;
   /** Requests of the minimal plan (what the raw loop makes). */
   minimalPlan: number;
   /** wsmirror requests / minimal plan. */
@@ -141,6 +158,16 @@ function phase(rawRun: Measured, rawSeen: SeenRequests, wsRun: Measured, wsSeen:
   };
 }
 
+function lean(run: Measured, seen: SeenRequests, rawMs: number): LeanFigures {
+  const storeMs = run.databaseCpuMs !== undefined ? run.databaseCpuMs : Math.round(run.result.storeMs!);
+  return {
+    ...figures(run, seen),
+    timeRatio: Number((run.result.ms! / rawMs).toFixed(2)),
+    storeMs,
+    storeRatio: storeMs === null ? null : Number((storeMs / rawMs).toFixed(2)),
+  };
+}
+
 /** `writes` random writes in WRITE_CHUNKS bursts, the simulator's clock moved on between them. */
 async function spreadWrites(url: string, writes: number): Promise<void> {
   const chunk = Math.ceil(writes / WRITE_CHUNKS);
@@ -228,13 +255,15 @@ export async function measureThroughput(
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   // A fresh workspace per dialect, so each sync sees only its own writes.
   const sim = await startSim(size);
-  const measure = async (database: string, dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
+  const measure = async (database: string, leanDatabase: string, dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
     const cpu: CpuSources = { simulatorPid: sim.child.pid, ...(dbCpu ? { database: dbCpu } : {}) };
     const counts = await workspaceCounts(sim.url);
     await runJob('raw-backfill', sim.url); // warm-up: the simulator's caches, the OS
     await takeRequests(sim.url);
     const rawBackfill = await measured(cpu, () => runJob('raw-backfill', sim.url));
     const rawBackfillSeen = await takeRequests(sim.url);
+    const leanBackfill = await measured(cpu, () => runJob('floor-backfill', sim.url, JSON.stringify({ database: leanDatabase })));
+    const leanBackfillSeen = await takeRequests(sim.url);
     const wsBackfill = await measured(cpu, () => runJob('wsmirror-backfill', sim.url, JSON.stringify({ database })));
     const wsBackfillSeen = await takeRequests(sim.url);
     // The first sync is a full window, from the hand-over watermark minus lookbackSeconds; the
@@ -249,15 +278,20 @@ export async function measureThroughput(
       dialect,
       ...counts,
       writes,
-      backfill: phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
+      backfill: {
+        ...phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
+        lean: lean(leanBackfill, leanBackfillSeen, rawBackfill.result.ms!),
+      },
       sync: first.figures,
       tick: tick.figures,
     };
   };
   try {
-    if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'));
+    if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'), join(dir, 'lean.sqlite'));
     return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${process.pid}`, async (url) =>
-      measure(url, await postgresCpuSampler(url)),
+      withPostgresDatabase(postgresUrl!, `wsmirror_bench_lean_${process.pid}`, async (leanUrl) =>
+        measure(url, leanUrl, await postgresCpuSampler(url)),
+      ),
     );
   } finally {
     await sim.stop();

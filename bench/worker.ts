@@ -1,7 +1,7 @@
 /**
  * One measured job of the benchmark, run in its own process so each figure (time, peak RSS) is
- * its own. Prints one JSON line. Modes: wsmirror-backfill, raw-backfill, wsmirror-sync, raw-sync,
- * load.
+ * its own. Prints one JSON line. Modes: wsmirror-backfill, raw-backfill, floor-backfill (bench/floor.ts),
+ * wsmirror-sync, raw-sync, load.
  */
 import { Pool } from 'undici';
 import { createApiClient } from '../src/api/index.js';
@@ -9,6 +9,7 @@ import { silentLogger } from '../src/log/index.js';
 import { openStore } from '../src/store/index.js';
 import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
+import { floorBackfill } from './floor.js';
 
 const [mode, url, arg] = process.argv.slice(2) as [string, string, string | undefined];
 const KEY = 'bench-key';
@@ -222,9 +223,11 @@ const result =
         ? await raw('backfill')
         : mode === 'raw-sync'
           ? await raw('sync')
-          : mode === 'load'
-            ? await load()
-            : (() => {
-                throw new Error(`unknown mode ${mode}`);
-              })();
+          : mode === 'floor-backfill'
+            ? await floorBackfill(url, KEY, (JSON.parse(arg!) as MirrorJob).database)
+            : mode === 'load'
+              ? await load()
+              : (() => {
+                  throw new Error(`unknown mode ${mode}`);
+                })();
 process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);

@@ -1,0 +1,217 @@
+/**
+ * The lean floor of a backfill (bench/README.md, "Lean floor"): the raw loop's requests, with
+ * every answer stored in the mirror's schema (the same tables, columns and indexes as wsmirror's,
+ * docs/schema.md) the cheapest way each database offers, and nothing else: no validation, no
+ * quarantine, no history, no dirty marks, no saved cursor, no reporting tables. It trusts the
+ * simulator's well-formed answers, which wsmirror may not (docs/sync.md, "Hostile upstream").
+ *
+ * What it answers: how far below wsmirror's time any implementation that stores the same mirror
+ * could go on this machine. `storeMs` is the part one database connection does serially (SQLite:
+ * the statements and commits, measured in-process; PostgreSQL: the server's CPU, which the
+ * benchmark samples), so no overlap of the other work can bring a backfill under it.
+ *
+ * Cheapest, as measured on the L workspace while this was written: SQLite takes one prepared
+ * single-row statement per row, 10 list pages per transaction, the secondary indexes dropped and
+ * built at the end (as wsmirror's first backfill does); PostgreSQL takes COPY per table and group,
+ * with the secondary indexes dropped and built at the end too (wsmirror keeps them on PostgreSQL).
+ * A group is written while the next one is read.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { Pool } from 'undici';
+import { openStore } from '../src/store/index.js';
+import { mapConcurrent } from '../src/util/concurrency.js';
+import { Rows, TABLES, toRows, type Value } from './floor-rows.js';
+
+const CONCURRENCY = 8;
+const PAGE = 100;
+/** List pages per transaction, as wsmirror's groups (src/sync/page-group.ts). */
+const GROUP_PAGES = 10;
+const LOOKBACK_MS = 300_000;
+const BULK_TABLES = ['tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'deals', 'deal_contacts', 'deal_fields'];
+
+/** Where a group of rows goes: one connection, one transaction per group. */
+interface Sink {
+  /** ms spent in the database calls, serially, when the sink can measure it in-process. */
+  storeMs: number | null;
+  write(rows: Rows): Promise<void>;
+  /** Builds what was deferred; counted in the job's time. */
+  finish(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface FloorFigures {
+  ms: number;
+  cpuMs: number;
+  storeMs: number | null;
+  requests: number;
+  rows: number;
+}
+
+export async function floorBackfill(url: string, key: string, database: string): Promise<FloorFigures> {
+  const postgres = /^postgres(ql)?:\/\//.test(database);
+  const store = await openStore({ database });
+  await store.migrate();
+  await store.close();
+  const sink = postgres ? await postgresSink(database) : sqliteSink(database);
+  const pool = new Pool(url, { connections: CONCURRENCY });
+  let requests = 0;
+  const get = async <T>(path: string): Promise<T> => {
+    requests++;
+    const res = await pool.request({ method: 'GET', path, headers: { authorization: `Bearer ${key}` } });
+    return (await res.body.json()) as T;
+  };
+  const started = performance.now();
+  const cpuStart = process.cpuUsage();
+  const convert = toRows(postgres ? 'postgres' : 'sqlite', new Date().toISOString());
+  let written = 0;
+  let writing: Promise<void> = Promise.resolve();
+  // One group writes while the next is read; a group waits for the one before it.
+  const flush = async (rows: Rows) => {
+    await writing;
+    written += rows.count;
+    writing = sink.write(rows);
+  };
+  try {
+    const probe = await get<{ events: Record<string, unknown>[] }>('/api/v1/events?limit=1');
+    const head = probe.events[0]?.occurredAt as string | undefined;
+    const list = async (first: string, each: (page: Record<string, unknown>, rows: Rows) => void | Promise<void>) => {
+      let rows = new Rows();
+      let pages = 0;
+      for (let cursor: string | null = null, start = true; start || cursor; start = false) {
+        const page: Record<string, unknown> = await get(`${first}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        await each(page, rows);
+        cursor = page.nextCursor as string | null;
+        if (++pages % GROUP_PAGES === 0) {
+          await flush(rows);
+          rows = new Rows();
+        }
+      }
+      await flush(rows);
+    };
+    if (head !== undefined) {
+      const since = encodeURIComponent(new Date(Date.parse(head) - LOOKBACK_MS).toISOString());
+      await list(`/api/v1/events?limit=${PAGE}&since=${since}`, (page, rows) => {
+        for (const e of page.events as Record<string, unknown>[]) convert.event(e, rows);
+      });
+    }
+    const pipelines = await get<{ pipelines: Record<string, unknown>[] }>('/api/v1/pipelines');
+    const rows = new Rows();
+    pipelines.pipelines.forEach((p, i) => convert.pipeline(p, i, rows));
+    await flush(rows);
+    await list(`/api/v1/deals?limit=${PAGE}`, (page, rows) => {
+      for (const d of page.deals as Record<string, unknown>[]) convert.deal(d, rows);
+    });
+    await list(`/api/v1/tickets?limit=${PAGE}`, async (page, rows) => {
+      await mapConcurrent(page.tickets as { id: string }[], CONCURRENCY, async (t) => {
+        const { ticket } = await get<{ ticket: Record<string, unknown> }>(`/api/v1/tickets/${t.id}`);
+        convert.ticket(ticket, rows);
+      });
+    });
+    await writing;
+    await sink.finish();
+  } finally {
+    await writing.catch(() => undefined);
+    await sink.close();
+    await pool.close();
+  }
+  const ms = performance.now() - started;
+  const { user, system } = process.cpuUsage(cpuStart);
+  return { ms, cpuMs: Math.round((user + system) / 1000), storeMs: sink.storeMs, requests, rows: written };
+}
+
+/** Same pragmas as wsmirror's writer (src/store/sqlite.ts). */
+function sqliteSink(file: string): Sink {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  const deferred = deferSqliteIndexes(db);
+  const statements = new Map(
+    TABLES.map((t) => [
+      t.name,
+      db.prepare(`insert or ignore into "${t.name}" (${t.columns.join(',')}) values (${t.columns.map(() => '?').join(',')})`),
+    ]),
+  );
+  const sink: Sink & { storeMs: number } = {
+    storeMs: 0,
+    write(rows) {
+      const started = performance.now();
+      db.exec('begin');
+      for (const t of TABLES) {
+        const stmt = statements.get(t.name)!;
+        for (const row of rows.of(t.name)) stmt.run(row);
+      }
+      db.exec('commit');
+      sink.storeMs += performance.now() - started;
+      return Promise.resolve();
+    },
+    finish() {
+      const started = performance.now();
+      db.exec('begin');
+      for (const sql of deferred) db.exec(sql);
+      db.exec('commit');
+      sink.storeMs += performance.now() - started;
+      return Promise.resolve();
+    },
+    close() {
+      db.close();
+      return Promise.resolve();
+    },
+  };
+  return sink;
+}
+
+/** The bulk tables' plain secondary indexes, dropped now; returns the statements that build them again. */
+function deferSqliteIndexes(db: Database.Database): string[] {
+  const list = db
+    .prepare(
+      `select sql, name from sqlite_master where type = 'index' and sql is not null and tbl_name in (${BULK_TABLES.map(() => '?').join(',')})
+       and sql not like 'create unique%' collate nocase`,
+    )
+    .all(...BULK_TABLES) as { sql: string; name: string }[];
+  for (const i of list) db.exec(`drop index "${i.name}"`);
+  return list.map((i) => i.sql);
+}
+
+async function postgresSink(url: string): Promise<Sink> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
+    `select i.indexname, i.indexdef from pg_indexes i
+      where i.schemaname = current_schema() and i.tablename = any($1)
+        and not exists (select 1 from pg_constraint c where c.conname = i.indexname)
+        and i.indexdef not like 'CREATE UNIQUE%'`,
+    [BULK_TABLES],
+  );
+  for (const i of indexes) await client.query(`drop index "${i.indexname}"`);
+  return {
+    storeMs: null,
+    async write(rows) {
+      await client.query('begin');
+      for (const t of TABLES) {
+        const list = rows.of(t.name);
+        if (list.length === 0) continue;
+        const text = list.map((r) => r.map(copyText).join('\t')).join('\n') + '\n';
+        await pipeline(Readable.from([text]), client.query(copyFrom(`copy "${t.name}" (${t.columns.join(',')}) from stdin`)));
+      }
+      await client.query('commit');
+    },
+    async finish() {
+      for (const i of indexes) await client.query(i.indexdef);
+    },
+    close: () => client.end(),
+  };
+}
+
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/** A value in COPY's text format. */
+function copyText(v: Value): string {
+  if (v === null) return '\\N';
+  if (typeof v === 'number') return String(v);
+  return /[\\\n\r\t]/.test(v) ? v.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!) : v;
+}
