@@ -51,7 +51,8 @@ export interface FloorFigures {
   rows: number;
 }
 
-export async function floorBackfill(url: string, key: string, database: string): Promise<FloorFigures> {
+/** `specOnly`: store only the raw JSON the specification asks for (floor-rows.ts, `toRows`). */
+export async function floorBackfill(url: string, key: string, database: string, specOnly = false): Promise<FloorFigures> {
   const postgres = /^postgres(ql)?:\/\//.test(database);
   const store = await openStore({ database });
   await store.migrate();
@@ -66,7 +67,7 @@ export async function floorBackfill(url: string, key: string, database: string):
   };
   const started = performance.now();
   const cpuStart = process.cpuUsage();
-  const convert = toRows(postgres ? 'postgres' : 'sqlite', new Date().toISOString());
+  const convert = toRows(postgres ? 'postgres' : 'sqlite', new Date().toISOString(), specOnly);
   let written = 0;
   let writing: Promise<void> = Promise.resolve();
   // One group writes while the next is read; a group waits for the one before it.

@@ -4,7 +4,7 @@ import { cpus, totalmem, release, platform, arch } from 'node:os';
 import Database from 'better-sqlite3';
 import type { AutoRateFigures } from './auto-rate.js';
 import type { FreshnessFigures } from './freshness.js';
-import type { PhaseFigures, ThroughputFigures } from './throughput.js';
+import type { LeanFigures, PhaseFigures, ThroughputFigures } from './throughput.js';
 import { root } from './sim.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -150,27 +150,34 @@ export function printLean(rows: ThroughputFigures[]): void {
       'lean / raw',
       'lean store ms (serial)',
       'store / raw',
+      'lean CPU floor / raw',
       'wsmirror ms',
       'wsmirror / raw',
       'lean peak RSS MB',
     ],
     rows.flatMap((r) => {
-      const l = r.backfill.lean;
-      if (!l) return [];
-      return [
-        [
-          r.size,
-          r.dialect,
-          fmt(r.backfill.raw.ms),
-          fmt(l.ms),
-          l.timeRatio.toFixed(2),
-          r.dialect === 'postgres' ? `${fmt(l.storeMs)} (server CPU)` : fmt(l.storeMs),
-          l.storeRatio?.toFixed(2) ?? '–',
-          fmt(r.backfill.wsmirror.ms),
-          r.backfill.timeRatio.toFixed(2),
-          String(l.peakRssMb),
-        ],
+      const leans: [string, LeanFigures | undefined][] = [
+        ['', r.backfill.lean],
+        [' (spec-only raw JSON)', r.backfill.leanSpecOnly],
       ];
+      return leans.flatMap(([variant, l]) => {
+        if (!l) return [];
+        return [
+          [
+            r.size,
+            `${r.dialect}${variant}`,
+            fmt(r.backfill.raw.ms),
+            fmt(l.ms),
+            l.timeRatio.toFixed(2),
+            r.dialect === 'postgres' ? `${fmt(l.storeMs)} (server CPU)` : fmt(l.storeMs),
+            l.storeRatio?.toFixed(2) ?? '–',
+            l.cpuFloor?.rawRatio.toFixed(2) ?? '–',
+            fmt(r.backfill.wsmirror.ms),
+            r.backfill.timeRatio.toFixed(2),
+            String(l.peakRssMb),
+          ],
+        ];
+      });
     }),
   );
 }

@@ -49,6 +49,8 @@ export interface LeanFigures extends JobFigures {
   storeMs: number | null;
   /** storeMs / raw ms: no overlap of the other work brings a backfill of this mirror below it. */
   storeRatio: number | null;
+  /** The lean job's own CPU floor: however well a lean implementation overlapped, it needs this long. */
+  cpuFloor?: CpuFloor;
 }
 
 export interface PhaseFigures {
@@ -59,6 +61,8 @@ export interface PhaseFigures {
   /** wsmirror's CPU floor; absent when a CPU figure is missing. */
   cpuFloor?: CpuFloor;
   lean?: LeanFigures;
+  /** Backfill only: the lean floor storing only the raw JSON the specification asks for (bench/floor-rows.ts). */
+  leanSpecOnly?: LeanFigures;
   /** Requests of the minimal plan (what the raw loop makes). */
   minimalPlan: number;
   /** wsmirror requests / minimal plan. */
@@ -160,8 +164,11 @@ function phase(rawRun: Measured, rawSeen: SeenRequests, wsRun: Measured, wsSeen:
 
 function lean(run: Measured, seen: SeenRequests, rawMs: number): LeanFigures {
   const storeMs = run.databaseCpuMs !== undefined ? run.databaseCpuMs : Math.round(run.result.storeMs!);
+  const job = figures(run, seen);
+  const floor = cpuFloor(job, rawMs);
   return {
-    ...figures(run, seen),
+    ...job,
+    ...(floor ? { cpuFloor: floor } : {}),
     timeRatio: Number((run.result.ms! / rawMs).toFixed(2)),
     storeMs,
     storeRatio: storeMs === null ? null : Number((storeMs / rawMs).toFixed(2)),
@@ -255,15 +262,19 @@ export async function measureThroughput(
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
   // A fresh workspace per dialect, so each sync sees only its own writes.
   const sim = await startSim(size);
-  const measure = async (database: string, leanDatabase: string, dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
+  const measure = async (database: string, leanDatabases: [string, string], dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
     const cpu: CpuSources = { simulatorPid: sim.child.pid, ...(dbCpu ? { database: dbCpu } : {}) };
     const counts = await workspaceCounts(sim.url);
     await runJob('raw-backfill', sim.url); // warm-up: the simulator's caches, the OS
     await takeRequests(sim.url);
     const rawBackfill = await measured(cpu, () => runJob('raw-backfill', sim.url));
     const rawBackfillSeen = await takeRequests(sim.url);
-    const leanBackfill = await measured(cpu, () => runJob('floor-backfill', sim.url, JSON.stringify({ database: leanDatabase })));
-    const leanBackfillSeen = await takeRequests(sim.url);
+    const leanJob = async (database: string, specOnly: boolean) => {
+      const run = await measured(cpu, () => runJob('floor-backfill', sim.url, JSON.stringify({ database, specOnly })));
+      return lean(run, await takeRequests(sim.url), rawBackfill.result.ms!);
+    };
+    const leanBackfill = await leanJob(leanDatabases[0], false);
+    const leanSpecOnly = await leanJob(leanDatabases[1], true);
     const wsBackfill = await measured(cpu, () => runJob('wsmirror-backfill', sim.url, JSON.stringify({ database })));
     const wsBackfillSeen = await takeRequests(sim.url);
     // The first sync is a full window, from the hand-over watermark minus lookbackSeconds; the
@@ -280,17 +291,21 @@ export async function measureThroughput(
       writes,
       backfill: {
         ...phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
-        lean: lean(leanBackfill, leanBackfillSeen, rawBackfill.result.ms!),
+        lean: leanBackfill,
+        leanSpecOnly,
       },
       sync: first.figures,
       tick: tick.figures,
     };
   };
   try {
-    if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'), join(dir, 'lean.sqlite'));
-    return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${process.pid}`, async (url) =>
-      withPostgresDatabase(postgresUrl!, `wsmirror_bench_lean_${process.pid}`, async (leanUrl) =>
-        measure(url, leanUrl, await postgresCpuSampler(url)),
+    if (dialect === 'sqlite') return await measure(join(dir, 'bench.sqlite'), [join(dir, 'lean.sqlite'), join(dir, 'lean-spec.sqlite')]);
+    const pid = process.pid;
+    return await withPostgresDatabase(postgresUrl!, `wsmirror_bench_tp_${pid}`, async (url) =>
+      withPostgresDatabase(postgresUrl!, `wsmirror_bench_lean_${pid}`, async (leanUrl) =>
+        withPostgresDatabase(postgresUrl!, `wsmirror_bench_lean_spec_${pid}`, async (specUrl) =>
+          measure(url, [leanUrl, specUrl], await postgresCpuSampler(url)),
+        ),
       ),
     );
   } finally {

@@ -22,6 +22,8 @@ interface MirrorJob {
   /** Default 100000: unthrottled, so the figure is wsmirror's own cost. */
   maxRequestsPerSecond?: number | 'auto';
   maxRequestsPerSecondCeiling?: number;
+  /** floor-backfill only: store only the raw JSON the specification asks for. Default false. */
+  specOnly?: boolean;
 }
 
 async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
@@ -66,6 +68,12 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
     events: stats.eventsRead,
     ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}),
   };
+}
+
+/** floor-backfill: the lean floor (bench/floor.ts) into `database`. */
+function lean(): Promise<object> {
+  const job = JSON.parse(arg!) as MirrorJob;
+  return floorBackfill(url, KEY, job.database, job.specOnly);
 }
 
 /** What the raw loop reads of a list page: the items are typed where it reads them. */
@@ -224,7 +232,7 @@ const result =
         : mode === 'raw-sync'
           ? await raw('sync')
           : mode === 'floor-backfill'
-            ? await floorBackfill(url, KEY, (JSON.parse(arg!) as MirrorJob).database)
+            ? await lean()
             : mode === 'load'
               ? await load()
               : (() => {
