@@ -20,7 +20,7 @@ type Db = Kysely<MirrorDatabase> | Transaction<MirrorDatabase>;
 export const DEFERRED_INDEXES_KEY = 'deferred_indexes';
 
 /** Tables a backfill fills in bulk. Their primary keys and unique indexes always stay: upserts need them. */
-const BULK_TABLES = ['tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'deals', 'deal_contacts', 'deal_fields'] as const;
+export const BULK_TABLES = ['tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'deals', 'deal_contacts', 'deal_fields'] as const;
 
 /**
  * Kept while the backfill writes: a ticket listed twice during the copy (the list shifted under
