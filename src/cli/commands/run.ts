@@ -6,6 +6,7 @@ import {
   MAX_CATCH_UP_CYCLES,
   maintainMirror,
   startHealthServer,
+  StatusSource,
   type DaemonMetrics,
   type HealthTracker,
 } from '../../daemon/index.js';
@@ -14,7 +15,7 @@ import { StoreError, type Store } from '../../store/index.js';
 import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type CycleResult, type SyncContext } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
 import { syncOnce } from './sync.js';
 import type { SecretRedactor } from '../secrets.js';
@@ -29,7 +30,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   const res = loadResources(flags, redactor);
   const { config, logger } = res;
   const life = new Lifecycle();
-  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
+  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs, { retryMaxDelayMs: config.retry.maxDelayMs });
   const { metrics, health } = telemetry;
   const fail: Failure = { error: null };
   try {
@@ -42,7 +43,14 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
       onForce: exitAtOnce,
     });
     if (config.http.port !== 0) {
-      const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health, logger });
+      const status = new StatusSource({
+        telemetry,
+        config,
+        openReader: () => openMirror(res, life, { readonly: true }),
+        redact: (text) => res.redactor.redact(text),
+      });
+      const { host, port, authToken } = config.http;
+      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status });
       life.defer(() => server.close());
     }
     const client = openClient(res, life, (e) => telemetry.request(e));
@@ -169,6 +177,7 @@ async function scheduleCycles(
       void exclusive('reconcile', async () => {
         const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
         metrics.observeDuration('reconcile', durationMs / 1000);
+        metrics.verified(result);
         logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
       }),
   );
@@ -206,7 +215,7 @@ class ExclusiveWork {
       logger.debug({ name }, 'tick skipped: the previous cycle is still running');
       return null;
     }
-    this.health.cycleStarted();
+    this.health.cycleStarted(name);
     this.running = work()
       .then(() => {
         this.health.cycleEnded({ ok: true });

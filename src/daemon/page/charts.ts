@@ -1,0 +1,159 @@
+import type { RecordOutcome } from '../../sync/index.js';
+import type { ChartData } from '../cycle-log.js';
+import { RECORD_OUTCOMES } from '../cycle-log.js';
+import { markup, type Markup } from './html.js';
+
+const W = 520;
+const H = 210;
+const M = { left: 58, right: 12, top: 14, bottom: 28 };
+const PW = W - M.left - M.right;
+const PH = H - M.top - M.bottom;
+
+export const OUTCOME_COLORS: Record<RecordOutcome, string> = {
+  fresh: '#2f7ed8',
+  stale: '#f0a30a',
+  'stale-accepted': '#a05eb5',
+  deleted: '#7a7a7a',
+  quarantined: '#d9534f',
+};
+
+interface Frame {
+  from: number;
+  to: number;
+  max: number;
+  x(t: number): number;
+  y(v: number): number;
+}
+
+function frame(data: ChartData, max: number): Frame {
+  const from = Date.parse(data.from);
+  const to = Math.max(Date.parse(data.to), from + 1000);
+  const top = niceMax(max);
+  return {
+    from,
+    to,
+    max: top,
+    x: (t) => round(M.left + ((t - from) / (to - from)) * PW),
+    y: (v) => round(M.top + PH - (Math.min(v, top) / top) * PH),
+  };
+}
+
+/** The lag at the end of each cycle; a failed cycle is a red cross on the axis (it measured none). */
+export function lagChart(data: ChartData): Markup {
+  const lags = data.cycles.map((c) => c.lagSeconds ?? 0);
+  const unit = lagUnit(Math.max(1, ...lags));
+  const f = frame(data, Math.max(1, ...lags) / unit.seconds);
+  const measured = data.cycles.filter((c) => c.lagSeconds !== null);
+  const line = measured.map((c, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(c.at))} ${f.y(c.lagSeconds! / unit.seconds)}`).join(' ');
+  const points = data.cycles.map((c) => {
+    const x = f.x(Date.parse(c.at));
+    const what = c.lagSeconds === null ? 'no lag measured' : `lag ${c.lagSeconds} s`;
+    const label = `${c.at}: ${what}${c.cycles > 1 ? ` (${c.cycles} cycles, largest)` : ''}${c.failed ? `, ${c.failed} failed` : ''}`;
+    if (c.lagSeconds === null) {
+      const y = f.y(0);
+      return markup`<path class="pt fail" d="M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x - 4} ${y + 4}L${x + 4} ${y - 4}"><title>${label}</title></path>`;
+    }
+    const cy = f.y(c.lagSeconds / unit.seconds);
+    return markup`<circle class="pt${c.failed ? ' fail' : ''}" cx="${x}" cy="${cy}" r="3"><title>${label}</title></circle>`;
+  });
+  const body = [markup`<path class="line" d="${line}"/>`, points];
+  return svg('chart-lag', `lag (${unit.label})`, f, data.cycles.length, body);
+}
+
+/** Request attempts per minute, the client's ceiling as a dashed line, and the buckets with 429 answers as red marks. */
+export function requestsChart(data: ChartData, ceilingPerMinute: number | null): Markup {
+  const drawn = ceilingDrawn(data, ceilingPerMinute) ? ceilingPerMinute : null;
+  const f = frame(data, Math.max(1, ...data.requests.map((r) => r.perMinute), drawn ?? 0));
+  const step = data.requestBucketSeconds * 1000;
+  const line = data.requests.map((r, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(r.at) + step / 2)} ${f.y(r.perMinute)}`).join(' ');
+  const right = W - M.right;
+  let ceiling: Markup | null = null;
+  if (drawn !== null) {
+    const y = f.y(drawn);
+    ceiling = markup`<line class="ceiling" x1="${M.left}" x2="${right}" y1="${y}" y2="${y}"/><text class="ceiling-label" x="${right - 4}" y="${y - 4}" text-anchor="end">ceiling ${label(drawn)}/min</text>`;
+  }
+  const marks = data.requests
+    .filter((r) => r.rateLimited > 0)
+    .map((r) => {
+      const x = f.x(Date.parse(r.at) + step / 2);
+      return markup`<path class="mark-429" d="M${x - 5} ${M.top}L${x + 5} ${M.top}L${x} ${M.top + 8}Z"><title>${r.at}: ${r.rateLimited} answers 429</title></path>`;
+    });
+  return svg('chart-requests', 'requests / min', f, data.requests.length, [markup`<path class="line" d="${line}"/>`, ceiling, marks]);
+}
+
+/** Whether the ceiling is drawn: one far above the traffic would flatten it to the axis, so it is only named. */
+export function ceilingDrawn(data: ChartData, ceilingPerMinute: number | null): boolean {
+  return ceilingPerMinute !== null && ceilingPerMinute <= 4 * Math.max(1, ...data.requests.map((r) => r.perMinute));
+}
+
+/** Records re-read in each cycle, stacked by outcome. */
+export function recordsChart(data: ChartData): Markup {
+  const totals = data.cycles.map((c) => RECORD_OUTCOMES.reduce((n, o) => n + c.records[o], 0));
+  const f = frame(data, Math.max(1, ...totals));
+  const width = round(Math.max(2, Math.min(12, (PW / Math.max(1, data.cycles.length)) * 0.6)));
+  const bars = data.cycles.map((c, i) => {
+    const x = round(f.x(Date.parse(c.at)) - width / 2);
+    let base = 0;
+    const rects = RECORD_OUTCOMES.filter((o) => c.records[o] > 0).map((o) => {
+      const y0 = f.y(base);
+      base += c.records[o];
+      const y1 = f.y(base);
+      return markup`<rect x="${x}" y="${y1}" width="${width}" height="${round(Math.max(1, y0 - y1))}" fill="${OUTCOME_COLORS[o]}"/>`;
+    });
+    const detail = RECORD_OUTCOMES.map((o) => `${c.records[o]} ${o}`).join(', ');
+    return markup`<g class="pt"><title>${c.at}: ${totals[i]} records (${detail})</title><rect class="tick" x="${x}" y="${f.y(0)}" width="${width}" height="2"/>${rects}</g>`;
+  });
+  return svg('chart-records', 'records / cycle', f, data.cycles.length, bars);
+}
+
+/** The frame of every chart: grid, axes with round ticks (UTC times below), the unit on the left. */
+function svg(id: string, yLabel: string, f: Frame, points: number, body: (Markup | Markup[] | null)[]): Markup {
+  const right = W - M.right;
+  const bottom = M.top + PH;
+  const seconds = f.to - f.from < 6 * 60_000;
+  const grid = [0, 0.25, 0.5, 0.75, 1].map((k) => {
+    const y = f.y(f.max * k);
+    return markup`<line class="grid" x1="${M.left}" x2="${right}" y1="${y}" y2="${y}"/><text class="axis" x="${M.left - 6}" y="${y + 4}" text-anchor="end">${label(f.max * k)}</text>`;
+  });
+  const xTicks = timeTicks(f.from, f.to).map((t) => {
+    const x = f.x(t);
+    const text = new Date(t).toISOString().slice(11, seconds ? 19 : 16);
+    return markup`<line class="grid" x1="${x}" x2="${x}" y1="${M.top}" y2="${bottom}"/><text class="axis" x="${x}" y="${H - 8}" text-anchor="middle">${text}</text>`;
+  });
+  const mid = M.top + PH / 2;
+  return markup`<svg id="${id}" class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${yLabel}" data-points="${points}" xmlns="http://www.w3.org/2000/svg">${grid}${xTicks}<line class="axis-line" x1="${M.left}" x2="${right}" y1="${bottom}" y2="${bottom}"/><line class="axis-line" x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${bottom}"/><text class="unit" x="14" y="${mid}" transform="rotate(-90 14 ${mid})" text-anchor="middle">${yLabel}</text>${body}</svg>`;
+}
+
+function lagUnit(maxSeconds: number): { seconds: number; label: string } {
+  if (maxSeconds >= 7200) return { seconds: 3600, label: 'h' };
+  if (maxSeconds >= 120) return { seconds: 60, label: 'min' };
+  return { seconds: 1, label: 's' };
+}
+
+/** The smallest 1, 2, 4, 6 or 8 times a power of ten at or above `max`, so the ticks fall on round values. */
+export function niceMax(max: number): number {
+  if (!(max > 0)) return 1;
+  const p = 10 ** Math.floor(Math.log10(max));
+  // Quarters of these fall on round values too (the axis has five ticks).
+  for (const m of [1, 2, 4, 6, 8, 10]) if (m * p >= max) return m * p;
+  return 10 * p;
+}
+
+const TIME_STEPS = [10, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600].map((s) => s * 1000);
+
+/** Round times (UTC) between `from` and `to`, at most six of them. */
+export function timeTicks(from: number, to: number): number[] {
+  const step = TIME_STEPS.find((s) => (to - from) / s <= 6) ?? 21_600_000;
+  const out: number[] = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) out.push(t);
+  return out;
+}
+
+function label(v: number): string {
+  if (v >= 10_000) return `${Math.round(v / 100) / 10}k`;
+  return String(Math.round(v * 100) / 100);
+}
+
+function round(v: number): number {
+  return Math.round(v * 10) / 10;
+}
