@@ -3,12 +3,12 @@ import type { RecordOutcome } from '../sync/index.js';
 export const RECORD_OUTCOMES: readonly RecordOutcome[] = ['fresh', 'stale', 'stale-accepted', 'deleted', 'quarantined'];
 
 const DAY_MS = 86_400_000;
-/** Cycles kept one by one; past this the charts draw five-minute buckets. */
-export const DETAIL_CYCLES = 240;
-const CYCLE_BUCKET_MS = 300_000;
+/** Cycles kept one by one; past this the charts draw ten-minute buckets (as many over 24 hours). */
+export const DETAIL_CYCLES = 144;
+const CYCLE_BUCKET_MS = 600_000;
 const SLOT_MS = 10_000;
-/** At most this many points per chart, so the page stays small whatever the schedule. */
-const MAX_POINTS = 240;
+/** At most this many points per chart, so the page stays small (under 100 KB) whatever the schedule. */
+const MAX_POINTS = 144;
 
 /** One finished cycle of `run` (a sync, which may have begun with the backfill, or a reconcile). */
 export interface CycleEntry {
@@ -62,7 +62,7 @@ const zeroRecords = (): Record<RecordOutcome, number> => ({ fresh: 0, stale: 0, 
 
 /**
  * The daemon's memory of the last 24 hours, bounded whatever the schedule: the last
- * {@link DETAIL_CYCLES} cycles one by one, every cycle summed into five-minute buckets, and
+ * {@link DETAIL_CYCLES} cycles one by one, every cycle summed into ten-minute buckets, and
  * request attempts in ten-second slots. The status page's charts and cycle table read it.
  */
 export class CycleLog {
@@ -195,6 +195,7 @@ export class CycleLog {
     const out: ChartData['requests'] = [];
     for (let b = first; b * bucketMs < to; b++) out.push({ at: new Date(b * bucketMs).toISOString(), perMinute: 0, rateLimited: 0 });
     for (const [key, slot] of this.#slots) {
+      if ((key + 1) * SLOT_MS <= from) continue;
       const point = out[Math.floor((key * SLOT_MS) / bucketMs) - first];
       if (!point) continue;
       point.perMinute += slot.requests;

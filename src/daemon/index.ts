@@ -18,4 +18,4 @@ export { clock, count, describeState, duration, type DaemonState, type StateFact
 export { collectStatus, mirrorFacts, type LiveStatus, type RunRow, type StatusReport } from './status-report.js';
 export { StatusSource, type StatusSourceOptions } from './status-source.js';
 export { renderPage } from './page/render.js';
-export type { CycleRow, PageSnapshot } from './page/snapshot.js';
+export { cycleRows, type CycleRow, type PageSnapshot } from './page/snapshot.js';

@@ -1,4 +1,3 @@
-import type { RecordOutcome } from '../../sync/index.js';
 import type { ChartData } from '../cycle-log.js';
 import { RECORD_OUTCOMES } from '../cycle-log.js';
 import { markup, type Markup } from './html.js';
@@ -8,14 +7,6 @@ const H = 210;
 const M = { left: 58, right: 12, top: 14, bottom: 28 };
 const PW = W - M.left - M.right;
 const PH = H - M.top - M.bottom;
-
-export const OUTCOME_COLORS: Record<RecordOutcome, string> = {
-  fresh: '#2f7ed8',
-  stale: '#f0a30a',
-  'stale-accepted': '#a05eb5',
-  deleted: '#7a7a7a',
-  quarantined: '#d9534f',
-};
 
 interface Frame {
   from: number;
@@ -44,20 +35,17 @@ export function lagChart(data: ChartData): Markup {
   const unit = lagUnit(Math.max(1, ...lags));
   const f = frame(data, Math.max(1, ...lags) / unit.seconds);
   const measured = data.cycles.filter((c) => c.lagSeconds !== null);
-  const line = measured.map((c, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(c.at))} ${f.y(c.lagSeconds! / unit.seconds)}`).join(' ');
+  const line = measured.map((c, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(c.at))} ${f.y(c.lagSeconds! / unit.seconds)}`).join('');
+  // No tooltip per point: at 144 points they would be a third of the page (the cycle table has the figures).
   const points = data.cycles.map((c) => {
     const x = f.x(Date.parse(c.at));
-    const what = c.lagSeconds === null ? 'no lag measured' : `lag ${c.lagSeconds} s`;
-    const label = `${c.at}: ${what}${c.cycles > 1 ? ` (${c.cycles} cycles, largest)` : ''}${c.failed ? `, ${c.failed} failed` : ''}`;
     if (c.lagSeconds === null) {
       const y = f.y(0);
-      return markup`<path class="pt fail" d="M${x - 4} ${y - 4}L${x + 4} ${y + 4}M${x - 4} ${y + 4}L${x + 4} ${y - 4}"><title>${label}</title></path>`;
+      return markup`<path class="pt fail" d="M${x - 4} ${y - 4}l8 8m-8 0l8-8"/>`;
     }
-    const cy = f.y(c.lagSeconds / unit.seconds);
-    return markup`<circle class="pt${c.failed ? ' fail' : ''}" cx="${x}" cy="${cy}" r="3"><title>${label}</title></circle>`;
+    return markup`<circle class="pt${c.failed ? ' fail' : ''}" cx="${x}" cy="${f.y(c.lagSeconds / unit.seconds)}" r="3"/>`;
   });
-  const body = [markup`<path class="line" d="${line}"/>`, points];
-  return svg('chart-lag', `lag (${unit.label})`, f, data.cycles.length, body);
+  return svg('chart-lag', `lag (${unit.label})`, f, data.cycles.length, [markup`<path class="line" d="${line}"/>`, points]);
 }
 
 /** Request attempts per minute, the client's ceiling as a dashed line, and the buckets with 429 answers as red marks. */
@@ -65,7 +53,7 @@ export function requestsChart(data: ChartData, ceilingPerMinute: number | null):
   const drawn = ceilingDrawn(data, ceilingPerMinute) ? ceilingPerMinute : null;
   const f = frame(data, Math.max(1, ...data.requests.map((r) => r.perMinute), drawn ?? 0));
   const step = data.requestBucketSeconds * 1000;
-  const line = data.requests.map((r, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(r.at) + step / 2)} ${f.y(r.perMinute)}`).join(' ');
+  const line = data.requests.map((r, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(r.at) + step / 2)} ${f.y(r.perMinute)}`).join('');
   const right = W - M.right;
   let ceiling: Markup | null = null;
   if (drawn !== null) {
@@ -74,10 +62,7 @@ export function requestsChart(data: ChartData, ceilingPerMinute: number | null):
   }
   const marks = data.requests
     .filter((r) => r.rateLimited > 0)
-    .map((r) => {
-      const x = f.x(Date.parse(r.at) + step / 2);
-      return markup`<path class="mark-429" d="M${x - 5} ${M.top}L${x + 5} ${M.top}L${x} ${M.top + 8}Z"><title>${r.at}: ${r.rateLimited} answers 429</title></path>`;
-    });
+    .map((r) => markup`<path class="mark-429" d="M${f.x(Date.parse(r.at) + step / 2) - 5} ${M.top}h10l-5 8z"/>`);
   return svg('chart-requests', 'requests / min', f, data.requests.length, [markup`<path class="line" d="${line}"/>`, ceiling, marks]);
 }
 
@@ -86,24 +71,23 @@ export function ceilingDrawn(data: ChartData, ceilingPerMinute: number | null): 
   return ceilingPerMinute !== null && ceilingPerMinute <= 4 * Math.max(1, ...data.requests.map((r) => r.perMinute));
 }
 
-/** Records re-read in each cycle, stacked by outcome. */
+/** Records re-read in each cycle, stacked by outcome: a bar per cycle (a stub when it re-read none). */
 export function recordsChart(data: ChartData): Markup {
   const totals = data.cycles.map((c) => RECORD_OUTCOMES.reduce((n, o) => n + c.records[o], 0));
   const f = frame(data, Math.max(1, ...totals));
   const width = round(Math.max(2, Math.min(12, (PW / Math.max(1, data.cycles.length)) * 0.6)));
   const bars = data.cycles.map((c, i) => {
-    const x = round(f.x(Date.parse(c.at)) - width / 2);
+    const x = f.x(Date.parse(c.at));
+    if (totals[i] === 0) return markup`<g class="pt"><path class="tick" d="M${x} ${f.y(0)}v-2"/></g>`;
     let base = 0;
-    const rects = RECORD_OUTCOMES.filter((o) => c.records[o] > 0).map((o) => {
+    const segments = RECORD_OUTCOMES.filter((o) => c.records[o] > 0).map((o) => {
       const y0 = f.y(base);
       base += c.records[o];
-      const y1 = f.y(base);
-      return markup`<rect x="${x}" y="${y1}" width="${width}" height="${round(Math.max(1, y0 - y1))}" fill="${OUTCOME_COLORS[o]}"/>`;
+      return markup`<path class="o-${o}" d="M${x} ${y0}V${Math.min(f.y(base), y0 - 1)}"/>`;
     });
-    const detail = RECORD_OUTCOMES.map((o) => `${c.records[o]} ${o}`).join(', ');
-    return markup`<g class="pt"><title>${c.at}: ${totals[i]} records (${detail})</title><rect class="tick" x="${x}" y="${f.y(0)}" width="${width}" height="2"/>${rects}</g>`;
+    return markup`<g class="pt">${segments}</g>`;
   });
-  return svg('chart-records', 'records / cycle', f, data.cycles.length, bars);
+  return svg('chart-records', 'records / cycle', f, data.cycles.length, [markup`<g class="bars" stroke-width="${width}">${bars}</g>`]);
 }
 
 /** The frame of every chart: grid, axes with round ticks (UTC times below), the unit on the left. */

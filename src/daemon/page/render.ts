@@ -1,6 +1,6 @@
 import { RECORD_OUTCOMES } from '../cycle-log.js';
 import { clock, count, duration } from '../state.js';
-import { ceilingDrawn, lagChart, OUTCOME_COLORS, recordsChart, requestsChart } from './charts.js';
+import { ceilingDrawn, lagChart, recordsChart, requestsChart } from './charts.js';
 import { markup, trusted, type Markup } from './html.js';
 import type { CycleRow, PageSnapshot } from './snapshot.js';
 import { SCRIPT, STYLE } from './style.js';
@@ -69,7 +69,7 @@ function charts(s: PageSnapshot): Markup | null {
       : ceilingDrawn(data, ceiling)
         ? '; dashed: the ceiling'
         : `; the ceiling, ${count(ceiling)}/min, is above this scale`;
-  const legend = RECORD_OUTCOMES.map((o) => markup`<span><i style="background:${OUTCOME_COLORS[o]}"></i>${o}</span>`);
+  const legend = RECORD_OUTCOMES.map((o) => markup`<span><i class="o-${o}"></i>${o}</span>`);
   return markup`<div class="charts">
 <section><h2>Lag</h2>${lagChart(data)}<p class="caption">${span}; ${per}; × a failed cycle (it measured no lag)</p></section>
 <section><h2>Requests per minute</h2>${requestsChart(data, ceiling)}<p class="caption">${span}; attempts averaged per ${duration(data.requestBucketSeconds)}, retries included; red marks: answers 429${ceilingNote}</p></section>

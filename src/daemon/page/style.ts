@@ -1,4 +1,14 @@
 import { createHash } from 'node:crypto';
+import type { RecordOutcome } from '../../sync/index.js';
+
+/** One colour per record outcome: the bars of the records chart and their legend. */
+const OUTCOME_COLORS: Record<RecordOutcome, string> = {
+  fresh: '#2f7ed8',
+  stale: '#f0a30a',
+  'stale-accepted': '#a05eb5',
+  deleted: '#7a7a7a',
+  quarantined: '#d9534f',
+};
 
 /** The page's only style sheet, inline: the page loads nothing else (it must work offline). */
 export const STYLE = `
@@ -34,7 +44,11 @@ circle.pt{fill:var(--info)}
 .pt.fail{fill:var(--bad);stroke:var(--bad);stroke-width:2}
 .ceiling{stroke:var(--bad);stroke-dasharray:5 4;stroke-width:1.2}
 .mark-429{fill:var(--bad)}
-.tick{fill:#c3cbd2}
+.tick{stroke:#c3cbd2}
+.bars path{fill:none}
+${Object.entries(OUTCOME_COLORS)
+  .map(([o, c]) => `.o-${o}{stroke:${c}}.legend i.o-${o}{background:${c}}`)
+  .join('\n')}
 .legend{display:flex;flex-wrap:wrap;gap:4px 12px;font-size:12px;color:var(--muted);margin-top:4px}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 table{border-collapse:collapse;width:100%;font-size:13px}
@@ -58,5 +72,10 @@ footer a{color:var(--info);margin-right:14px}
  */
 export const SCRIPT = `(function(){var t;function arm(){clearTimeout(t);if(document.visibilityState==='visible')t=setTimeout(function(){location.reload()},5000)}document.addEventListener('visibilitychange',arm);arm()})();`;
 
-/** The Content-Security-Policy of the page: nothing loads from anywhere, one known script runs. */
-export const PAGE_CSP = `default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-${createHash('sha256').update(SCRIPT).digest('base64')}'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+
+/**
+ * The Content-Security-Policy of the page: nothing loads from anywhere, and only the page's own
+ * style sheet and script (by their hashes) apply; no inline style attribute or other script does.
+ */
+export const PAGE_CSP = `default-src 'none'; style-src ${sha256(STYLE)}; script-src ${sha256(SCRIPT)}; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
