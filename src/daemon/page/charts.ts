@@ -48,12 +48,17 @@ export function lagChart(data: ChartData): Markup {
   return svg('chart-lag', `lag (${unit.label})`, f, data.cycles.length, [markup`<path class="line" d="${line}"/>`, points]);
 }
 
-/** Request attempts per minute, the client's ceiling as a dashed line, and the buckets with 429 answers as red marks. */
+/** Request attempts per minute as columns, the client's ceiling as a dashed line, and the buckets with 429 answers as red marks. */
 export function requestsChart(data: ChartData, ceilingPerMinute: number | null): Markup {
   const drawn = ceilingDrawn(data, ceilingPerMinute) ? ceilingPerMinute : null;
   const f = frame(data, Math.max(1, ...data.requests.map((r) => r.perMinute), drawn ?? 0));
   const step = data.requestBucketSeconds * 1000;
-  const line = data.requests.map((r, i) => `${i ? 'L' : 'M'}${f.x(Date.parse(r.at) + step / 2)} ${f.y(r.perMinute)}`).join('');
+  // One column per bucket, all in one path: a single bucket (a young process) still shows.
+  const bars = data.requests
+    .filter((r) => r.perMinute > 0)
+    .map((r) => `M${f.x(Date.parse(r.at) + step / 2)} ${f.y(0)}V${Math.min(f.y(r.perMinute), f.y(0) - 1)}`)
+    .join('');
+  const width = round(Math.max(1, Math.min(14, (PW / Math.max(1, data.requests.length)) * 0.8)));
   const right = W - M.right;
   let ceiling: Markup | null = null;
   if (drawn !== null) {
@@ -63,7 +68,8 @@ export function requestsChart(data: ChartData, ceilingPerMinute: number | null):
   const marks = data.requests
     .filter((r) => r.rateLimited > 0)
     .map((r) => markup`<path class="mark-429" d="M${f.x(Date.parse(r.at) + step / 2) - 5} ${M.top}h10l-5 8z"/>`);
-  return svg('chart-requests', 'requests / min', f, data.requests.length, [markup`<path class="line" d="${line}"/>`, ceiling, marks]);
+  const columns = markup`<path class="req" stroke-width="${width}" d="${bars}"/>`;
+  return svg('chart-requests', 'requests / min', f, data.requests.length, [columns, ceiling, marks]);
 }
 
 /** Whether the ceiling is drawn: one far above the traffic would flatten it to the axis, so it is only named. */

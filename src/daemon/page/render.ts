@@ -86,7 +86,7 @@ function cycleTable(rows: CycleRow[], now: number): Markup {
       : `${count(r.recordsTotal ?? 0)} (by outcome not recorded)`;
     const copied = r.copied > 0 ? `; ${count(r.copied)} copied` : '';
     const limited = r.rateLimited ? ` (${r.rateLimited}× 429)` : '';
-    return markup`<tr class="${r.outcome}"><td>${clock(r.startedAt, now)}</td><td class="n">${r.durationMs === null ? '–' : shortDuration(r.durationMs)}</td><td>${r.kind}</td><td class="n">${num(r.eventsRead)} / ${num(r.eventsNew)}</td><td>${records}${copied}</td><td class="n">${num(r.requests)}</td><td class="n">${num(r.retries)}${limited}</td><td><span class="badge ${r.outcome}">${r.outcome}</span></td><td class="err">${r.error ?? ''}</td></tr>`;
+    return markup`<tr class="${r.outcome}"><td class="t">${time(r.startedAt, now)}</td><td class="n">${r.durationMs === null ? '–' : shortDuration(r.durationMs)}</td><td>${r.kind}</td><td class="n">${num(r.eventsRead)} / ${num(r.eventsNew)}</td><td>${records}${copied}</td><td class="n">${num(r.requests)}</td><td class="n">${num(r.retries)}${limited}</td><td><span class="badge ${r.outcome}">${r.outcome}</span></td><td class="err">${r.error ?? ''}</td></tr>`;
   });
   const empty = rows.length === 0 ? markup`<p class="muted">No cycle yet.</p>` : null;
   return markup`<section><h2>Last ${rows.length} cycles</h2><table id="cycles"><thead><tr><th>start</th><th class="n">duration</th><th>kind</th><th class="n">events read / new</th><th>records by outcome</th><th class="n">requests</th><th class="n">retries</th><th>outcome</th><th>error</th></tr></thead><tbody>${body}</tbody></table>${empty}</section>`;
@@ -101,7 +101,7 @@ function quarantine(s: PageSnapshot, now: number): Markup | null {
     .join(', ');
   const rows = m.quarantined.map(
     (q) =>
-      markup`<tr><td>${q.entityType}</td><td>${q.entityId}</td><td class="reason">${q.reason}</td><td>${q.lastSeenAt ? clock(q.lastSeenAt, now) : ''}</td></tr>`,
+      markup`<tr><td>${q.entityType}</td><td>${q.entityId}</td><td class="reason">${q.reason}</td><td class="t">${q.lastSeenAt ? time(q.lastSeenAt, now) : ''}</td></tr>`,
   );
   const content =
     total === 0
@@ -123,6 +123,11 @@ function verify(s: PageSnapshot, now: number): Markup {
     ? markup`<p>The last reconcile of this process (${clock(mine.at, now)}) found ${count(mine.drift)} difference(s) and re-read ${count(mine.repaired)} record(s).</p>`
     : markup`<p class="muted">How many differences a run found is known only for a reconcile this process ran.</p>`;
   return markup`<section id="verify"><h2>Last verify</h2>${runLine}${mineLine}</section>`;
+}
+
+/** A table's time: the page's header says UTC once. */
+function time(iso: string, now: number): string {
+  return clock(iso, now).replace(/ UTC$/, '');
 }
 
 /** 180 ms, 4.2 s, then minutes and hours. */

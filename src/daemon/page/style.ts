@@ -40,6 +40,7 @@ svg.chart{width:100%;height:auto;display:block}
 .axis-line{stroke:#9aa5ae;stroke-width:1}
 .axis,.unit,.ceiling-label{fill:var(--muted);font-size:12px}
 .line{fill:none;stroke:var(--info);stroke-width:1.6}
+.req{fill:none;stroke:#8bb8e8}
 circle.pt{fill:var(--info)}
 .pt.fail{fill:var(--bad);stroke:var(--bad);stroke-width:2}
 .ceiling{stroke:var(--bad);stroke-dasharray:5 4;stroke-width:1.2}
@@ -53,6 +54,7 @@ ${Object.entries(OUTCOME_COLORS)
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top}
+td.t{white-space:nowrap}
 th{color:var(--muted);font-weight:600;font-size:12px;white-space:nowrap}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.err,td.reason{max-width:520px;overflow-wrap:anywhere}
