@@ -86,8 +86,9 @@ export interface LiveStatus {
     lastSuccessAt: string | null;
     watermark: string | null;
     /**
-     * The upstream instant up to which every change is in the mirror (docs/operations.md,
-     * "Freshness"); absent until the sync records one.
+     * The upstream instant up to which every change is in the mirror; absent until the sync
+     * records one. The status page shows it as "current as of" when present (docs/operations.md,
+     * "The status page").
      */
     currentAsOf?: string;
   };

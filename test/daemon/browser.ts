@@ -37,9 +37,9 @@ export function chromiumUnavailable(): string | null {
         timeout: 60_000,
       },
     );
-    return r.status === 0 && r.stdout.includes('<p>ok</p>')
-      ? null
-      : `${CHROMIUM} does not start headless here: ${(r.stderr || String(r.error)).trim().split('\n').slice(-2).join(' ')}`;
+    if (r.status === 0 && r.stdout.includes('<p>ok</p>')) return null;
+    const why = r.error ? r.error.message : r.stderr.trim().split('\n').slice(-2).join(' ') || `exit ${r.status ?? r.signal}`;
+    return `${CHROMIUM} does not start headless here: ${why}`;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

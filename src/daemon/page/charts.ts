@@ -24,7 +24,8 @@ function frame(data: ChartData, max: number): Frame {
     from,
     to,
     max: top,
-    x: (t) => round(M.left + ((t - from) / (to - from)) * PW),
+    // A bucket that began before the axis (the process's first) is drawn at its start.
+    x: (t) => round(M.left + (Math.max(0, Math.min(t - from, to - from)) / (to - from)) * PW),
     y: (v) => round(M.top + PH - (Math.min(v, top) / top) * PH),
   };
 }
