@@ -16,6 +16,6 @@ export { CatchUpPolicy, MAX_CATCH_UP_CYCLES } from './catch-up.js';
 export { CycleLog, type ChartData, type CycleEntry, type CyclePoint } from './cycle-log.js';
 export { clock, count, describeState, duration, type DaemonState, type StateFacts, type StateKind } from './state.js';
 export { collectStatus, mirrorFacts, type LiveStatus, type RunRow, type StatusReport } from './status-report.js';
-export { StatusSource, type StatusSourceOptions } from './status-source.js';
+export { openStatusReader, StatusSource, type StatusSourceOptions } from './status-source.js';
 export { renderPage } from './page/render.js';
 export { cycleRows, type CycleRow, type PageSnapshot } from './page/snapshot.js';

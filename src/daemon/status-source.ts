@@ -1,6 +1,6 @@
 import { redactJson } from '../api/redact.js';
 import type { Config } from '../config/index.js';
-import type { Store } from '../store/index.js';
+import { openStore, type Store } from '../store/index.js';
 import { cycleRows, type PageSnapshot } from './page/snapshot.js';
 import { describeState } from './state.js';
 import { collectStatus, type LiveStatus, type StatusReport } from './status-report.js';
@@ -21,6 +21,27 @@ export interface StatusSourceOptions {
   config: Pick<Config, 'eventsRetentionDays' | 'maxRequestsPerSecond' | 'maxRequestsPerSecondCeiling'>;
   /** Scrubs this process's secrets (src/cli/secrets.ts) from every string served. */
   redact: (text: string) => string;
+}
+
+/**
+ * The status page's reader: the mirror opened read-only on a connection (a pool, on PostgreSQL) of
+ * its own, after the same check as every reader that no migration pends. When the check fails (a
+ * standby of a newer version waits for its writer to migrate) the store is closed at once, so
+ * the page's retries never pile up connections; `defer` registers the close of a store that opened.
+ */
+export async function openStatusReader(
+  config: Pick<Config, 'database' | 'schema'>,
+  defer: (close: () => Promise<void>) => void,
+): Promise<Store> {
+  const store = await openStore({ database: config.database, readonly: true, schema: config.schema });
+  try {
+    await store.migrate();
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+  defer(() => store.close());
+  return store;
 }
 
 /** What `/status.json` and the status page serve: the mirror read through its own reader, and the daemon's memory. */

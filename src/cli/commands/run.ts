@@ -5,6 +5,7 @@ import {
   DaemonTelemetry,
   MAX_CATCH_UP_CYCLES,
   maintainMirror,
+  openStatusReader,
   startHealthServer,
   StatusSource,
   type DaemonMetrics,
@@ -15,7 +16,7 @@ import { StoreError, type Store } from '../../store/index.js';
 import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type CycleResult, type SyncContext } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, openMirror, syncContext, type GlobalFlags, type Resources } from '../resources.js';
+import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
 import { syncOnce } from './sync.js';
 import type { SecretRedactor } from '../secrets.js';
@@ -46,7 +47,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
       const status = new StatusSource({
         telemetry,
         config,
-        openReader: () => openMirror(res, life, { readonly: true }),
+        openReader: () => openStatusReader(config, (close) => life.defer(close)),
         redact: (text) => res.redactor.redact(text),
       });
       const { host, port, authToken } = config.http;
