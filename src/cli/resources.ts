@@ -20,7 +20,7 @@ export function loadResources(flags: GlobalFlags, redactor: SecretRedactor): Res
   const { config, warnings } = loadConfig({ flags });
   // Registered before the logger exists, so no line it ever writes can carry them.
   const password = databasePassword(config.database);
-  redactor.add(config.apiKey, password, password === null ? null : encodeURIComponent(password));
+  redactor.add(config.apiKey, config.http.authToken, password, password === null ? null : encodeURIComponent(password));
   const logger = createLogger({ level: config.logLevel, secrets: redactor.values });
   for (const warning of warnings) logger.warn(warning);
   return { config, logger, redactor };

@@ -95,6 +95,25 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ cwd: dirWith({ maxResponseBytes: 10 }), env: {} })).toThrow(/maxResponseBytes: got 10.*at least 1024/);
   });
 
+  it('http.authToken comes from WSMIRROR_HTTP_AUTH_TOKEN, and an invalid one is never repeated in the error', () => {
+    const token = 'a-token-of-24-characters';
+    expect(loadConfig({ cwd: dirWith(), env: { WSMIRROR_HTTP_AUTH_TOKEN: token } }).config.http).toEqual({
+      host: '127.0.0.1',
+      port: 9464,
+      authToken: token,
+    });
+    expect(loadConfig({ cwd: dirWith(), env: {} }).config.http.authToken).toBeUndefined();
+    let error: unknown;
+    try {
+      loadConfig({ cwd: dirWith({ http: { authToken: 'short-secret' } }), env: {} });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ExitError);
+    expect((error as Error).message).toMatch(/http\.authToken: got \(hidden\).*must be at least 16/);
+    expect((error as Error).message).not.toContain('short-secret');
+  });
+
   it('config.example.json documents every key and loads as it is', () => {
     const example = JSON.parse(readFileSync(new URL('../../config.example.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     const cwd = dirWith(example);

@@ -51,6 +51,7 @@ export function loadConfig(options: LoadConfigOptions = {}): LoadedConfig {
   const http: Record<string, unknown> = {};
   if (env.WSMIRROR_HTTP_HOST) http.host = env.WSMIRROR_HTTP_HOST;
   if (env.WSMIRROR_HTTP_PORT) http.port = numeric(env.WSMIRROR_HTTP_PORT);
+  if (env.WSMIRROR_HTTP_AUTH_TOKEN) http.authToken = env.WSMIRROR_HTTP_AUTH_TOKEN;
   if (Object.keys(http).length > 0) fromEnv.http = http;
 
   const fromFlags: Record<string, unknown> = {};
@@ -129,7 +130,7 @@ function describeIssue(
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${named.join(', ')}: remove or rename ${issue.keys.length > 1 ? 'them' : 'it'} (see config.example.json for the keys)`;
   }
   const given = valueAt(merged, issue.path);
-  const shown = key === 'apiKey' ? '(hidden)' : JSON.stringify(given);
+  const shown = SECRET_KEYS.has(key) ? '(hidden)' : JSON.stringify(given);
   const top = String(issue.path[0] ?? '');
   const origin =
     top in sources.flags
@@ -141,6 +142,9 @@ function describeIssue(
           : '';
   return `${key}: got ${shown}${origin}; ${allowedText(issue)}`;
 }
+
+/** Keys whose values an error never repeats. */
+const SECRET_KEYS = new Set(['apiKey', 'http.authToken']);
 
 /** The keys the schema allows at `path` (the top level, `http` or `retry`). */
 function knownKeys(path: readonly PropertyKey[]): string[] {

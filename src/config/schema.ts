@@ -123,6 +123,14 @@ export const configSchema = z
       .object({
         host: z.string().min(1).default('127.0.0.1').describe('health and metrics server address'),
         port: z.number().int().min(0).max(65_535).default(9464).describe('health and metrics port of `run` (0 disables)'),
+        authToken: z
+          .string()
+          .min(16, 'must be at least 16 characters (e.g. the output of `openssl rand -hex 24`)')
+          .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces (it travels in an HTTP header)')
+          .optional()
+          .describe(
+            'none by default; when set, every endpoint of the http server but /healthz requires `Authorization: Bearer <token>`; prefer the WSMIRROR_HTTP_AUTH_TOKEN environment variable',
+          ),
       })
       .strict()
       .default({ host: '127.0.0.1', port: 9464 }),

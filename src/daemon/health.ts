@@ -32,6 +32,8 @@ export interface HealthSnapshot {
 export const UNHEALTHY_AFTER_FAILURES = 3;
 const STUCK_CODES = new Set(['PAGING_RUNAWAY', 'CYCLE_STALLED']);
 
+export type CycleOutcome = { ok: true } | { ok: false; error: string; code?: string };
+
 export interface Verdict {
   ok: boolean;
   body: Record<string, unknown>;
@@ -55,6 +57,8 @@ export class HealthTracker {
     consecutiveStuck: 0,
   };
   private readonly tickMs: number;
+  /** Told when a cycle starts and ends (the status page's cycle log). */
+  onCycle: { started(kind: string): void; ended(outcome: CycleOutcome): void } | null = null;
 
   /**
    * @param schedule croner pattern of the sync; readiness allows three of its ticks since the last success.
@@ -68,11 +72,13 @@ export class HealthTracker {
     this.tickMs = tickInterval(schedule);
   }
 
-  cycleStarted(): void {
+  /** @param kind `sync` (which begins with the backfill while one is unfinished) or `reconcile`. */
+  cycleStarted(kind = 'sync'): void {
     this.state.cycleStartedAt = new Date(this.now()).toISOString();
+    this.onCycle?.started(kind);
   }
 
-  cycleEnded(outcome: { ok: true } | { ok: false; error: string; code?: string }): void {
+  cycleEnded(outcome: CycleOutcome): void {
     this.state.cycleStartedAt = null;
     if (outcome.ok) {
       this.state.consecutiveFailures = 0;
@@ -84,6 +90,7 @@ export class HealthTracker {
       this.state.consecutiveStuck = outcome.code !== undefined && STUCK_CODES.has(outcome.code) ? this.state.consecutiveStuck + 1 : 0;
       this.state.lastError = outcome.error;
     }
+    this.onCycle?.ended(outcome);
   }
 
   /** An answered request or a committed page or record. */

@@ -1,43 +1,55 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from '../log/index.js';
 import { WsmirrorError } from '../util/errors.js';
+import { bearerGate } from './auth.js';
 import type { HealthTracker } from './health.js';
 import type { DaemonMetrics } from './metrics.js';
+import { renderPage } from './page/render.js';
+import { PAGE_CSP } from './page/style.js';
+import type { StatusSource } from './status-source.js';
 
-/**
- * GET /healthz (liveness), GET /readyz (readiness), both JSON with 503 and a `reason` when not
- * ok; GET /metrics (Prometheus text). docs/operations.md says what each answer means.
- */
-export async function startHealthServer(options: {
+type Handler = (res: ServerResponse) => void | Promise<void>;
+
+export interface HealthServerOptions {
   host: string;
   port: number;
   metrics: DaemonMetrics;
   health: HealthTracker;
   logger: Logger;
-}): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+  /** The status page and /status.json; without it those two paths answer 404. */
+  status?: StatusSource;
+  /** Config `http.authToken`: when set, every path but /healthz needs `Authorization: Bearer <it>`. Default: none. */
+  authToken?: string;
+}
+
+/** Headers every answer carries: nothing here is for caching or framing elsewhere. */
+const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer' };
+
+/**
+ * The daemon's http server, read-only: GET /healthz (liveness), GET /readyz (readiness), both JSON
+ * with 503 and a `reason` when not ok; GET /metrics (Prometheus text); GET / (the status page) and
+ * GET /status.json. HEAD works wherever GET does; any other method is 405. The token check sits in
+ * front of the routes, so a path added later is covered too. docs/operations.md says what each
+ * answer means.
+ */
+export async function startHealthServer(options: HealthServerOptions): Promise<{ server: Server; url: string; close(): Promise<void> }> {
+  const routes = routesOf(options);
+  const allowed = bearerGate(options.authToken);
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && (path === '/healthz' || path === '/readyz')) {
-      const verdict = path === '/healthz' ? options.health.liveness() : options.health.readiness();
-      res.writeHead(verdict.ok ? 200 : 503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(verdict.body));
-      return;
-    }
-    if (req.method === 'GET' && path === '/metrics') {
-      options.metrics.registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { 'content-type': options.metrics.registry.contentType });
-          res.end(text);
-        },
-        (err: Error) => {
-          res.writeHead(500).end(err.message);
-        },
+    const path = (req.url ?? '/').split('?')[0]!;
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return json(res, 405, { error: 'read-only: only GET and HEAD are allowed' }, { allow: 'GET, HEAD' });
+    if (!allowed(path, req.headers.authorization)) {
+      return json(
+        res,
+        401,
+        { error: 'this endpoint needs `Authorization: Bearer <http.authToken>`' },
+        { 'www-authenticate': 'Bearer realm="wsmirror"' },
       );
-      return;
     }
-    res
-      .writeHead(404, { 'content-type': 'application/json' })
-      .end(JSON.stringify({ error: 'not found; try /healthz, /readyz or /metrics' }));
+    const route = routes.get(path);
+    if (!route) return json(res, 404, { error: `not found; try ${[...routes.keys()].join(', ')}` });
+    Promise.resolve(route(res)).catch((err: Error) => failed(req, res, err, options.logger));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));
@@ -46,7 +58,10 @@ export async function startHealthServer(options: {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const url = `http://${options.host}:${port}`;
-  options.logger.info({ url }, 'health and metrics server listening');
+  options.logger.info(
+    { url, authToken: options.authToken === undefined ? 'none' : 'required' },
+    'http server listening (status page, health, metrics)',
+  );
   return {
     server,
     url,
@@ -56,6 +71,47 @@ export async function startHealthServer(options: {
         server.closeAllConnections();
       }),
   };
+}
+
+function routesOf(o: HealthServerOptions): Map<string, Handler> {
+  const routes = new Map<string, Handler>();
+  if (o.status) {
+    const status = o.status;
+    routes.set('/', async (res) => {
+      const body = renderPage(await status.page());
+      res.writeHead(200, {
+        ...COMMON_HEADERS,
+        'content-type': 'text/html; charset=utf-8',
+        'content-security-policy': PAGE_CSP,
+        'x-frame-options': 'DENY',
+      });
+      res.end(body);
+    });
+    routes.set('/status.json', async (res) => json(res, 200, await status.report()));
+  }
+  for (const path of ['/healthz', '/readyz']) {
+    routes.set(path, (res) => {
+      const verdict = path === '/healthz' ? o.health.liveness() : o.health.readiness();
+      json(res, verdict.ok ? 200 : 503, verdict.body);
+    });
+  }
+  routes.set('/metrics', async (res) => {
+    const text = await o.metrics.registry.metrics();
+    res.writeHead(200, { ...COMMON_HEADERS, 'content-type': o.metrics.registry.contentType });
+    res.end(text);
+  });
+  return routes;
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { ...COMMON_HEADERS, 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function failed(req: IncomingMessage, res: ServerResponse, err: Error, logger: Logger): void {
+  logger.warn({ err, path: (req.url ?? '/').split('?')[0] }, 'http request failed');
+  if (res.headersSent) res.destroy();
+  else json(res, 503, { error: err.message });
 }
 
 /** A port in use or not allowed is a configuration problem (exit 2) naming the key to change. */

@@ -1,14 +1,21 @@
-export { startHealthServer } from './http.js';
+export { startHealthServer, type HealthServerOptions } from './http.js';
 export {
   HealthTracker,
   tickInterval,
   UNHEALTHY_AFTER_FAILURES,
   type BackfillProgress,
+  type CycleOutcome,
   type HealthSnapshot,
   type Role,
   type Verdict,
 } from './health.js';
 export { DaemonMetrics, endpointOf, type FileSizes } from './metrics.js';
 export { maintainMirror } from './maintenance.js';
-export { DaemonTelemetry } from './telemetry.js';
+export { DaemonTelemetry, type TelemetryOptions } from './telemetry.js';
 export { CatchUpPolicy, MAX_CATCH_UP_CYCLES } from './catch-up.js';
+export { CycleLog, type ChartData, type CycleEntry, type CyclePoint } from './cycle-log.js';
+export { clock, count, describeState, duration, type DaemonState, type StateFacts, type StateKind } from './state.js';
+export { collectStatus, mirrorFacts, type LiveStatus, type RunRow, type StatusReport } from './status-report.js';
+export { openStatusReader, StatusSource, type StatusSourceOptions } from './status-source.js';
+export { renderPage } from './page/render.js';
+export { cycleRows, type CycleRow, type PageSnapshot } from './page/snapshot.js';

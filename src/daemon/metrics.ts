@@ -1,8 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestEvent } from '../api/index.js';
 import type { RecordOutcome, RunStats } from '../sync/index.js';
-
-const RECORD_OUTCOMES: readonly RecordOutcome[] = ['fresh', 'stale', 'stale-accepted', 'deleted', 'quarantined'];
+import { RECORD_OUTCOMES } from './cycle-log.js';
 
 /** Where the SQLite sizes come from; null for PostgreSQL (the gauges then stay absent). */
 export type FileSizes = () => { database: number; wal: number } | null;
@@ -92,13 +91,27 @@ export class DaemonMetrics {
     labelNames: ['result'],
     registers: this.r,
   });
+  readonly verifyDrift = new Gauge({
+    name: 'wsmirror_verify_drift_records',
+    help: 'Differences the last reconcile of this process found between the mirror and the upstream (it re-read them)',
+    registers: this.r,
+  });
+  /** The last reconcile this process ran, for the status page. */
+  lastVerify: { at: string; drift: number; repaired: number } | null = null;
   readonly eventsPruned = new Counter({
     name: 'wsmirror_events_pruned_total',
     help: 'Change-log events deleted by the retention setting',
     registers: this.r,
   });
 
-  constructor(fileSizes?: FileSizes) {
+  /**
+   * @param fileSizes where the SQLite sizes come from.
+   * @param onCycleStats told the figures of every cycle counted with them (the status page's cycle log).
+   */
+  constructor(
+    fileSizes?: FileSizes,
+    private readonly onCycleStats?: (stats: RunStats) => void,
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'wsmirror_process_' });
     // Every labelled series starts at 0, so dashboards and alerts see it before the first event.
     for (const outcome of ['success', 'failed', 'aborted', 'skipped']) this.cycles.inc({ outcome }, 0);
@@ -138,9 +151,16 @@ export class DaemonMetrics {
   cycle(outcome: 'success' | 'failed' | 'aborted' | 'skipped', stats?: RunStats): void {
     this.cycles.inc({ outcome });
     if (!stats) return;
+    this.onCycleStats?.(stats);
     this.events.inc({ kind: 'new' }, stats.eventsNew);
     this.events.inc({ kind: 'late' }, stats.eventsLate);
     if (outcome === 'success') this.lastSuccess.set(Date.now() / 1000);
+  }
+
+  /** A finished reconcile (`verify --repair`): how many differences it found and re-read. */
+  verified(result: { drift: readonly unknown[]; repaired: number }): void {
+    this.verifyDrift.set(result.drift.length);
+    this.lastVerify = { at: new Date().toISOString(), drift: result.drift.length, repaired: result.repaired };
   }
 
   observeDuration(kind: string, seconds: number): void {

@@ -1,27 +1,61 @@
 import type { RequestEvent } from '../api/index.js';
 import type { Store } from '../store/index.js';
 import type { SyncHooks } from '../sync/index.js';
-import { HealthTracker } from './health.js';
+import { packageVersion } from '../util/version.js';
+import { CycleLog } from './cycle-log.js';
+import { HealthTracker, type CycleOutcome } from './health.js';
 import { DaemonMetrics } from './metrics.js';
+import type { StateFacts } from './state.js';
+
+/** The window the backfill's rate is measured over, for its ETA. */
+const RATE_WINDOW_MS = 60_000;
+
+export interface TelemetryOptions {
+  /**
+   * The longest the client waits after a 429 before it tries again (config `retry.maxDelayMs`,
+   * which also caps the "auto" pacer's pause); the state line's "rate-limited until" bound.
+   * Default 60,000.
+   */
+  retryMaxDelayMs?: number;
+  /** Clock for tests. Default Date.now. */
+  now?: () => number;
+}
 
 /**
- * What the daemon reports about itself: its metrics, its health state, and the one progress
- * signal both follow (every answered request and committed page or record moves liveness and
- * `wsmirror_last_progress_timestamp_seconds`). The mirror is attached once it is open, so the
- * file-size gauges read nothing before.
+ * What the daemon reports about itself: its metrics, its health state, the cycle log of the status
+ * page, and the one progress signal they follow (every answered request and committed page or
+ * record moves liveness and `wsmirror_last_progress_timestamp_seconds`). The mirror is attached
+ * once it is open, so the file-size gauges read nothing before.
  */
 export class DaemonTelemetry {
   readonly metrics: DaemonMetrics;
   readonly health: HealthTracker;
+  readonly cycles: CycleLog;
+  readonly version = packageVersion();
   #store: Store | null = null;
+  #rateLimited: { since: number; last: number } | null = null;
+  /** Backfill pages of the last minute: when, which list, how many records. */
+  #pages: { at: number; list: string; n: number }[] = [];
+  readonly #now: () => number;
+  readonly #retryMaxDelayMs: number;
 
   /**
    * @param schedule the sync's croner pattern (readiness allows three of its ticks).
    * @param stallTimeoutMs liveness fails after this long without progress in a cycle.
    */
-  constructor(schedule: string, stallTimeoutMs: number) {
-    this.metrics = new DaemonMetrics(() => this.#store?.fileSizes() ?? null);
-    this.health = new HealthTracker(schedule, stallTimeoutMs);
+  constructor(schedule: string, stallTimeoutMs: number, options: TelemetryOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#retryMaxDelayMs = options.retryMaxDelayMs ?? 60_000;
+    this.cycles = new CycleLog(this.#now);
+    this.metrics = new DaemonMetrics(
+      () => this.#store?.fileSizes() ?? null,
+      (stats) => this.cycles.eventsNew(stats.eventsNew),
+    );
+    this.health = new HealthTracker(schedule, stallTimeoutMs, this.#now);
+    this.health.onCycle = {
+      started: (kind) => this.cycles.begin(kind),
+      ended: (outcome) => this.#cycleEnded(outcome),
+    };
   }
 
   attach(store: Store): void {
@@ -30,12 +64,16 @@ export class DaemonTelemetry {
 
   progress(): void {
     this.health.progress();
-    this.metrics.lastProgress.set(Date.now() / 1000);
+    this.metrics.lastProgress.set(this.#now() / 1000);
   }
 
   /** Every request attempt as it ends; only an answered one (2xx) counts as progress. */
   request(e: RequestEvent): void {
     this.metrics.request(e);
+    this.cycles.request(e);
+    const now = this.#now();
+    if (e.status === 429) this.#rateLimited = { since: this.#rateLimited?.since ?? now, last: now };
+    else if (e.status !== null) this.#rateLimited = null;
     if (e.status !== null && e.status >= 200 && e.status < 300) this.progress();
   }
 
@@ -49,13 +87,78 @@ export class DaemonTelemetry {
     return {
       onRecord: (type, outcome) => {
         this.metrics.record(type, outcome);
+        this.cycles.record(outcome);
         this.progress();
       },
       onPage: (kind, info) => {
-        if (kind === 'events') this.metrics.eventsRead(info.items + info.invalid);
-        if (kind === 'history') this.metrics.eventsRead(info.items);
+        const events = kind === 'events' ? info.items + info.invalid : kind === 'history' ? info.items : 0;
+        if (events > 0) {
+          this.metrics.eventsRead(events);
+          this.cycles.eventsRead(events);
+        }
+        if (this.health.state.backfill !== null && kind !== 'events') this.#backfillPage(kind === 'history' ? 'events' : kind, info.items);
         this.progress();
       },
     };
   }
+
+  /** The facts of the state line, as this process knows them now. */
+  stateFacts(): StateFacts {
+    const s = this.health.state;
+    const now = this.#now();
+    const live = this.health.liveness();
+    const limited = this.#rateLimited;
+    const until = limited ? limited.last + this.#retryMaxDelayMs : 0;
+    return {
+      now,
+      role: s.role,
+      runningSince: s.cycleStartedAt,
+      backfill: s.backfill ? { ...s.backfill, ratePerSecond: this.#backfillRates(now) } : null,
+      rateLimited: limited && until >= now ? { since: iso(limited.since), until: iso(until) } : null,
+      failures: s.lastError !== null ? { consecutive: s.consecutiveFailures, lastError: s.lastError } : null,
+      problem: live.ok ? null : String(live.body.reason),
+      lastSuccessAt: s.lastSuccessAt,
+      lagSeconds: s.lagSeconds,
+    };
+  }
+
+  #cycleEnded(outcome: CycleOutcome): void {
+    const stopping = this.health.state.role === 'stopping';
+    const kind = this.cycles.current?.kind;
+    this.#rateLimited = null;
+    this.cycles.end({
+      outcome: !outcome.ok ? 'failed' : stopping ? 'aborted' : 'success',
+      error: outcome.ok ? null : outcome.error,
+      // A reconcile measures no lag, and one stopped early may not have reached its sync.
+      lagSeconds: outcome.ok && !stopping && kind !== 'reconcile' ? this.health.state.lagSeconds : null,
+    });
+  }
+
+  #backfillPage(list: string, n: number): void {
+    const now = this.#now();
+    this.cycles.copied(n);
+    this.#pages.push({ at: now, list, n });
+    while (this.#pages.length > 0 && this.#pages[0]!.at < now - RATE_WINDOW_MS) this.#pages.shift();
+  }
+
+  /** Records per second per list over the last minute; a list needs two pages to have a rate. */
+  #backfillRates(now: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    const byList = new Map<string, { first: number; last: number; n: number; pages: number }>();
+    for (const p of this.#pages) {
+      if (p.at < now - RATE_WINDOW_MS) continue;
+      const b = byList.get(p.list) ?? { first: p.at, last: p.at, n: 0, pages: 0 };
+      b.last = p.at;
+      b.pages++;
+      // The first page's records arrived before the window's first instant: not counted.
+      if (b.pages > 1) b.n += p.n;
+      byList.set(p.list, b);
+    }
+    for (const [list, b] of byList) if (b.pages > 1 && b.last > b.first) out[list] = (b.n * 1000) / (b.last - b.first);
+    return out;
+  }
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }

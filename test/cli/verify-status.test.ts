@@ -46,7 +46,7 @@ describe('verify and status', () => {
     expect(s.upstream?.lagSeconds).toBe(0);
     expect(s.lastRun?.kind).toBe('sync');
     expect(s.lastRun?.outcome).toBe('success');
-    expect(s.counts.tickets).toBeGreaterThanOrEqual(25);
+    expect(s.counts?.tickets).toBeGreaterThanOrEqual(25);
     expect(s.dirty).toBe(0);
     expect(s.quarantined).toEqual([]);
     expect(s.lateEvent).toBeNull();

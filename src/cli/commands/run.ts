@@ -5,7 +5,9 @@ import {
   DaemonTelemetry,
   MAX_CATCH_UP_CYCLES,
   maintainMirror,
+  openStatusReader,
   startHealthServer,
+  StatusSource,
   type DaemonMetrics,
   type HealthTracker,
 } from '../../daemon/index.js';
@@ -29,7 +31,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
   const res = loadResources(flags, redactor);
   const { config, logger } = res;
   const life = new Lifecycle();
-  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs);
+  const telemetry = new DaemonTelemetry(config.schedule, config.stallTimeoutMs, { retryMaxDelayMs: config.retry.maxDelayMs });
   const { metrics, health } = telemetry;
   const fail: Failure = { error: null };
   try {
@@ -42,7 +44,14 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
       onForce: exitAtOnce,
     });
     if (config.http.port !== 0) {
-      const server = await startHealthServer({ host: config.http.host, port: config.http.port, metrics, health, logger });
+      const status = new StatusSource({
+        telemetry,
+        config,
+        openReader: () => openStatusReader(config, (close) => life.defer(close)),
+        redact: (text) => res.redactor.redact(text),
+      });
+      const { host, port, authToken } = config.http;
+      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status });
       life.defer(() => server.close());
     }
     const client = openClient(res, life, (e) => telemetry.request(e));
@@ -169,6 +178,7 @@ async function scheduleCycles(
       void exclusive('reconcile', async () => {
         const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
         metrics.observeDuration('reconcile', durationMs / 1000);
+        metrics.verified(result);
         logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
       }),
   );
@@ -206,7 +216,7 @@ class ExclusiveWork {
       logger.debug({ name }, 'tick skipped: the previous cycle is still running');
       return null;
     }
-    this.health.cycleStarted();
+    this.health.cycleStarted(name);
     this.running = work()
       .then(() => {
         this.health.cycleEnded({ ok: true });

@@ -1,138 +1,113 @@
 import { createApiClient } from '../../api/index.js';
+import type { Config } from '../../config/index.js';
 import {
-  lateHoldEnd,
-  lateLately,
-  plausibleHead,
-  readBackfill,
-  readLastCycle,
-  readLateEvent,
-  readWatermark,
-  readWindow,
-  type LastCycle,
-  type LateEvent,
-} from '../../sync/index.js';
-import type { Selectable } from 'kysely';
-import { DEFERRED_INDEXES_KEY, type DeferredIndex, type MirrorDatabase, type Store } from '../../store/index.js';
-import { fromDbTimestamp } from '../../util/time.js';
+  collectStatus,
+  describeState,
+  duration,
+  mirrorFacts,
+  type LiveStatus,
+  type RunRow,
+  type StatusReport,
+} from '../../daemon/index.js';
+import { lateLately, plausibleHead, readWatermark } from '../../sync/index.js';
+import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from './sync.js';
 import type { SecretRedactor } from '../secrets.js';
 
-export interface StatusReport {
-  database: string;
-  backfill: { phase: string; copied: Record<string, number> } | null;
-  watermark: string | null;
-  windowInProgress: boolean;
-  upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
-  /**
-   * The last event a window read later than the guaranteed tick overlap reaches (docs/sync.md,
-   * "The overlap's cost"), and until when ticks re-read the whole overlap because of it.
-   */
-  lateEvent: (LateEvent & { wholeOverlapUntil: string }) | null;
-  /**
-   * Secondary indexes a first SQLite backfill dropped and builds at its end (docs/sync.md,
-   * "Backfill"); queries on those tables run without them until then. Empty otherwise.
-   */
-  deferredIndexes: string[];
-  /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
-  lastCycle: LastCycle | null;
-  /** The latest sync_runs row, its timestamps in ISO form. */
-  lastRun: LastRun | null;
-  lastSuccessAt: string | null;
-  counts: Record<string, number>;
-  dirty: number;
-  /** SQLite: bytes of the mirror and its WAL (the running writer checkpoints the WAL after each cycle). */
-  storage: { databaseBytes: number; walBytes: number } | null;
-  /** The events table: how far back it reaches, and the retention the writer applies. */
-  events: { oldest: string | null; retentionDays: number };
-  quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
-  /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
-  quarantinedByType: Record<string, number>;
-}
+export type { StatusReport } from '../../daemon/index.js';
 
-type LastRun = Omit<Selectable<MirrorDatabase['sync_runs']>, 'started_at' | 'finished_at'> & {
-  started_at: string | null;
-  finished_at: string | null;
-};
+/** How long `status` waits for the daemon's own answer before it reads the state from the mirror. */
+const DAEMON_TIMEOUT_MS = 1_000;
 
-/** A reader: no lock, never blocked by the writer. Asks the workspace for its head when it can. */
+/**
+ * A reader: no lock, never blocked by the writer. The mirror's figures come from the collector the
+ * daemon's /status.json uses; the state line from the daemon serving this mirror when one answers
+ * on `http.host:http.port` (the same line as its status page), else from the mirror's tables.
+ * Asks the workspace for its head when it can.
+ */
 export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }, redactor: SecretRedactor): Promise<void> {
   const { res, life, store } = await openReader(flags, redactor);
   try {
-    const watermark = await readWatermark(store);
-    const backfill = await readBackfill(store);
-    const window = await readWindow(store);
-    const lastCycle = await readLastCycle(store);
-    const late = await readLateEvent(store);
-    const deferred = (await store.getState<DeferredIndex[]>(DEFERRED_INDEXES_KEY)) ?? [];
-    const runs = await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute();
-    const lastRun = runs[0] ?? null;
-    const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
-    const quarantine = await store.db
-      .selectFrom('quarantine')
-      .select(['entity_type', 'entity_id', 'reason', 'last_seen_at'])
-      .orderBy('last_seen_at', 'desc')
-      .limit(20)
-      .execute();
-    const byType = await store.db
-      .selectFrom('quarantine')
-      .select(['entity_type', (eb) => eb.fn.countAll<string>().as('n')])
-      .groupBy('entity_type')
-      .execute();
-    let upstream: StatusReport['upstream'] = null;
-    if (res.config.baseUrl && res.config.apiKey) {
-      const client = createApiClient({
-        baseUrl: res.config.baseUrl,
-        apiKey: res.config.apiKey,
-        retry: { maxAttempts: 1 },
-        requestTimeoutMs: Math.min(res.config.requestTimeoutMs, 10_000),
-      });
-      try {
-        const page = await client.eventsPage({ limit: 1 });
-        const { head, unknown } = plausibleHead(page, new Date().toISOString());
-        upstream = { head, lagSeconds: unknown ? null : lagBetween(head, watermark) };
-      } catch (err) {
-        upstream = { head: null, lagSeconds: null, error: (err as Error).message };
-      } finally {
-        await client.close();
-      }
-    }
-    const report: StatusReport = {
-      // The store's label names the database without its password.
-      database: store.label,
-      backfill: backfill ? { phase: backfill.phase, copied: backfill.copied } : null,
-      watermark,
-      windowInProgress: window !== null,
-      lateEvent: late ? { ...late, wholeOverlapUntil: lateHoldEnd(late.seenAt) } : null,
-      deferredIndexes: deferred.map((i) => i.name),
-      upstream,
-      lastCycle,
-      // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
-      lastRun: lastRun
-        ? { ...lastRun, started_at: fromDbTimestamp(lastRun.started_at), finished_at: fromDbTimestamp(lastRun.finished_at) }
-        : null,
-      lastSuccessAt: lastSuccess ? fromDbTimestamp(lastSuccess.finished_at) : null,
-      counts: await store.counts(),
-      dirty: await store.dirtyCount(),
-      quarantinedByType: Object.fromEntries(byType.map((r) => [r.entity_type, Number(r.n)])),
-      storage: storageOf(store.fileSizes()),
-      events: { oldest: await oldestEvent(store), retentionDays: res.config.eventsRetentionDays },
-      quarantined: quarantine.map((q) => ({
-        entityType: q.entity_type,
-        entityId: q.entity_id,
-        reason: q.reason,
-        lastSeenAt: fromDbTimestamp(q.last_seen_at) ?? '',
-      })),
-    };
+    const upstream = await probeUpstream(res.config, store);
+    const mirror = await collectStatus(store, { retentionDays: res.config.eventsRetentionDays, upstream, rowCounts: true });
+    const live = (await daemonLive(res.config, mirror.database)) ?? mirrorLive(mirror);
+    const report: StatusReport = { ...mirror, live };
     process.stdout.write(opts.json ? `${JSON.stringify(report, null, 2)}\n` : renderStatus(report));
   } finally {
     await life.close();
   }
 }
 
+async function probeUpstream(config: Config, store: Store): Promise<StatusReport['upstream']> {
+  if (!config.baseUrl || !config.apiKey) return null;
+  const client = createApiClient({
+    baseUrl: config.baseUrl,
+    apiKey: config.apiKey,
+    retry: { maxAttempts: 1 },
+    requestTimeoutMs: Math.min(config.requestTimeoutMs, 10_000),
+  });
+  try {
+    const page = await client.eventsPage({ limit: 1 });
+    const { head, unknown } = plausibleHead(page, new Date().toISOString());
+    return { head, lagSeconds: unknown ? null : lagBetween(head, await readWatermark(store)) };
+  } catch (err) {
+    return { head: null, lagSeconds: null, error: (err as Error).message };
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * The daemon's own view, from its /status.json, when a daemon answers on the configured address
+ * and keeps this very mirror (another mirror's daemon on that port is not asked twice: its
+ * answer is ignored); null otherwise.
+ */
+async function daemonLive(config: Config, database: string): Promise<LiveStatus | null> {
+  if (config.http.port === 0) return null;
+  const host =
+    config.http.host === '0.0.0.0'
+      ? '127.0.0.1'
+      : config.http.host === '::'
+        ? '[::1]'
+        : config.http.host.includes(':')
+          ? `[${config.http.host}]`
+          : config.http.host;
+  try {
+    const res = await fetch(`http://${host}:${config.http.port}/status.json`, {
+      headers: config.http.authToken ? { authorization: `Bearer ${config.http.authToken}` } : {},
+      signal: AbortSignal.timeout(DAEMON_TIMEOUT_MS),
+    });
+    if (!res.ok) return null;
+    const body = (await res.json()) as Partial<StatusReport>;
+    return body.database === database && body.live?.source === 'daemon' ? body.live : null;
+  } catch {
+    return null;
+  }
+}
+
+/** No daemon answered: the state as the mirror's tables tell it. */
+function mirrorLive(mirror: Omit<StatusReport, 'live'>): LiveStatus {
+  const facts = mirrorFacts(mirror, Date.now());
+  return {
+    source: 'mirror',
+    state: describeState(facts),
+    role: null,
+    version: null,
+    startedAt: null,
+    uptimeSeconds: null,
+    freshness: { lagSeconds: facts.lagSeconds, lastSuccessAt: facts.lastSuccessAt, watermark: mirror.watermark },
+    cycles: [],
+    charts: null,
+    requestCeilingPerMinute: null,
+    verify: null,
+  };
+}
+
 function renderStatus(r: StatusReport): string {
   const lines = [
+    `State:       ${r.live.state.line} (${stateSource(r.live)})`,
     `Mirror:      ${r.database}`,
     `Backfill:    ${
       r.backfill
@@ -160,9 +135,14 @@ function renderStatus(r: StatusReport): string {
     }`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
     'Rows:',
-    ...Object.entries(r.counts).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
+    ...Object.entries(r.counts ?? {}).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+function stateSource(live: LiveStatus): string {
+  if (live.source === 'mirror') return "from the mirror's tables: no daemon answered on http.host:http.port";
+  return `from the daemon: ${live.role ?? 'role unknown'}, up ${live.uptimeSeconds === null ? 'unknown' : duration(live.uptimeSeconds)}`;
 }
 
 /** The status line while a first backfill builds its secondary indexes at its end. */
@@ -180,21 +160,9 @@ export function lateEventLine(late: StatusReport['lateEvent'], now: string): str
   return `last ${late.eventId} (occurred ${late.occurredAt}), read ${late.seenAt}; ${hold}`;
 }
 
-function lastRunLine(run: LastRun): string {
+function lastRunLine(run: RunRow): string {
   const counts = `${run.events_read ?? 0} events read, ${run.records_fetched ?? 0} records, ${run.requests ?? 0} requests`;
   return `${run.kind} ${run.outcome ?? 'interrupted'} at ${run.started_at} (${counts})${run.error ? `: ${run.error}` : ''}`;
-}
-
-function storageOf(sizes: { database: number; wal: number } | null): StatusReport['storage'] {
-  return sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null;
-}
-
-async function oldestEvent(store: Store): Promise<string | null> {
-  const row = await store.db
-    .selectFrom('events')
-    .select((eb) => eb.fn.min('occurred_at').as('oldest'))
-    .executeTakeFirst();
-  return fromDbTimestamp(row?.oldest);
 }
 
 function mib(bytes: number): string {
