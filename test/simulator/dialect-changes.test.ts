@@ -4,7 +4,8 @@ import { eventsOf } from './dialect-helpers.js';
 import { start, type Client, type Wire } from './helpers.js';
 
 /** Payload names per `changeFieldNames`, from the dialect's documentation (test-side). */
-const NAMES: Record<DialectOptions['changeFieldNames'], Record<string, string>> = {
+type Names = Record<'assignee' | 'team' | 'stage' | 'owner' | 'company' | 'contacts' | 'closeDate', string>;
+const NAMES: Record<DialectOptions['changeFieldNames'], Names> = {
   apiId: {
     assignee: 'assigneeId',
     team: 'teamId',

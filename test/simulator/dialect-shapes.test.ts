@@ -8,7 +8,7 @@ async function rawPages(c: Client, path: string): Promise<Wire[]> {
   let cursor: string | null | undefined = null;
   for (let i = 0; i < 1000; i++) {
     const sep = path.includes('?') ? '&' : '?';
-    const page = (await c.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path)).body;
+    const page: Wire = (await c.get(cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path)).body;
     pages.push(page);
     cursor = page.nextCursor;
     if (typeof cursor !== 'string' || cursor === '') return pages;
