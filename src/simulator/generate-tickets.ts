@@ -96,7 +96,6 @@ export function generateTickets(ctx: GenContext, count: number): void {
   const members = world.memberList.map((m) => m.id);
   const teams = [...world.teams.keys()];
   const contacts = world.contactList;
-  const autoClose = world.settings.autoCloseSolvedAfterMs;
   const unlisted = world.dialect.unlistedValues;
   const priorityWeights = unlisted ? UNLISTED_PRIORITY_WEIGHTS : PRIORITY_WEIGHTS;
   const all: Ticket[] = [];
@@ -205,22 +204,7 @@ export function generateTickets(ctx: GenContext, count: number): void {
       log.change({ field: 'priority', from: t.priority, to: finalPriority }, agent, t.updatedAtMs);
       t.priority = finalPriority;
     }
-    if (lastPublic === 'agent') {
-      const r = rng.next();
-      const at = t.updatedAtMs + Math.floor(rng.next() * Math.max(0, Math.min(2880 * MINUTE, startMs - 1000 - t.updatedAtMs)));
-      // Unlisted values take a share of the solved and on-hold endings.
-      if (r < (unlisted ? 0.5 : 0.55)) {
-        log.setStatus('solved', agent, at);
-        if (autoClose > 0 && at + autoClose < startMs) log.setStatus('closed', null, at + autoClose);
-        else if (autoClose > 0) world.solvedQueue.push({ ticket: t, solvedAtMs: at });
-      } else if (unlisted && r < 0.55) {
-        log.setStatus('archived', agent, at);
-      } else if (r < 0.63) {
-        log.setStatus('on_hold', agent, at);
-      } else if (unlisted && r < 0.7) {
-        log.setStatus('waiting_on_customer', agent, at);
-      }
-    }
+    if (lastPublic === 'agent') seedEnding(ctx, t, log, agent);
     log.flush();
     refreshSla(t, t.updatedAtMs);
     t.keyHistory.push(0, t.updatedAtMs);
@@ -229,6 +213,30 @@ export function generateTickets(ctx: GenContext, count: number): void {
   }
   world.solvedQueue.sort((a, b) => a.solvedAtMs - b.solvedAtMs);
   world.ticketIndex.load(all);
+}
+
+/**
+ * How a ticket the agent answered last ends up: solved (and closed by the automation when that is
+ * due before the start), on hold, or left pending; unlisted values take a share as archived and
+ * waiting on the customer.
+ */
+function seedEnding(ctx: GenContext, t: Ticket, log: TicketHistory, agent: string): void {
+  const { world, rng, startMs } = ctx;
+  const autoClose = world.settings.autoCloseSolvedAfterMs;
+  const unlisted = world.dialect.unlistedValues;
+  const r = rng.next();
+  const at = t.updatedAtMs + Math.floor(rng.next() * Math.max(0, Math.min(2880 * MINUTE, startMs - 1000 - t.updatedAtMs)));
+  if (r < (unlisted ? 0.5 : 0.55)) {
+    log.setStatus('solved', agent, at);
+    if (autoClose > 0 && at + autoClose < startMs) log.setStatus('closed', null, at + autoClose);
+    else if (autoClose > 0) world.solvedQueue.push({ ticket: t, solvedAtMs: at });
+  } else if (unlisted && r < 0.55) {
+    log.setStatus('archived', agent, at);
+  } else if (r < 0.63) {
+    log.setStatus('on_hold', agent, at);
+  } else if (unlisted && r < 0.7) {
+    log.setStatus('waiting_on_customer', agent, at);
+  }
 }
 
 /**

@@ -6,17 +6,15 @@ import {
   DEFAULT_STATUS,
   priorityValues,
   resolvePriority,
-  resolveStatus,
-  settableStatuses,
-  statusCategory,
   TICKET_FIELDS,
 } from './catalog.js';
 import { logChanges } from './change-log.js';
-import { ApiError, Issues, notFound } from './errors.js';
+import { Issues, notFound } from './errors.js';
 import { asBody, bool, has, normalizeTags, stringList, text } from './input.js';
 import type { Contact, FieldChange, Message, Ticket } from './model.js';
 import { ticketBody } from './render.js';
 import { refreshSla, slaDue } from './sla.js';
+import { applyStatus, refuseIfClosed, settableStatus } from './ticket-status.js';
 import type { World } from './world.js';
 
 export function findListedTicket(world: World, id: string): Ticket {
@@ -32,57 +30,6 @@ export function beginTicketWrite(world: World, t: Ticket): void {
 export function commitTicketWrite(world: World, t: Ticket, ms: number): void {
   refreshSla(t, ms);
   world.commitWrite(t, ms);
-}
-
-/**
- * Moves the ticket to `to` (without logging) and returns the change to log, or null when it is
- * already there; the caller brackets it with begin/commit.
- */
-export function applyStatus(world: World, t: Ticket, to: string, ms: number): FieldChange | null {
-  const from = t.status;
-  if (from === to) return null;
-  t.status = to;
-  t.statusChangedAtMs = ms;
-  if (to === 'solved') {
-    t.resolvedAtMs = ms;
-    world.solvedQueue.push({ ticket: t, solvedAtMs: ms });
-  } else if (statusCategory(to) === 'unresolved') {
-    t.resolvedAtMs = null;
-  } else if (t.resolvedAtMs === null) {
-    // Into another resolved status (unlisted `archived`) from an unresolved one.
-    t.resolvedAtMs = ms;
-  }
-  return { field: 'status', from, to };
-}
-
-/** Moves the ticket to `to` and logs it as a write of its own. */
-export function changeStatus(world: World, t: Ticket, to: string, actor: string | null, ms: number): void {
-  const change = applyStatus(world, t, to, ms);
-  if (change) logChanges(world, 'ticket', t.id, [change], actor, ms);
-}
-
-function settableStatus(world: World, input: unknown, field: string, issues: Issues): string | undefined {
-  if (typeof input !== 'string') {
-    issues.add(field, 'must be a status value or label');
-    return undefined;
-  }
-  const def = resolveStatus(input, world.dialect.unlistedValues);
-  if (!def) {
-    const values = settableStatuses(world.dialect.unlistedValues);
-    issues.add(field, `unknown status; use ${values.slice(0, -1).join(', ')} or ${values[values.length - 1]} (or their labels)`);
-    return undefined;
-  }
-  if (def.value === 'closed') {
-    throw new ApiError(422, 'status_not_settable', 'Status closed cannot be set by hand; solved tickets are closed by automation.', [
-      { field, message: 'closed cannot be set by hand' },
-    ]);
-  }
-  return def.value;
-}
-
-function refuseIfClosed(t: Ticket, what: string): void {
-  if (t.status === 'closed')
-    throw new ApiError(422, 'ticket_closed', `Ticket ${t.id} is closed; ${what} is not possible on a closed ticket.`);
 }
 
 export function createTicket(world: World, actor: string, input: unknown): Ticket {
