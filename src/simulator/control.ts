@@ -85,13 +85,17 @@ function groundTruth(world: World): Truth {
     deletedDealIds: [...world.deletedDealIds],
     pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(world, world.truthSpelling, p))),
     events: visible.map((e) => eventTruth(world, e)),
-    changes: structuredClone(truthChanges(world, visible)),
+    changes: truthChanges(world, visible),
     members: world.memberList.map((m) => ({ id: m.id, name: m.name, email: m.email })),
     dialect: { ...world.dialect },
   };
 }
 
-/** Every field change the visible events log, newest event first, each event's changes in logged order. */
+/**
+ * Every field change the visible events log, newest event first, each event's changes in logged
+ * order. Values are ids, scalars or arrays of them; arrays are copied so a caller cannot reach
+ * the simulator's own state.
+ */
 function truthChanges(world: World, visible: SimEvent[]): TruthChange[] {
   const out: TruthChange[] = [];
   for (const e of visible) {
@@ -99,8 +103,9 @@ function truthChanges(world: World, visible: SimEvent[]): TruthChange[] {
     if (changes.length === 0) continue;
     const occurredAt = world.truthSpelling.stamp(e.occurredAtMs);
     const entityType = e.entityType as TruthChange['entityType'];
+    const copy = (v: unknown): unknown => (Array.isArray(v) ? v.slice() : v);
     for (const c of changes)
-      out.push({ eventId: e.id, entityType, entityId: e.entityId, field: c.field, from: c.from, to: c.to, occurredAt });
+      out.push({ eventId: e.id, entityType, entityId: e.entityId, field: c.field, from: copy(c.from), to: copy(c.to), occurredAt });
   }
   return out;
 }
