@@ -4,7 +4,7 @@ import { packageVersion } from '../util/version.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand } from './commands/migrate.js';
-import { simulateCommand, type SimulateOptions } from './commands/simulate.js';
+import { addDialectFlags, simulateCommand, type SimulateOptions } from './commands/simulate.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
 import { verifyCommand } from './commands/verify.js';
@@ -83,7 +83,7 @@ function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
 
 /** The bundled simulator and the demo built on it: they read no config file, only their own flags. */
 function addSimulatorCommands(program: Command): void {
-  program
+  const simulate = program
     .command('simulate')
     .description('serve the bundled workspace simulator')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
@@ -102,8 +102,8 @@ function addSimulatorCommands(program: Command): void {
     .addOption(
       new Option('--rate-limit <requests/s>', 'token-bucket rate limit: 429 with Retry-After and RateLimit-* headers once exceeded'),
     )
-    .addOption(new Option('--rate-limit-burst <n>', 'bucket size of --rate-limit (default: one second of it)'))
-    .action(async (opts: SimulateOptions) => simulateCommand(opts));
+    .addOption(new Option('--rate-limit-burst <n>', 'bucket size of --rate-limit (default: one second of it)'));
+  addDialectFlags(simulate).action(async (opts: SimulateOptions) => simulateCommand(opts));
 
   program
     .command('demo')

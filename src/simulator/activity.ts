@@ -1,4 +1,4 @@
-import { SENTENCES, SUBJECTS, TAGS } from './catalog.js';
+import { priorityValues, SENTENCES, settableStatuses, SUBJECTS, TAGS } from './catalog.js';
 import { createDeal, deleteDeal, updateDeal } from './deal-ops.js';
 import type { Deal, Ticket } from './model.js';
 import { runAutomations } from './ticket-lifecycle.js';
@@ -111,7 +111,7 @@ function newTicketBody(world: World): Record<string, unknown> {
     email: `${world.ids.next('c').slice(2, 10)}@customer.example`,
     firstName: 'New',
     lastName: 'Customer',
-    priority: rng.pick(['low', 'normal', 'high', 'urgent']),
+    priority: rng.pick(priorityValues(world.dialect.unlistedValues)),
     tags: rng.sample(TAGS, rng.int(0, 2)),
   };
 }
@@ -142,7 +142,7 @@ function changeTicket(world: World, kind: TicketChange, actor: string, t: Ticket
     case 'update_ticket': {
       // Every variant is drawn before one is picked, so the draws do not depend on the pick.
       const variants = [
-        { priority: rng.pick(['low', 'normal', 'high', 'urgent'].filter((p) => p !== t.priority)) },
+        { priority: rng.pick(priorityValues(world.dialect.unlistedValues).filter((p) => p !== t.priority)) },
         { subject: `${t.subject.replace(/ \(follow-up\)$/, '')} (follow-up)`, summary: sentence(world) },
         { fields: { region: rng.pick(['na', 'emea', 'apac', 'latam']), mrr: rng.int(0, 500) * 10 } },
         { assigneeId: rng.pick(world.memberList.filter((m) => m.id !== t.assigneeId)).id },
@@ -151,7 +151,7 @@ function changeTicket(world: World, kind: TicketChange, actor: string, t: Ticket
       return updateTicket(world, actor, t.id, rng.pick(variants));
     }
     case 'change_status': {
-      const to = rng.pick(['open', 'pending', 'on_hold', 'solved'].filter((s) => s !== t.status));
+      const to = rng.pick(settableStatuses(world.dialect.unlistedValues).filter((s) => s !== t.status));
       return updateTicket(world, actor, t.id, { status: to });
     }
     case 'reply':

@@ -19,12 +19,33 @@ export const STATUSES: readonly StatusDef[] = [
   { value: 'closed', label: 'Closed', category: 'resolved' },
 ];
 
+/** Statuses of the `unlistedValues` dialect: values the API document never lists. */
+export const UNLISTED_STATUSES: readonly StatusDef[] = [
+  { value: 'waiting_on_customer', label: 'Waiting on customer', category: 'unresolved' },
+  { value: 'archived', label: 'Archived', category: 'resolved' },
+];
+
+const ALL_STATUSES: readonly StatusDef[] = [...STATUSES, ...UNLISTED_STATUSES];
+
 export const DEFAULT_STATUS = 'open';
 
-/** A status by value or label, case-insensitively; undefined when unknown. */
-export function resolveStatus(input: string): StatusDef | undefined {
+/**
+ * A status by value or label, case-insensitively; undefined when unknown. Unlisted statuses are
+ * known only while the workspace has them (`unlisted`).
+ */
+export function resolveStatus(input: string, unlisted = false): StatusDef | undefined {
   const wanted = input.trim().toLowerCase();
-  return STATUSES.find((s) => s.value === wanted || s.label.toLowerCase() === wanted);
+  return (unlisted ? ALL_STATUSES : STATUSES).find((s) => s.value === wanted || s.label.toLowerCase() === wanted);
+}
+
+/** The category of a status a ticket holds; a ticket keeps an unlisted status after the dialect turns it off. */
+export function statusCategory(value: string): StatusDef['category'] | undefined {
+  return ALL_STATUSES.find((s) => s.value === value)?.category;
+}
+
+/** Status values a caller may set by hand (everything but closed), for error messages and activity. */
+export function settableStatuses(unlisted: boolean): string[] {
+  return (unlisted ? ALL_STATUSES : STATUSES).map((s) => s.value).filter((v) => v !== 'closed');
 }
 
 export interface PriorityDef {
@@ -42,16 +63,36 @@ export const PRIORITIES: readonly PriorityDef[] = [
   { value: 'urgent', label: 'Urgent', firstReplyHours: 1, resolveHours: 8 },
 ];
 
+/** Priorities of the `unlistedValues` dialect. */
+export const UNLISTED_PRIORITIES: readonly PriorityDef[] = [
+  { value: 'critical', label: 'Critical', firstReplyHours: 0.5, resolveHours: 4 },
+];
+
+const ALL_PRIORITIES: readonly PriorityDef[] = [...PRIORITIES, ...UNLISTED_PRIORITIES];
+
 export const DEFAULT_PRIORITY = 'normal';
 
-export function resolvePriority(input: string): PriorityDef | undefined {
+export function resolvePriority(input: string, unlisted = false): PriorityDef | undefined {
   const wanted = input.trim().toLowerCase();
-  return PRIORITIES.find((p) => p.value === wanted || p.label.toLowerCase() === wanted);
+  return (unlisted ? ALL_PRIORITIES : PRIORITIES).find((p) => p.value === wanted || p.label.toLowerCase() === wanted);
 }
 
-export function priorityDef(value: string): PriorityDef {
-  return resolvePriority(value) ?? (PRIORITIES[1] as PriorityDef);
+export function priorityValues(unlisted: boolean): string[] {
+  return (unlisted ? ALL_PRIORITIES : PRIORITIES).map((p) => p.value);
 }
+
+/** SLA targets of a priority a ticket holds (unlisted ones included). */
+export function priorityDef(value: string): PriorityDef {
+  return resolvePriority(value, true) ?? (PRIORITIES[1] as PriorityDef);
+}
+
+/** Authors of automation messages, shown as user references; they are not workspace members. */
+export const AUTOMATION_AUTHORS = {
+  system: { id: 'usr_automation', name: 'Workspace automation', email: 'automation@workspace.example' },
+  bot: { id: 'usr_ai_assistant', name: 'AI assistant', email: 'ai-assistant@workspace.example' },
+} as const;
+
+export const AUTO_ACKNOWLEDGEMENT = 'We have received your request and will get back to you shortly.';
 
 export interface FieldDef {
   key: string;

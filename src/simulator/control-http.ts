@@ -82,6 +82,10 @@ function dispatch(control: SimulatorControl, method: string, sub: string, body: 
     case 'POST /expire-cursors':
       control.expireCursors();
       return ok(res);
+    case 'GET /dialect':
+      return ok(res, { dialect: control.dialect() });
+    case 'POST /dialect':
+      return ok(res, { dialect: control.setDialect(body) });
   }
   throw new ApiError(404, 'not_found', `No control route ${route}.`);
 }

@@ -1,11 +1,14 @@
 import { actEveryKind, actRandomly } from './activity.js';
+import { eventChanges } from './change-log.js';
 import { setDealCorruption } from './deal-ops.js';
+import { mergeDialect } from './dialect.js';
 import { defaultFaults, mergeFaults } from './faults-config.js';
 import type { FaultInjector } from './faults.js';
-import { dealListJson, eventJson, pipelineOut, ticketFull } from './render.js';
+import type { SimEvent } from './model.js';
+import { dealTruth, eventTruth, pipelineOut, ticketTruth } from './render.js';
 import type { RequestLog } from './request-log.js';
 import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-lifecycle.js';
-import type { CorruptionKind, FaultConfig, HideReason, InjectedEvent, SimulatorControl, Truth } from './types.js';
+import type { CorruptionKind, FaultConfig, HideReason, InjectedEvent, SimulatorControl, Truth, TruthChange } from './types.js';
 import type { World } from './world.js';
 
 /** The in-process control handle; the HTTP control surface calls the same methods. */
@@ -60,6 +63,13 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     removeMessage(ticketId: string, messageId: string): void {
       removeMessage(world, ticketId, messageId);
     },
+    dialect: () => ({ ...world.dialect }),
+    setDialect(patch) {
+      const next = { ...world.dialect };
+      mergeDialect(next, patch);
+      world.setDialect(next);
+      return { ...world.dialect };
+    },
   };
 }
 
@@ -67,15 +77,37 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
 function groundTruth(world: World): Truth {
   runAutomations(world);
   const now = world.clock.nowMs();
+  const visible = world.events.visible(now);
   return {
-    tickets: world.ticketIndex.newestFirst().map((t) => ticketFull(world, t)),
+    tickets: world.ticketIndex.newestFirst().map((t) => ticketTruth(world, t)),
     hiddenTickets: [...world.tickets.values()].filter((t) => t.hidden !== null).map((t) => ({ id: t.id, reason: t.hidden as string })),
-    deals: world.dealIndex.newestFirst().map((d) => JSON.parse(dealListJson(world, d)) as object),
+    deals: world.dealIndex.newestFirst().map((d) => dealTruth(world, d)),
     deletedDealIds: [...world.deletedDealIds],
-    pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(p))),
-    events: world.events.visible(now).map((e) => JSON.parse(eventJson(world, e)) as object),
+    pipelines: world.pipelines.map((p) => structuredClone(pipelineOut(world, world.truthSpelling, p))),
+    events: visible.map((e) => eventTruth(world, e)),
+    changes: truthChanges(world, visible),
     members: world.memberList.map((m) => ({ id: m.id, name: m.name, email: m.email })),
+    dialect: { ...world.dialect },
   };
+}
+
+/**
+ * Every field change the visible events log, newest event first, each event's changes in logged
+ * order. Values are ids, scalars or arrays of them; arrays are copied so a caller cannot reach
+ * the simulator's own state.
+ */
+function truthChanges(world: World, visible: SimEvent[]): TruthChange[] {
+  const out: TruthChange[] = [];
+  for (const e of visible) {
+    const changes = eventChanges(e);
+    if (changes.length === 0) continue;
+    const occurredAt = world.truthSpelling.stamp(e.occurredAtMs);
+    const entityType = e.entityType as TruthChange['entityType'];
+    const copy = (v: unknown): unknown => (Array.isArray(v) ? v.slice() : v);
+    for (const c of changes)
+      out.push({ eventId: e.id, entityType, entityId: e.entityId, field: c.field, from: copy(c.from), to: copy(c.to), occurredAt });
+  }
+  return out;
 }
 
 /**
@@ -91,7 +123,8 @@ function injectEvent(world: World, e: InjectedEvent): string {
     ms = Date.parse(e.occurredAt);
     if (Number.isNaN(ms)) throw new TypeError(`occurredAt is not a timestamp: ${e.occurredAt}`);
   }
-  const ev = {
+  const ev: SimEvent = {
+    injected: true,
     id: world.ids.next('evt'),
     seq: ++world.seq,
     type: e.type,

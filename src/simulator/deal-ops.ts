@@ -1,7 +1,8 @@
 import { checkFields, DEAL_FIELDS } from './catalog.js';
+import { logChanges, stageMovePayload } from './change-log.js';
 import { ApiError, Issues, notFound } from './errors.js';
 import { asBody, has, stringList, text, type Body } from './input.js';
-import type { Deal, Pipeline, Stage } from './model.js';
+import type { Deal, FieldChange, Pipeline, Stage } from './model.js';
 import { dealBody, formatCents } from './render.js';
 import type { World } from './world.js';
 
@@ -184,23 +185,18 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
   if (changes.companyId) d.companyId = c.companyId ?? null;
   if (changes.contactIds) d.contactIds = c.contactIds as string[];
   d.fields = nextFields;
-  if (Object.keys(changes).length > 0) world.emit('deal.updated', 'deal', d.id, changes, actor, ms);
+  // The log order of the original dialect: other fields, then the stage.
+  const logged: FieldChange[] = Object.entries(changes).map(([field, v]) => ({ field, from: v.from, to: v.to }));
+  const from = d.stageId;
   if (stageMove) {
-    const to = c.stage as Stage;
-    const from = d.stageId;
-    d.stageId = to.id;
-    world.emit('deal.stage_changed', 'deal', d.id, { from, to: to.id }, actor, ms);
-    // The document says a stage move is logged on every linked contact's timeline.
-    for (const contactId of d.contactIds)
-      world.emit(
-        'contact.activity_logged',
-        'contact',
-        contactId,
-        { dealId: d.id, activity: 'deal_stage_changed', from, to: to.id },
-        actor,
-        ms,
-      );
+    d.stageId = (c.stage as Stage).id;
+    logged.push({ field: 'stageId', from, to: d.stageId });
   }
+  logChanges(world, 'deal', d.id, logged, actor, ms);
+  // The document says a stage move is logged on every linked contact's timeline.
+  if (stageMove)
+    for (const contactId of d.contactIds)
+      world.emit('contact.activity_logged', 'contact', contactId, stageMovePayload(world, d.id, from, d.stageId), actor, ms);
   world.commitWrite(d, ms);
   return d;
 }

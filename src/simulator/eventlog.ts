@@ -71,6 +71,11 @@ export class EventLog {
     return { events: out, more: false };
   }
 
+  /** Forgets every event's serialized JSON (the spelling of answers changed). */
+  dropCaches(): void {
+    for (const e of this.items) e.json = undefined;
+  }
+
   /** Every visible event, newest first. */
   visible(nowMs: number): SimEvent[] {
     const out: SimEvent[] = [];

@@ -1,5 +1,6 @@
 import { CURRENCIES } from './catalog.js';
-import { DAY, type GenContext } from './generator.js';
+import { stageMovePayload } from './change-log.js';
+import { DAY, draftChanges, type GenContext } from './generator.js';
 import type { Deal, Stage } from './model.js';
 
 const HOUR = 3_600_000;
@@ -72,13 +73,13 @@ export function generateDeals(ctx: GenContext, count: number): void {
       at += Math.floor((rng.next() * span) / path.length);
       const from = (path[k - 1] as Stage).id;
       const to = (path[k] as Stage).id;
-      ctx.drafts.push({ type: 'deal.stage_changed', entityType: 'deal', entityId: id, payload: { from, to }, actor: ownerId, ms: at });
+      draftChanges(ctx, 'deal', id, [{ field: 'stageId', from, to }], ownerId, at);
       for (const contactId of contactIds)
         ctx.drafts.push({
           type: 'contact.activity_logged',
           entityType: 'contact',
           entityId: contactId,
-          payload: { dealId: id, activity: 'deal_stage_changed', from, to },
+          payload: stageMovePayload(world, id, from, to),
           actor: ownerId,
           ms: at,
         });

@@ -1,7 +1,8 @@
 import { COMPANY_SUFFIXES, COMPANY_WORDS, FIRST_NAMES, LAST_NAMES, OPEN_STAGE_NAMES, PIPELINE_NAMES, TEAM_NAMES } from './catalog.js';
+import { changeDrafts, type ChangedEntity } from './change-log.js';
 import { generateDeals } from './generate-deals.js';
 import { generateTickets } from './generate-tickets.js';
-import type { Contact, Pipeline, SimEvent, Stage } from './model.js';
+import type { Contact, FieldChange, Pipeline, SimEvent, Stage } from './model.js';
 import { Rng } from './random.js';
 import type { World } from './world.js';
 
@@ -22,6 +23,7 @@ export interface DraftEvent {
   payload: object;
   actor: string | null;
   ms: number;
+  changes?: FieldChange[];
 }
 
 export interface GenContext {
@@ -29,6 +31,22 @@ export interface GenContext {
   rng: Rng;
   startMs: number;
   drafts: DraftEvent[];
+}
+
+/** Drafts the events that log one write's field changes, in the world's dialect, as a live write would log them. */
+export function draftChanges(
+  ctx: GenContext,
+  entity: ChangedEntity,
+  entityId: string,
+  changes: FieldChange[],
+  actor: string | null,
+  ms: number,
+): void {
+  for (const d of changeDrafts(ctx.world, entity, changes)) {
+    const draft: DraftEvent = { type: d.type, entityType: entity, entityId, payload: d.payload, actor, ms };
+    if (d.changes) draft.changes = d.changes;
+    ctx.drafts.push(draft);
+  }
 }
 
 /**
@@ -66,7 +84,10 @@ function generatePeople(ctx: GenContext, counts: GenerateCounts): void {
   const teamCount = Math.min(TEAM_NAMES.length, Math.max(2, Math.ceil(counts.members / 3)));
   for (let i = 0; i < teamCount; i++) {
     const id = world.ids.next('team');
-    world.teams.set(id, { id, name: TEAM_NAMES[i] as string });
+    const name = TEAM_NAMES[i] as string;
+    // Shown only by the rich team shape; derived without drawing, so every dialect seeds the same workspace.
+    const lead = world.memberList[i % world.memberList.length] as { id: string };
+    world.teams.set(id, { id, name, email: `${name.toLowerCase()}@workspace.example`, memberCount: 2 + ((i * 7) % 6), leadId: lead.id });
   }
   const companyCount = Math.max(3, Math.ceil(counts.tickets / 25 + counts.deals / 4));
   const companyIds: string[] = [];

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { startActivity } from './activity.js';
 import { createControlHandler } from './control-http.js';
 import { createControl } from './control.js';
+import { startingDialect } from './dialect.js';
 import { mergeFaults } from './faults-config.js';
 import { FaultInjector } from './faults.js';
 import { generateWorkspace } from './generator.js';
@@ -14,6 +15,7 @@ import { World } from './world.js';
 export type {
   ActivityRecord,
   CorruptionKind,
+  DialectOptions,
   FailNextRule,
   FaultConfig,
   HideReason,
@@ -23,9 +25,11 @@ export type {
   SimulatorControl,
   SimulatorOptions,
   Truth,
+  TruthChange,
 } from './types.js';
 export { defaultFaults } from './faults-config.js';
-export { STATUSES, PRIORITIES, TICKET_FIELDS, DEAL_FIELDS } from './catalog.js';
+export { STATUSES, PRIORITIES, TICKET_FIELDS, DEAL_FIELDS, UNLISTED_STATUSES, UNLISTED_PRIORITIES } from './catalog.js';
+export { DIALECT_ENV, DIALECT_VALUES, SIMULATOR_DIALECTS, defaultDialect, dialectPreset, randomDialect } from './dialect.js';
 
 const DAY = 86_400_000;
 
@@ -45,6 +49,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     startMs,
     autoAssignOnReply: options.autoAssignOnReply ?? true,
     autoCloseSolvedAfterMs: options.autoCloseSolvedAfterMs ?? 4 * DAY,
+    dialect: startingDialect(options.dialect),
   });
   if (options.faults) mergeFaults(world.faults, options.faults);
   generateWorkspace(

@@ -25,7 +25,14 @@ export interface Company {
 export interface Team {
   id: string;
   name: string;
+  /** The rest are shown only by the `rich` team shape. */
+  email: string;
+  memberCount: number;
+  leadId: string;
 }
+
+/** Authors of automation messages (unlisted author types); not workspace members. */
+export type MessageAuthorType = 'customer' | 'agent' | 'system' | 'bot';
 
 export interface Stage {
   id: string;
@@ -53,8 +60,8 @@ export interface Attachment {
 export interface Message {
   id: string;
   body: string;
-  authorType: 'customer' | 'agent';
-  /** A member id for agents, a contact id for customers. */
+  authorType: MessageAuthorType;
+  /** A member id for agents, a contact id for customers, an automation author id for system and bot. */
   authorId: string;
   isInternal: boolean;
   attachments: Attachment[];
@@ -134,5 +141,16 @@ export interface SimEvent {
   actor: string | object | null;
   occurredAtMs: number;
   visibleAtMs: number;
-  json?: string;
+  json?: string | undefined;
+  /** The field changes this event logs, dialect-free; absent when the payload is in the original form (then it tells them). */
+  changes?: FieldChange[];
+  /** Logged by control.injectEvent: tells no field change whatever its payload says. */
+  injected?: true;
+}
+
+/** One field change of a write, under its internal (`apiId`) name with ids or scalar values. */
+export interface FieldChange {
+  field: string;
+  from: unknown;
+  to: unknown;
 }

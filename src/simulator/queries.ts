@@ -1,9 +1,11 @@
-import { resolvePriority, resolveStatus, STATUSES } from './catalog.js';
+import { priorityValues, resolvePriority, resolveStatus, statusCategory } from './catalog.js';
 import { decodeCursor, encodeCursor, filtersFor, type CursorState } from './cursor.js';
 import { ApiError, invalid } from './errors.js';
+import { envelopeExtrasJson } from './extras.js';
 import type { Deal, Ticket } from './model.js';
 import { pageBySnapshot } from './recency.js';
 import { dealListJson, dealStatus, eventJson, ticketListJson } from './render.js';
+import { sinceForShown } from './spelling.js';
 import type { World } from './world.js';
 
 type Query = Record<string, string>;
@@ -30,17 +32,16 @@ function ticketMatcher(world: World, f: Query): (t: Ticket) => boolean {
   if (f.status !== undefined) {
     const s = f.status.trim().toLowerCase();
     if (s === 'unresolved' || s === 'resolved') {
-      const set = new Set(STATUSES.filter((d) => d.category === s).map((d) => d.value));
-      checks.push((t) => set.has(t.status));
+      checks.push((t) => statusCategory(t.status) === s);
     } else {
-      const def = resolveStatus(s);
+      const def = resolveStatus(s, world.dialect.unlistedValues);
       if (!def) throw invalid('status', 'unknown status; use a status value or label, unresolved or resolved');
       checks.push((t) => t.status === def.value);
     }
   }
   if (f.priority !== undefined) {
-    const def = resolvePriority(f.priority);
-    if (!def) throw invalid('priority', 'must be one of low, normal, high, urgent');
+    const def = resolvePriority(f.priority, world.dialect.unlistedValues);
+    if (!def) throw invalid('priority', `must be one of ${priorityValues(world.dialect.unlistedValues).join(', ')}`);
     checks.push((t) => t.priority === def.value);
   }
   if (f.assigneeId !== undefined) {
@@ -102,7 +103,8 @@ export function listTickets(world: World, query: Query, stale = false): string {
     listable: (t) => t.hidden === null,
   });
   const next = page.next ? encodeCursor(world, { kind: 'tickets', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
-  return `{"tickets":[${page.items.map((t) => (stale && t.prevBody ? staleItem(t.prevBody, 'ticket') : ticketListJson(world, t))).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  const items = page.items.map((t) => (stale && t.prevBody ? staleItem(t.prevBody, 'ticket') : ticketListJson(world, t)));
+  return listBody(world, 'tickets', items, next, limit);
 }
 
 export function listDeals(world: World, query: Query, stale = false): string {
@@ -120,7 +122,17 @@ export function listDeals(world: World, query: Query, stale = false): string {
     listable: (d) => !d.deleted,
   });
   const next = page.next ? encodeCursor(world, { kind: 'deals', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
-  return `{"deals":[${page.items.map((d) => (stale && d.prevBody ? staleItem(d.prevBody, 'deal') : dealListJson(world, d))).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  const items = page.items.map((d) => (stale && d.prevBody ? staleItem(d.prevBody, 'deal') : dealListJson(world, d)));
+  return listBody(world, 'deals', items, next, limit);
+}
+
+/** `{"<key>":[...],"nextCursor":...}`: the last page ends as the dialect's `listEnd` says; extras go last. */
+function listBody(world: World, key: string, items: string[], next: string | null, limit: number): string {
+  const { listEnd, extraFields } = world.dialect;
+  let end: string;
+  if (next !== null) end = `,"nextCursor":${JSON.stringify(next)}`;
+  else end = listEnd === 'absent' ? '' : listEnd === 'empty' ? ',"nextCursor":""' : ',"nextCursor":null';
+  return `{"${key}":[${items.join(',')}]${end}${extraFields ? envelopeExtrasJson(key, items.length, limit) : ''}}`;
 }
 
 /**
@@ -148,7 +160,7 @@ export function listEvents(world: World, query: Query, oldestFirst = false): str
     type: f.type,
     entityType: f.entityType,
     entityId: f.entityId,
-    sinceMs: f.since !== undefined ? parseSince(f.since) : undefined,
+    sinceMs: f.since !== undefined ? sinceForShown(world.dialect.timestamps, parseSince(f.since)) : undefined,
   };
   let after = null;
   if (cursor) {
@@ -164,5 +176,11 @@ export function listEvents(world: World, query: Query, oldestFirst = false): str
       ? encodeCursor(world, { kind: 'events', snapshot: 0, ms: last.occurredAtMs, key: String(last.seq), filters: f })
       : null;
   const events = oldestFirst ? [...page.events].reverse() : page.events;
-  return `{"events":[${events.map((e) => eventJson(world, e)).join(',')}],"nextCursor":${JSON.stringify(next)}}`;
+  return listBody(
+    world,
+    'events',
+    events.map((e) => eventJson(world, e)),
+    next,
+    limit,
+  );
 }

@@ -1,7 +1,7 @@
 import { createDeal, deleteDeal, findDeal, updateDeal } from './deal-ops.js';
 import { ApiError, notFound } from './errors.js';
 import { listDeals, listEvents, listTickets } from './queries.js';
-import { dealBody, messageOut, pipelineOut, ticketBody } from './render.js';
+import { dealBody, deletedBody, pipelinesBody, replyBody, ticketBody } from './render.js';
 import { addMessage, createTicket, findListedTicket, updateTicket } from './ticket-ops.js';
 import type { World } from './world.js';
 
@@ -63,14 +63,13 @@ export function route(world: World, req: ApiRequest): ApiResponse {
           throw methodNotAllowed(['POST']);
         }
         const r = addMessage(world, req.actor, id, req.body);
-        const full = ticketBody(world, r.ticket).toString();
-        return json(201, `{"message":${JSON.stringify(messageOut(world, r.message))},${full.slice(1)}`);
+        return json(201, replyBody(world, r.message, r.ticket));
       }
       break;
     case 'pipelines':
       if (id !== undefined) break;
       if (m !== 'GET') throw methodNotAllowed(['GET']);
-      return json(200, JSON.stringify({ pipelines: world.pipelines.map(pipelineOut) }));
+      return json(200, pipelinesBody(world));
     case 'deals':
       if (sub !== undefined) break;
       if (id === undefined) {
@@ -85,7 +84,7 @@ export function route(world: World, req: ApiRequest): ApiResponse {
       if (m === 'PATCH') return json(200, dealBody(world, updateDeal(world, req.actor, id, req.body)));
       if (m === 'DELETE') {
         deleteDeal(world, req.actor, id);
-        return json(200, '{"deleted":true}');
+        return json(200, deletedBody(world));
       }
       throw methodNotAllowed(['GET', 'PATCH', 'DELETE']);
     case 'events':

@@ -1,5 +1,6 @@
 import { notFound } from './errors.js';
-import { beginTicketWrite, changeStatus, commitTicketWrite, findListedTicket } from './ticket-ops.js';
+import { beginTicketWrite, commitTicketWrite, findListedTicket } from './ticket-ops.js';
+import { changeStatus } from './ticket-status.js';
 import type { Ticket } from './model.js';
 import type { HideReason } from './types.js';
 import type { World } from './world.js';

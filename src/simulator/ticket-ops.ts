@@ -1,9 +1,20 @@
-import { checkFields, DEFAULT_PRIORITY, DEFAULT_STATUS, resolvePriority, resolveStatus, TICKET_FIELDS } from './catalog.js';
-import { ApiError, Issues, notFound } from './errors.js';
+import {
+  AUTO_ACKNOWLEDGEMENT,
+  AUTOMATION_AUTHORS,
+  checkFields,
+  DEFAULT_PRIORITY,
+  DEFAULT_STATUS,
+  priorityValues,
+  resolvePriority,
+  TICKET_FIELDS,
+} from './catalog.js';
+import { logChanges } from './change-log.js';
+import { Issues, notFound } from './errors.js';
 import { asBody, bool, has, normalizeTags, stringList, text } from './input.js';
-import type { Contact, Message, Ticket } from './model.js';
+import type { Contact, FieldChange, Message, Ticket } from './model.js';
 import { ticketBody } from './render.js';
 import { refreshSla, slaDue } from './sla.js';
+import { applyStatus, refuseIfClosed, settableStatus } from './ticket-status.js';
 import type { World } from './world.js';
 
 export function findListedTicket(world: World, id: string): Ticket {
@@ -19,45 +30,6 @@ export function beginTicketWrite(world: World, t: Ticket): void {
 export function commitTicketWrite(world: World, t: Ticket, ms: number): void {
   refreshSla(t, ms);
   world.commitWrite(t, ms);
-}
-
-/** Moves the ticket to `to` and logs it; the caller brackets it with begin/commit. */
-export function changeStatus(world: World, t: Ticket, to: string, actor: string | null, ms: number): void {
-  const from = t.status;
-  if (from === to) return;
-  t.status = to;
-  t.statusChangedAtMs = ms;
-  const toDef = resolveStatus(to);
-  if (to === 'solved') {
-    t.resolvedAtMs = ms;
-    world.solvedQueue.push({ ticket: t, solvedAtMs: ms });
-  } else if (toDef?.category === 'unresolved') {
-    t.resolvedAtMs = null;
-  }
-  world.emit('ticket.status_changed', 'ticket', t.id, { from, to }, actor, ms);
-}
-
-function settableStatus(input: unknown, field: string, issues: Issues): string | undefined {
-  if (typeof input !== 'string') {
-    issues.add(field, 'must be a status value or label');
-    return undefined;
-  }
-  const def = resolveStatus(input);
-  if (!def) {
-    issues.add(field, 'unknown status; use open, pending, on_hold or solved (or their labels)');
-    return undefined;
-  }
-  if (def.value === 'closed') {
-    throw new ApiError(422, 'status_not_settable', 'Status closed cannot be set by hand; solved tickets are closed by automation.', [
-      { field, message: 'closed cannot be set by hand' },
-    ]);
-  }
-  return def.value;
-}
-
-function refuseIfClosed(t: Ticket, what: string): void {
-  if (t.status === 'closed')
-    throw new ApiError(422, 'ticket_closed', `Ticket ${t.id} is closed; ${what} is not possible on a closed ticket.`);
 }
 
 export function createTicket(world: World, actor: string, input: unknown): Ticket {
@@ -103,8 +75,30 @@ export function createTicket(world: World, actor: string, input: unknown): Ticke
   };
   world.addTicket(t);
   world.emit('ticket.created', 'ticket', t.id, { number: t.number, subject: t.subject, contactId: contact.id }, actor, ms);
+  if (world.dialect.unlistedValues && !req.outreach) automationReply(world, t, ms);
   commitTicketWrite(world, t, ms);
   return t;
+}
+
+/**
+ * The on-create automation of a workspace with unlisted author types: the AI assistant (`bot`)
+ * answers a first message that asks a question, the workspace (`system`) acknowledges any other.
+ * Neither is an agent reply: firstAgentReplyAt and the status stay as they are.
+ */
+function automationReply(world: World, t: Ticket, ms: number): void {
+  const asks = (t.messages[0]?.body ?? '').includes('?');
+  const authorType = asks ? 'bot' : 'system';
+  const message: Message = {
+    id: world.ids.next('msg'),
+    body: asks ? 'I found an article that may answer your question; an agent will follow up.' : AUTO_ACKNOWLEDGEMENT,
+    authorType,
+    authorId: AUTOMATION_AUTHORS[authorType].id,
+    isInternal: false,
+    attachments: [],
+    createdAtMs: ms,
+  };
+  t.messages.push(message);
+  world.emit('ticket.replied', 'ticket', t.id, { messageId: message.id }, null, ms);
 }
 
 /** A create-ticket body that passed validation: a known contact, or an email to find or add one by. */
@@ -176,7 +170,7 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   const issues = new Issues();
   const subject = text(body, 'subject', issues);
   if (subject != null && subject.trim() === '') issues.add('subject', 'must not be empty');
-  const status = has(body, 'status') ? settableStatus(body.status, 'status', issues) : undefined;
+  const status = has(body, 'status') ? settableStatus(world, body.status, 'status', issues) : undefined;
   const { priority, assigneeId, teamId } = routing(world, body, issues);
   const tags = stringList(body, 'tags', issues);
   const addTags = stringList(body, 'addTags', issues);
@@ -220,17 +214,20 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   if (changes.teamId) t.teamId = teamId ?? null;
   if (changes.tags) t.tags = changes.tags.to as string[];
   t.fields = nextFields;
-  if (Object.keys(changes).length > 0) world.emit('ticket.updated', 'ticket', t.id, changes, actor, ms);
+  // The log order of the original dialect: other fields, priority, assignee, status.
+  const logged: FieldChange[] = Object.entries(changes).map(([field, c]) => ({ field, from: c.from, to: c.to }));
   if (priorityChanges) {
-    world.emit('ticket.priority_changed', 'ticket', t.id, { from: t.priority, to: priority }, actor, ms);
+    logged.push({ field: 'priority', from: t.priority, to: priority });
     t.priority = priority;
     Object.assign(t, slaDue(t.priority, t.createdAtMs));
   }
   if (assigneeChanges) {
-    world.emit('ticket.assigned', 'ticket', t.id, { from: t.assigneeId, to: assigneeId ?? null }, actor, ms);
+    logged.push({ field: 'assigneeId', from: t.assigneeId, to: assigneeId ?? null });
     t.assigneeId = assigneeId ?? null;
   }
-  if (statusChanges) changeStatus(world, t, status, actor, ms);
+  const statusChange = statusChanges ? applyStatus(world, t, status, ms) : null;
+  if (statusChange) logged.push(statusChange);
+  logChanges(world, 'ticket', t.id, logged, actor, ms);
   commitTicketWrite(world, t, ms);
   return t;
 }
@@ -241,7 +238,7 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
   const issues = new Issues();
   const messageBody = text(body, 'body', issues, { required: true });
   const internal = bool(body, 'internal', issues) ?? false;
-  const status = has(body, 'status') ? settableStatus(body.status, 'status', issues) : undefined;
+  const status = has(body, 'status') ? settableStatus(world, body.status, 'status', issues) : undefined;
   issues.throwIfAny();
   if (!internal) refuseIfClosed(t, 'a public reply');
   if (status !== undefined && status !== t.status) refuseIfClosed(t, 'changing the status');
@@ -258,19 +255,22 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
     createdAtMs: ms,
   };
   t.messages.push(message);
+  const logged: FieldChange[] = [];
   if (internal) {
     world.emit('ticket.note_added', 'ticket', t.id, { messageId: message.id }, actor, ms);
-    if (status !== undefined) changeStatus(world, t, status, actor, ms);
   } else {
     world.emit('ticket.replied', 'ticket', t.id, { messageId: message.id }, actor, ms);
     if (t.firstAgentReplyAtMs === null) t.firstAgentReplyAtMs = ms;
     if (world.settings.autoAssignOnReply && t.assigneeId === null) {
       t.assigneeId = actor;
-      world.emit('ticket.assigned', 'ticket', t.id, { from: null, to: actor }, actor, ms);
+      logged.push({ field: 'assigneeId', from: null, to: actor });
     }
-    // Reply rule: a public agent reply waits on the customer unless the caller chose a status.
-    changeStatus(world, t, status ?? 'pending', actor, ms);
   }
+  // Reply rule: a public agent reply waits on the customer unless the caller chose a status.
+  const to = internal ? status : (status ?? 'pending');
+  const statusChange = to === undefined ? null : applyStatus(world, t, to, ms);
+  if (statusChange) logged.push(statusChange);
+  logChanges(world, 'ticket', t.id, logged, actor, ms);
   commitTicketWrite(world, t, ms);
   return { message, ticket: t };
 }
@@ -279,9 +279,10 @@ export function addMessage(world: World, actor: string, id: string, input: unkno
 function routing(world: World, body: Record<string, unknown>, issues: Issues) {
   let priority: string | undefined;
   if (has(body, 'priority')) {
-    const p = typeof body.priority === 'string' ? resolvePriority(body.priority) : undefined;
+    const unlisted = world.dialect.unlistedValues;
+    const p = typeof body.priority === 'string' ? resolvePriority(body.priority, unlisted) : undefined;
     if (p) priority = p.value;
-    else issues.add('priority', 'must be one of low, normal, high, urgent');
+    else issues.add('priority', `must be one of ${priorityValues(unlisted).join(', ')}`);
   }
   const assigneeId = text(body, 'assigneeId', issues, { nullable: true });
   if (assigneeId != null && !world.members.has(assigneeId)) issues.add('assigneeId', 'no member has this id');

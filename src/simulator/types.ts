@@ -32,6 +32,61 @@ export interface SimulatorOptions {
   faults?: Partial<FaultConfig>;
   /** Start of the simulated clock. Default: the real current time. Seeded history lies before it. */
   startTime?: Date;
+  /**
+   * How the simulated workspace spells what the API document leaves open (see `DialectOptions`),
+   * merged over the defaults. Default: today's spelling (`SIMULATOR_DIALECTS.default`), or the
+   * preset named by the environment variable `WSMIRROR_SIMULATOR_DIALECT` when this is not given.
+   */
+  dialect?: Partial<DialectOptions>;
+}
+
+/**
+ * A workspace's choices where the API document says "not shown". Every option has a default that
+ * is the simulator's original behaviour; docs/simulator.md ("Dialects") describes each one.
+ * `changeEvents`, `opaquePayload`, `changeFieldNames`, `changeValues` and `unlistedValues` shape
+ * what is logged and generated from then on (the change log is history); `timestamps`, `listEnd`,
+ * `extraFields` and `teamShape` shape every answer at once.
+ */
+export interface DialectOptions {
+  /**
+   * How a field change is logged: `'dedicated'` (`ticket.status_changed`, `ticket.priority_changed`,
+   * `ticket.assigned`, `deal.stage_changed` with `{from, to}`, and `<entity>.updated` with
+   * `{<field>: {from, to}}` for the other fields), `'updated'` (every change of one write in ONE
+   * `<entity>.updated` event, `{<field>: {from, to}, ...}`) or `'opaque'` (one `<entity>.updated`
+   * per write naming the changed fields without from/to). Default `'dedicated'`.
+   */
+  changeEvents: 'dedicated' | 'updated' | 'opaque';
+  /**
+   * Payload of an opaque change: `'summary'` (`{"summary": "Status and priority updated"}`) or
+   * `'changed'` (`{"changed": ["status", "priority"]}`, names per `changeFieldNames`). Default `'summary'`.
+   */
+  opaquePayload: 'summary' | 'changed';
+  /**
+   * Field names in change payloads: `'apiId'` (`assigneeId`, `teamId`, `stageId`, `ownerId`,
+   * `companyId`, `contactIds`, `closeDate`), `'api'` (`assignee`, `team`, `stage`, `owner`,
+   * `company`, `contacts`, `closeDate`) or `'snake'` (`assignee_id`, `team_id`, `stage_id`,
+   * `owner_id`, `company_id`, `contact_ids`, `close_date`). Default `'apiId'`.
+   */
+  changeFieldNames: 'apiId' | 'api' | 'snake';
+  /**
+   * Values of `from`/`to` for reference fields (assignee, team, stage, owner, company, contacts):
+   * `'ids'` or `'refs'` (`{id, name}` objects; null stays null). Default `'ids'`.
+   */
+  changeValues: 'ids' | 'refs';
+  /**
+   * Form of every timestamp the API emits: `'ms-z'` (`2026-01-02T03:04:05.678Z`), `'s-z'`
+   * (`...05Z`), `'ms-offset'` (`...05.678+00:00`) or `'s-offset'` (`...05+00:00`). Second forms
+   * show the instant truncated to the second. Default `'ms-z'`.
+   */
+  timestamps: 'ms-z' | 's-z' | 'ms-offset' | 's-offset';
+  /** `nextCursor` of the last page of a list: `'null'`, `'empty'` (`""`) or `'absent'` (no key). Default `'null'`. */
+  listEnd: 'null' | 'empty' | 'absent';
+  /** Unknown extra fields on every object the API returns (records, refs, messages, stages, pipelines, events, envelopes). Default `false`. */
+  extraFields: boolean;
+  /** Status, priority and message author types the API document never lists, in data and activity. Default `false`. */
+  unlistedValues: boolean;
+  /** Team objects: `'plain'` (`{id, name}`) or `'rich'` (`{id, name, email, memberCount, lead: {id, name}}`). Default `'plain'`. */
+  teamShape: 'plain' | 'rich';
 }
 
 export interface Simulator {
@@ -140,8 +195,18 @@ export interface SimulatorControl {
   injectEvent(e: InjectedEvent): string;
   expireCursors(): void;
   removeMessage(ticketId: string, messageId: string): void;
+  /** The dialect now in force. */
+  dialect(): DialectOptions;
+  /** Merges `patch` over the dialect now in force (an unknown key or value throws a TypeError) and returns the result. */
+  setDialect(patch: Partial<DialectOptions>): DialectOptions;
 }
 
+/**
+ * What a perfect mirror holds, in one canonical spelling whatever the dialect: timestamps in the
+ * `ms-z` form (of the instant the API shows, so truncated to the second under a second dialect),
+ * plain `{id, name}` teams and no extra fields. Values (including unlisted statuses) and the
+ * change log's types and payloads are as the API serves them.
+ */
 export interface Truth {
   /** Every listed ticket, as GET /tickets/:id returns it (with messages), newest-updated first. */
   tickets: object[];
@@ -152,7 +217,28 @@ export interface Truth {
   pipelines: object[];
   /** Every event visible now, newest first. */
   events: object[];
+  /** Every field change told by a visible event, newest first, in one form whatever the dialect. */
+  changes: TruthChange[];
   members: object[];
+  /** The dialect in force. */
+  dialect: DialectOptions;
+}
+
+/**
+ * One field change of the change log, dialect-free: `field` is `status`, `priority`, `assigneeId`,
+ * `teamId`, `subject`, `summary`, `tags`, `fields.<key>` (tickets) or `name`, `amount`, `currency`,
+ * `closeDate`, `stageId`, `ownerId`, `companyId`, `contactIds`, `fields.<key>` (deals); `from` and
+ * `to` are ids or scalar values. Present even when the event that logged it does not show them
+ * (the `opaque` dialect). Injected events tell no changes.
+ */
+export interface TruthChange {
+  eventId: string;
+  entityType: 'ticket' | 'deal';
+  entityId: string;
+  field: string;
+  from: unknown;
+  to: unknown;
+  occurredAt: string;
 }
 
 export interface RequestLogEntry {

@@ -4,13 +4,15 @@ import { defaultFaults } from './faults-config.js';
 import type { Company, Contact, Deal, Listed, Member, Pipeline, SimEvent, Stage, Team, Ticket } from './model.js';
 import { IdFactory, Rng } from './random.js';
 import { RecencyIndex, WriteLog } from './recency.js';
-import type { FaultConfig } from './types.js';
+import { servedSpelling, truthSpelling, type Spelling } from './spelling.js';
+import type { DialectOptions, FaultConfig } from './types.js';
 
 export interface WorldSettings {
   seed: number;
   startMs: number;
   autoAssignOnReply: boolean;
   autoCloseSolvedAfterMs: number;
+  dialect: DialectOptions;
 }
 
 /**
@@ -59,7 +61,17 @@ export class World {
   cursorSerial = 0;
   cursorsExpiredUpTo = 0;
 
+  /** The dialect in force; change it only through setDialect, which keeps the spellings and caches in step. */
+  readonly dialect: DialectOptions;
+  /** How answers are written; every cached body was written with it. */
+  spelling: Spelling;
+  /** How control.truth() writes records and events. */
+  truthSpelling: Spelling;
+
   constructor(readonly settings: WorldSettings) {
+    this.dialect = { ...settings.dialect };
+    this.spelling = servedSpelling(this.dialect);
+    this.truthSpelling = truthSpelling(this.dialect);
     this.clock = new SimClock(settings.startMs);
     this.ids = new IdFactory(new Rng(settings.seed * 7919 + 11));
     this.activityRng = new Rng(settings.seed * 104729 + 3);
@@ -132,6 +144,26 @@ export class World {
       this.dealWrites.add(seq, deal);
       if (!deal.deleted) this.dealIndex.insert(deal);
     }
+  }
+
+  /**
+   * Applies an already validated dialect. When the way answers are written changes, every cached
+   * body is dropped, including the bodies kept for stale reads (a stale read then serves the
+   * current version), so no answer mixes two spellings.
+   */
+  setDialect(next: DialectOptions): void {
+    const { timestamps, extraFields, teamShape } = this.dialect;
+    Object.assign(this.dialect, next);
+    this.spelling = servedSpelling(this.dialect);
+    this.truthSpelling = truthSpelling(this.dialect);
+    const d = this.dialect;
+    if (d.timestamps === timestamps && d.extraFields === extraFields && d.teamShape === teamShape) return;
+    for (const rec of [...this.tickets.values(), ...this.deals.values()]) {
+      rec.listJson = undefined;
+      rec.fullBody = undefined;
+      rec.prevBody = undefined;
+    }
+    this.events.dropCaches();
   }
 
   memberOrThrow(id: string): Member {

@@ -13,7 +13,7 @@ export interface Client {
   sim: Simulator;
   get(path: string, key?: string | null): Promise<{ status: number; body: Wire; headers: Headers }>;
   send(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: Wire; headers: Headers }>;
-  /** Every page of a list, calling `between` after each page. */
+  /** Every page of a list, calling `between` after each page. Any list end (null, "" or no nextCursor) ends it. */
   pageAll(path: string, field: string, between?: () => void): Promise<Wire[]>;
 }
 
@@ -37,7 +37,7 @@ export async function start(options: SimulatorOptions = {}): Promise<Client> {
     send: (method, path, body, key = 'test-key') => request(method, path, body, key),
     async pageAll(path, field, between) {
       const out: Wire[] = [];
-      let cursor: string | null = null;
+      let cursor: string | null | undefined = null;
       for (let guard = 0; guard < 10_000; guard++) {
         const sep = path.includes('?') ? '&' : '?';
         const r = await request('GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path, undefined, 'test-key');
@@ -45,7 +45,7 @@ export async function start(options: SimulatorOptions = {}): Promise<Client> {
         out.push(...r.body[field]);
         cursor = r.body.nextCursor;
         between?.();
-        if (cursor === null) return out;
+        if (cursor === null || cursor === undefined || cursor === '') return out;
       }
       throw new Error('too many pages');
     },

@@ -1,4 +1,5 @@
-import { startSimulator } from '../../simulator/index.js';
+import { Option, type Command } from 'commander';
+import { DIALECT_ENV, DIALECT_VALUES, SIMULATOR_DIALECTS, startSimulator, type DialectOptions } from '../../simulator/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import { usageError } from '../session.js';
 
@@ -18,6 +19,75 @@ export interface SimulateOptions {
   dropRate?: string;
   rateLimit?: string;
   rateLimitBurst?: string;
+  dialect?: string;
+  changeEvents?: string;
+  opaquePayload?: string;
+  changeFieldNames?: string;
+  changeValues?: string;
+  timestamps?: string;
+  listEnd?: string;
+  extraFields?: boolean;
+  unlistedValues?: boolean;
+  teamShape?: string;
+}
+
+/** The flag of each enumerated dialect option. */
+const DIALECT_FLAGS = {
+  changeEvents: 'change-events',
+  opaquePayload: 'opaque-payload',
+  changeFieldNames: 'change-field-names',
+  changeValues: 'change-values',
+  timestamps: 'timestamps',
+  listEnd: 'list-end',
+  teamShape: 'team-shape',
+} as const satisfies Record<keyof typeof DIALECT_VALUES, string>;
+
+const DIALECT_HELP: Record<keyof typeof DIALECT_FLAGS, string> = {
+  changeEvents: 'how a field change is logged',
+  opaquePayload: 'payload of an opaque change',
+  changeFieldNames: 'field names in change payloads',
+  changeValues: 'from/to of reference fields, as ids or {id, name}',
+  timestamps: 'form of every timestamp',
+  listEnd: 'nextCursor of the last page, as null, "" or no key',
+  teamShape: 'team objects, as {id, name} or with email, memberCount and lead',
+};
+
+/** The dialect flags of `wsmirror simulate` (docs/simulator.md, "Dialects"). */
+export function addDialectFlags(cmd: Command): Command {
+  cmd.addOption(
+    new Option('--dialect <preset>', `a named dialect; the flags below override it (${Object.keys(SIMULATOR_DIALECTS).join(', ')})`),
+  );
+  for (const [key, flag] of Object.entries(DIALECT_FLAGS) as [keyof typeof DIALECT_FLAGS, string][])
+    cmd.addOption(new Option(`--${flag} <value>`, `${DIALECT_HELP[key]} (${DIALECT_VALUES[key].join(', ')})`));
+  return cmd
+    .addOption(new Option('--extra-fields', 'unknown extra fields on every object the API returns'))
+    .addOption(new Option('--unlisted-values', 'statuses, priorities and author types the API document never lists'));
+}
+
+function preset(name: string, source: string): Partial<DialectOptions> {
+  const found = Object.prototype.hasOwnProperty.call(SIMULATOR_DIALECTS, name) ? SIMULATOR_DIALECTS[name] : undefined;
+  if (found === undefined) throw usageError(`${source} must be one of ${Object.keys(SIMULATOR_DIALECTS).join(', ')}; got "${name}".`);
+  return { ...found };
+}
+
+/**
+ * The dialect the flags ask for, over the preset of --dialect (else of WSMIRROR_SIMULATOR_DIALECT).
+ * A preset or value that does not exist is a usage error naming its flag.
+ */
+export function dialectFromFlags(opts: SimulateOptions, env: NodeJS.ProcessEnv = process.env): Partial<DialectOptions> {
+  let dialect: Partial<DialectOptions> = {};
+  if (opts.dialect !== undefined) dialect = preset(opts.dialect, '--dialect');
+  else if (env[DIALECT_ENV]) dialect = preset(env[DIALECT_ENV], DIALECT_ENV);
+  for (const [key, flag] of Object.entries(DIALECT_FLAGS) as [keyof typeof DIALECT_FLAGS, string][]) {
+    const value = opts[key];
+    if (value === undefined) continue;
+    const allowed: readonly string[] = DIALECT_VALUES[key];
+    if (!allowed.includes(value)) throw usageError(`--${flag} must be one of ${allowed.join(', ')}; got "${value}".`);
+    (dialect as Record<string, unknown>)[key] = value;
+  }
+  if (opts.extraFields) dialect.extraFields = true;
+  if (opts.unlistedValues) dialect.unlistedValues = true;
+  return dialect;
 }
 
 /** Serves the bundled workspace simulator until SIGTERM/SIGINT. */
@@ -40,6 +110,7 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     return n;
   };
   const keys = opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
+  const dialect = dialectFromFlags(opts);
   const faults = Object.fromEntries(
     Object.entries({
       latencyMs: opts.latencyMs === undefined ? undefined : int('latency-ms', opts.latencyMs, 0),
@@ -61,6 +132,7 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     control: Boolean(opts.control),
     faults,
     apiKeys: Object.fromEntries(keys.map((k) => [k, ''])),
+    dialect,
   });
   process.stdout.write(
     `Workspace simulator listening on ${sim.url} (API under ${sim.url}/api/v1, ${keys.length} key(s)${opts.control ? `, control surface at ${sim.url}/_control` : ''}). Stop with Ctrl-C.\n`,
