@@ -1,5 +1,6 @@
 import { createApiClient } from '../../api/index.js';
 import {
+  CLOCK_TRUST_MS,
   lateHoldEnd,
   lateLately,
   plausibleHead,
@@ -24,7 +25,18 @@ export interface StatusReport {
   backfill: { phase: string; copied: Record<string, number> } | null;
   watermark: string | null;
   windowInProgress: boolean;
-  upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
+  /**
+   * The workspace's head and lag, and its clock: `clockSkewSeconds` is its Date header minus the
+   * local clock (null without a usable Date), `clockTrusted` false when that lies beyond the
+   * tolerance and the local clock bounds event times instead (docs/sync.md, "Hostile upstream").
+   */
+  upstream: {
+    head: string | null;
+    lagSeconds: number | null;
+    clockSkewSeconds?: number | null;
+    clockTrusted?: boolean;
+    error?: string;
+  } | null;
   /**
    * The last event a window read later than the guaranteed tick overlap reaches (docs/sync.md,
    * "The overlap's cost"), and until when ticks re-read the whole overlap because of it.
@@ -90,8 +102,13 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
       });
       try {
         const page = await client.eventsPage({ limit: 1 });
-        const { head, unknown } = plausibleHead(page, new Date().toISOString());
-        upstream = { head, lagSeconds: unknown ? null : lagBetween(head, watermark) };
+        const { head, unknown, clock } = plausibleHead(page, new Date().toISOString());
+        upstream = {
+          head,
+          lagSeconds: unknown ? null : lagBetween(head, watermark),
+          clockSkewSeconds: clock.skewMs === null ? null : Math.round(clock.skewMs / 1000),
+          clockTrusted: clock.trusted,
+        };
       } catch (err) {
         upstream = { head: null, lagSeconds: null, error: (err as Error).message };
       } finally {
@@ -144,6 +161,7 @@ function renderStatus(r: StatusReport): string {
     ...(r.deferredIndexes.length > 0 ? [`Indexes:     ${deferredIndexesLine(r.deferredIndexes)}`] : []),
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    ...(r.upstream !== null && r.upstream.error === undefined ? [`Clock:       ${clockLine(r.upstream)}`] : []),
     `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
     `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
@@ -168,6 +186,16 @@ function renderStatus(r: StatusReport): string {
 /** The status line while a first backfill builds its secondary indexes at its end. */
 export function deferredIndexesLine(names: readonly string[]): string {
   return `${names.length} secondary index(es) dropped for the first backfill, built when it ends or stops; queries run without them until then (a writer that starts builds them if a killed backfill left them out)`;
+}
+
+/** The status line on the workspace's clock against this machine's (docs/sync.md, "Hostile upstream"). */
+export function clockLine(u: Pick<NonNullable<StatusReport['upstream']>, 'clockSkewSeconds' | 'clockTrusted'>): string {
+  const skew = u.clockSkewSeconds;
+  if (skew === null || skew === undefined) return 'the workspace sent no usable Date header; the local clock bounds event times';
+  const side = `${Math.abs(skew)} s ${skew >= 0 ? 'ahead of' : 'behind'} this machine's`;
+  return u.clockTrusted
+    ? `the workspace's clock is ${side} (within the ${CLOCK_TRUST_MS / 1000} s tolerance)`
+    : `the workspace's clock is ${side}, beyond the ${CLOCK_TRUST_MS / 1000} s tolerance: the local clock bounds event times; check either clock`;
 }
 
 /** The status line on late-visible events: none, or the last one and whether ticks still re-read the whole overlap. */
