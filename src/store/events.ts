@@ -4,17 +4,30 @@ import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
 import { writeEventHistory } from './history.js';
 import { changesFromEvents } from './event-history.js';
-import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
+import { chunks, json, requiredTs, str } from './values.js';
+import { parseTimestamp } from '../util/time.js';
 
 type Db = Kysely<MirrorDatabase>;
+
+/** What storing a page of events found. */
+export interface InsertedEvents {
+  /** Ids new to the mirror: only these tell history and mark their records. */
+  newIds: Set<string>;
+  /**
+   * Events whose id the mirror already holds for another event (another type, record or time):
+   * the upstream reused an id. They are not stored (the first keeps the id), but their record
+   * still changed: the caller marks it and quarantines the event so the reuse is visible.
+   */
+  reused: WorkspaceEvent[];
+}
 
 /**
  * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
  * so a lookback re-read never writes history twice.
  */
-export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }> {
+export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents> {
   // Convert everything first: a junk occurredAt must fail before any write.
-  const rows = uniqueBy(events, (e) => String(e.id)).map((e) => ({
+  const all = events.map((e) => ({
     id: String(e.id),
     type: str(e.type),
     entity_type: str(e.entityType),
@@ -25,9 +38,12 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     received_at: receivedAt,
     raw_json: json(e),
   }));
+  const { first: rows, repeated } = splitRepeats(all);
   const newIds = new Set<string>();
-  if (rows.length === 0) return { newIds };
-  const payloads = new Map(events.map((e) => [String(e.id), e.payload as unknown]));
+  if (rows.length === 0) return { newIds, reused: [] };
+  // The stored event of an id is its first on the page; a later one under that id is `reused`.
+  const firstOf = new Map<string, WorkspaceEvent>();
+  for (const e of events) if (!firstOf.has(String(e.id))) firstOf.set(String(e.id), e);
 
   await upsertUsers(
     db,
@@ -46,8 +62,63 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
   const fresh = rows
     .filter((r) => newIds.has(r.id))
-    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: payloads.get(r.id), at: r.occurred_at }));
+    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: firstOf.get(r.id)!.payload, at: r.occurred_at }));
   const changes = await changesFromEvents(db, fresh);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
-  return { newIds };
+  return { newIds, reused: [...repeated.map((i) => events[i]!), ...(await reusedIds(db, firstOf, rows, newIds))] };
+}
+
+type EventRow = { id: string; type: string | null; entity_type: string | null; entity_id: string | null; occurred_at: string };
+
+/** The first row of each id, and the indexes of later rows with that id that tell another event. */
+function splitRepeats<R extends EventRow>(rows: readonly R[]): { first: R[]; repeated: number[] } {
+  const seen = new Map<string, R>();
+  const repeated: number[] = [];
+  rows.forEach((r, i) => {
+    const before = seen.get(r.id);
+    if (!before) seen.set(r.id, r);
+    else if (!sameEvent(before, r)) repeated.push(i);
+  });
+  return { first: [...seen.values()], repeated };
+}
+
+function sameEvent(a: Omit<EventRow, 'occurred_at'> & { occurred_at: unknown }, b: EventRow): boolean {
+  return a.type === b.type && a.entity_type === b.entity_type && a.entity_id === b.entity_id && sameTime(a.occurred_at, b.occurred_at);
+}
+
+/**
+ * The events (`firstOf`: the first of each id on the page) the mirror already held under the same id with
+ * another type, record or time. One indexed read of the ids that were not new, which a window's
+ * overlap re-reads on most ticks.
+ */
+async function reusedIds(
+  db: Db,
+  firstOf: ReadonlyMap<string, WorkspaceEvent>,
+  rows: readonly EventRow[],
+  newIds: ReadonlySet<string>,
+): Promise<WorkspaceEvent[]> {
+  const known = rows.filter((r) => !newIds.has(r.id));
+  if (known.length === 0) return [];
+  const stored = new Map<string, Omit<EventRow, 'occurred_at'> & { occurred_at: unknown }>();
+  for (const batch of chunks(
+    known.map((r) => r.id),
+    500,
+  )) {
+    const found = await db
+      .selectFrom('events')
+      .select(['id', 'type', 'entity_type', 'entity_id', 'occurred_at'])
+      .where('id', 'in', batch)
+      .execute();
+    for (const f of found) stored.set(f.id, f);
+  }
+  return known
+    .filter((r) => {
+      const s = stored.get(r.id);
+      return s !== undefined && !sameEvent(s, r);
+    })
+    .map((r) => firstOf.get(r.id)!);
+}
+
+function sameTime(stored: unknown, written: string): boolean {
+  return parseTimestamp(String(stored)) === parseTimestamp(written);
 }

@@ -11,3 +11,4 @@ export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
 export { parseAmount } from './values.js';
+export { stageKey } from './reads.js';

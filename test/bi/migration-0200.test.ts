@@ -115,6 +115,8 @@ for (const dialect of dialects)
         '0300_dirty_read_messages',
         '0400_live_updated_indexes',
         '0500_messages_author_covering',
+        '0600_owner_keyed_children',
+        '0700_dirty_failed_reads',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
