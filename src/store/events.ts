@@ -4,7 +4,7 @@ import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
 import { writeEventHistory } from './history.js';
 import { changesFromEvents } from './event-history.js';
-import { chunks, json, requiredTs, str } from './values.js';
+import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 import { parseTimestamp } from '../util/time.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -38,10 +38,10 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     received_at: receivedAt,
     raw_json: json(e),
   }));
-  const { first: rows, repeated } = splitRepeats(all);
+  const rows = uniqueBy(all, (r) => r.id);
   const newIds = new Set<string>();
   if (rows.length === 0) return { newIds, reused: [] };
-  // The stored event of an id is its first on the page; a later one under that id is `reused`.
+  // The event stored under a new id is the first on the page with it.
   const firstOf = new Map<string, WorkspaceEvent>();
   for (const e of events) if (!firstOf.has(String(e.id))) firstOf.set(String(e.id), e);
 
@@ -65,58 +65,42 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: firstOf.get(r.id)!.payload, at: r.occurred_at }));
   const changes = await changesFromEvents(db, fresh);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
-  return { newIds, reused: [...repeated.map((i) => events[i]!), ...(await reusedIds(db, firstOf, rows, newIds))] };
+  return { newIds, reused: await reusedIds(db, events, all, rows, newIds) };
 }
 
 type EventRow = { id: string; type: string | null; entity_type: string | null; entity_id: string | null; occurred_at: string };
+type Held = Omit<EventRow, 'occurred_at'> & { occurred_at: unknown };
 
-/** The first row of each id, and the indexes of later rows with that id that tell another event. */
-function splitRepeats<R extends EventRow>(rows: readonly R[]): { first: R[]; repeated: number[] } {
-  const seen = new Map<string, R>();
-  const repeated: number[] = [];
-  rows.forEach((r, i) => {
-    const before = seen.get(r.id);
-    if (!before) seen.set(r.id, r);
-    else if (!sameEvent(before, r)) repeated.push(i);
-  });
-  return { first: [...seen.values()], repeated };
-}
-
-function sameEvent(a: Omit<EventRow, 'occurred_at'> & { occurred_at: unknown }, b: EventRow): boolean {
+function sameEvent(a: Held, b: EventRow): boolean {
   return a.type === b.type && a.entity_type === b.entity_type && a.entity_id === b.entity_id && sameTime(a.occurred_at, b.occurred_at);
 }
 
 /**
- * The events (`firstOf`: the first of each id on the page) the mirror already held under the same id with
- * another type, record or time. One indexed read of the ids that were not new, which a window's
- * overlap re-reads on most ticks.
+ * The events of the page (`all` converted, in page order) that tell another event than the one
+ * the mirror holds under their id: the one it held before (one indexed read of the ids that were
+ * not new, which a window's overlap re-reads on most ticks), or the first on the page under a new id.
  */
 async function reusedIds(
   db: Db,
-  firstOf: ReadonlyMap<string, WorkspaceEvent>,
+  events: readonly WorkspaceEvent[],
+  all: readonly EventRow[],
   rows: readonly EventRow[],
   newIds: ReadonlySet<string>,
 ): Promise<WorkspaceEvent[]> {
-  const known = rows.filter((r) => !newIds.has(r.id));
-  if (known.length === 0) return [];
-  const stored = new Map<string, Omit<EventRow, 'occurred_at'> & { occurred_at: unknown }>();
-  for (const batch of chunks(
-    known.map((r) => r.id),
-    500,
-  )) {
+  const held = new Map<string, Held>(rows.filter((r) => newIds.has(r.id)).map((r) => [r.id, r]));
+  const known = rows.filter((r) => !newIds.has(r.id)).map((r) => r.id);
+  for (const batch of chunks(known, 500)) {
     const found = await db
       .selectFrom('events')
       .select(['id', 'type', 'entity_type', 'entity_id', 'occurred_at'])
       .where('id', 'in', batch)
       .execute();
-    for (const f of found) stored.set(f.id, f);
+    for (const f of found) held.set(f.id, f);
   }
-  return known
-    .filter((r) => {
-      const s = stored.get(r.id);
-      return s !== undefined && !sameEvent(s, r);
-    })
-    .map((r) => firstOf.get(r.id)!);
+  return all.flatMap((r, i) => {
+    const h = held.get(r.id);
+    return h !== undefined && !sameEvent(h, r) ? [events[i]!] : [];
+  });
 }
 
 function sameTime(stored: unknown, written: string): boolean {

@@ -31,9 +31,9 @@ async function settles(m: HostileMirror): Promise<void> {
   const subject = await m.edit('tickets', id);
   const r = await m.run();
   expect(r.code, r.stderr).toBe(0);
-  expect(await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject)).toBe(
-    subject,
-  );
+  expect(
+    await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject),
+  ).toBe(subject);
   expect(await m.diff()).toEqual([]);
 }
 
@@ -66,9 +66,9 @@ for (const dialect of dialects) {
       expect(Date.parse(watermark!)).toBeLessThanOrEqual(Date.now() + MAX_AHEAD_OF_LOCAL_MS);
       const newest = Math.max(...(m.sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
       expect(Date.parse(watermark!)).toBeLessThanOrEqual(newest);
-      expect(await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', y!).executeTakeFirst())?.subject)).toBe(
-        subject,
-      );
+      expect(
+        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', y!).executeTakeFirst())?.subject),
+      ).toBe(subject);
 
       // The skew is visible: status (text and JSON) from its own request.
       const st = await status(m);
@@ -82,9 +82,9 @@ for (const dialect of dialects) {
       const r2 = await m.run();
       expect(r2.code, r2.stderr).toBe(0);
       expect(skewWarnings(r2.stderr)).toHaveLength(1);
-      expect(await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', z!).executeTakeFirst())?.subject)).toBe(
-        later,
-      );
+      expect(
+        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', z!).executeTakeFirst())?.subject),
+      ).toBe(later);
       await settles(m);
     }, 60_000);
 
@@ -97,9 +97,9 @@ for (const dialect of dialects) {
       expect(r.code, r.stderr).toBe(0);
       expect(skewWarnings(r.stderr)).toHaveLength(1);
       expect((await m.quarantined('event')).length).toBe(before);
-      expect(await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', a!).executeTakeFirst())?.subject)).toBe(
-        subject,
-      );
+      expect(
+        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', a!).executeTakeFirst())?.subject),
+      ).toBe(subject);
       const st = await status(m);
       expect(st.json.upstream.clockSkewSeconds).toBeLessThan(-1_000_000_000);
       expect(st.json.upstream.lagSeconds).not.toBeNull();
@@ -107,9 +107,9 @@ for (const dialect of dialects) {
       // Under the 1970 Date nothing is lost either: the next change arrives too.
       const next = await m.edit('tickets', b!);
       expect((await m.run()).code).toBe(0);
-      expect(await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', b!).executeTakeFirst())?.subject)).toBe(
-        next,
-      );
+      expect(
+        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', b!).executeTakeFirst())?.subject),
+      ).toBe(next);
       expect(await m.diff()).toEqual([]);
       await settles(m);
     }, 60_000);
@@ -129,7 +129,9 @@ for (const dialect of dialects) {
       await m.edit('tickets', m.ticketIds()[7]!);
       const r = await m.run();
       expect(r.code).toBe(4);
-      expect(r.stderr).toMatch(/The workspace's clock \(its Date header .*\) is \d+ s ahead of the local clock, beyond the 300 s tolerance/);
+      expect(r.stderr).toMatch(
+        /The workspace's clock \(its Date header .*\) is \d+ s ahead of the local clock, beyond the 300 s tolerance/,
+      );
       expect(await m.read(readWatermark)).toBe(before);
       expect((await m.quarantined('event')).length).toBe(quarantinedBefore);
       await settles(m);

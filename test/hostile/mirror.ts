@@ -36,8 +36,11 @@ export interface HostileMirror {
   read<T>(fn: (store: Store) => Promise<T>): Promise<T>;
   quarantined(entityType: string): Promise<Array<{ entity_id: string; reason: string; raw_json: unknown }>>;
   dirty(): Promise<Array<{ entity_type: string; entity_id: string }>>;
-  /** The mirror against the truth (docs/sync.md owes the log from the hand-over's lookback on). */
-  diff(): Promise<string[]>;
+  /**
+   * The mirror against the truth (docs/sync.md owes the log from the hand-over's lookback on);
+   * `as` rewrites a copy of the truth the way the proxy rewrote what it served.
+   */
+  diff(as?: (truth: Record<string, unknown>) => void): Promise<string[]>;
   clearFaults(): void;
 }
 
@@ -134,9 +137,16 @@ export function useHostileMirror(dialect: Dialect, seed: number, extra: Record<s
     run: (args = ['sync'], more) => measure(args, more ? { ...env, ...config(more) } : env, dir),
     read,
     quarantined: (entityType) =>
-      read((s) => s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute()),
+      read((s) =>
+        s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
+      ),
     dirty: () => read((s) => s.db.selectFrom('dirty').select(['entity_type', 'entity_id']).execute()),
-    diff: () => read((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: LOOKBACK_SECONDS })),
+    diff: (as) =>
+      read((s) => {
+        const truth = structuredClone(sim.control.truth()) as unknown as Record<string, unknown>;
+        as?.(truth);
+        return diffMirror(s.db, truth, { lookbackSeconds: LOOKBACK_SECONDS });
+      }),
     clearFaults,
   };
 }

@@ -27,7 +27,7 @@ function pythonReadsEveryRow(file: string): { status: number | null; out: string
   const script = [
     'import sqlite3, sys',
     'db = sqlite3.connect(sys.argv[1])',
-    "tables = [r[0] for r in db.execute(\"select name from sqlite_master where type = 'table'\")]",
+    'tables = [r[0] for r in db.execute("select name from sqlite_master where type = \'table\'")]',
     'n = 0',
     'for t in tables:',
     '    n += len(db.execute(f\'select * from "{t}"\').fetchall())',
@@ -130,7 +130,9 @@ for (const dialect of dialects) {
       const subject = await m.edit('tickets', y!);
       const r = await m.run();
       expect(r.code, r.stderr).toBe(0);
-      expect((await m.quarantined('ticket')).find((q) => q.entity_id === x)?.reason).toMatch(/are one key .* once text that is not valid Unicode/);
+      expect((await m.quarantined('ticket')).find((q) => q.entity_id === x)?.reason).toMatch(
+        /are one key .* once text that is not valid Unicode/,
+      );
       expect((await ticketRow(m, x!))?.subject).toBe(before.subject);
       expect((await ticketRow(m, y!))?.subject).toBe(subject);
       expect(await m.dirty()).toEqual([]);

@@ -146,7 +146,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
       const [before, after] = head.split('\u0001') as [string, string];
       return stream(res, 200, Readable.from(deepJsonStream(before, f.deepField.depth, after)));
     }
-    if (f.trickle && (f.trickle.ids === 'all' || f.trickle.ids.includes(id))) return trickle(res, JSON.stringify(body), f.trickle.intervalMs);
+    if (f.trickle && (f.trickle.ids === 'all' || f.trickle.ids.includes(id)))
+      return trickle(res, JSON.stringify(body), f.trickle.intervalMs);
     return json(res, 200, body);
   }
   const body = await forward(req, simUrl);
