@@ -3,6 +3,8 @@
  * ground truth, the proxy in front, a backfilled mirror of one dialect, and the steps every case
  * takes (an ordinary upstream change, a CLI run, a read of the mirror, the comparison with the truth).
  */
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
@@ -31,7 +33,7 @@ export interface HostileMirror {
   reply(id: string): Promise<string>;
   /** A call on the simulator's API (not through the proxy). */
   api(method: string, path: string, body?: unknown): Promise<Record<string, unknown>>;
-  /** `wsmirror <args>` against the proxy; `extra` overrides config keys for this run only. */
+  /** `wsmirror <args>` against the proxy; `extra` adds config keys for this run only. */
   run(args?: string[], extra?: Record<string, unknown>): Promise<Measured>;
   read<T>(fn: (store: Store) => Promise<T>): Promise<T>;
   quarantined(entityType: string): Promise<Array<{ entity_id: string; reason: string; raw_json: unknown }>>;
@@ -58,8 +60,10 @@ export function useHostileMirror(dialect: Dialect, seed: number, extra: Record<s
   let database = '';
   let env: Record<string, string> = {};
   let edits = 0;
+  let configs = 0;
+  // Each set of keys gets its own file: the mirror's own config stays as the backfill wrote it.
   const config = (more: Record<string, unknown> = {}) =>
-    cliConfig(dir, {
+    cliConfig(configs++ === 0 ? dir : mkdtempSync(join(dir, 'config-')), {
       url: hostile.url,
       database,
       extra: { lookbackSeconds: LOOKBACK_SECONDS, drainPlan: 'record', ...extra, ...more },
