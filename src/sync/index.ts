@@ -6,6 +6,7 @@ export {
   readLateEvent,
   readLastCycle,
   readLookback,
+  readReadFloor,
   readWatermark,
   readWindow,
   recordLastCycle,

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_AHEAD_OF_LOCAL_MS } from '../../src/util/clock-bounds.js';
-import { readWatermark } from '../../src/sync/index.js';
+import { readReadFloor, readWatermark } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { useHostileMirror, type HostileMirror } from './mirror.js';
 
@@ -66,6 +66,8 @@ for (const dialect of dialects) {
       expect(Date.parse(watermark!)).toBeLessThanOrEqual(Date.now() + MAX_AHEAD_OF_LOCAL_MS);
       const newest = Math.max(...(m.sim.control.truth().events as Array<{ occurredAt: string }>).map((e) => Date.parse(e.occurredAt)));
       expect(Date.parse(watermark!)).toBeLessThanOrEqual(newest);
+      // The read floor comes only from a trusted Date: none was stored with this watermark.
+      expect(await m.read(readReadFloor)).toBeNull();
       expect(
         await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', y!).executeTakeFirst())?.subject),
       ).toBe(subject);
@@ -97,6 +99,7 @@ for (const dialect of dialects) {
       expect(r.code, r.stderr).toBe(0);
       expect(skewWarnings(r.stderr)).toHaveLength(1);
       expect((await m.quarantined('event')).length).toBe(before);
+      expect(await m.read(readReadFloor)).toBeNull();
       expect(
         await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', a!).executeTakeFirst())?.subject),
       ).toBe(subject);
