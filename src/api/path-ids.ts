@@ -25,8 +25,13 @@ export function unsafePathSegment(id: string): string | null {
   return twice === null ? null : `once percent-decoded, ${twice}`;
 }
 
+// Native on Node 20 (not yet in the ES2023 lib types).
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
 function unsafeText(id: string): string | null {
   if (id === '') return 'it is empty';
+  // encodeURIComponent throws on a lone surrogate: there is no URL for it at all.
+  if (!wellFormed(id)) return 'it holds a lone UTF-16 surrogate, which no URL can carry';
   if (id === '.' || id === '..') return `it is the dot segment "${id}", which a URL resolves away`;
   if (SEPARATOR_OR_CONTROL.test(id)) return 'it holds a path separator (/ or \\) or a control character, which proxies may decode or strip';
   return null;
