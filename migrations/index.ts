@@ -6,6 +6,8 @@ import * as m0300 from './0300_dirty_read_messages.js';
 import * as m0400 from './0400_live_updated_indexes.js';
 import * as m0500 from './0500_messages_author_covering.js';
 import * as m0600 from './0600_status_page_indexes.js';
+import * as m0700 from './0700_owner_keyed_children.js';
+import * as m0800 from './0800_dirty_failed_reads.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -19,4 +21,6 @@ export const migrations: Record<string, Migration> = {
   '0400_live_updated_indexes': m0400,
   '0500_messages_author_covering': m0500,
   '0600_status_page_indexes': m0600,
+  '0700_owner_keyed_children': m0700,
+  '0800_dirty_failed_reads': m0800,
 };

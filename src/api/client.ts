@@ -17,6 +17,7 @@ import { createPacer } from './adaptive-rate.js';
 import { realClock, Semaphore, type Clock } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedOptions } from './options.js';
 import { PagingGuard } from './paging.js';
+import { unsafePathSegment } from './path-ids.js';
 import { makeRedactor } from './redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
 import { shownPath, Transport, toQueryString } from './transport.js';
@@ -87,8 +88,9 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     iterateEvents: (q, o) => iterate(io, { ...q }, (p) => client.eventsPage(p, o), '/api/v1/events'),
     iterateTickets: (q = {}, o) => iterate(io, q, (p) => client.ticketsPage(p, o), '/api/v1/tickets'),
     iterateDeals: (q = {}, o) => iterate(io, q, (p) => client.dealsPage(p, o), '/api/v1/deals'),
-    getTicket: async (id, o) => single(io, entityPath('tickets', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
-    getDeal: async (id, o) => single(io, entityPath('deals', id), 'deal', 'deal', id, dealSchema, o?.signal),
+    getTicket: async (id, o) =>
+      single(io, entityPath('tickets', 'ticket', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
+    getDeal: async (id, o) => single(io, entityPath('deals', 'deal', id), 'deal', 'deal', id, dealSchema, o?.signal),
     listPipelines: (o) => pipelines(io, o?.signal),
     stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
     async close() {
@@ -233,8 +235,19 @@ async function pipelines(
   return { ...validateItems('pipeline', pipelineSchema, raws), serverDate };
 }
 
-function entityPath(collection: string, id: string): string {
-  if (typeof id !== 'string' || id.length === 0) throw new TypeError(`${collection} id must be a non-empty string`);
+/**
+ * The path of one record. An id that is not a safe path segment is never sent (src/api/path-ids.ts):
+ * the read fails as the record's own problem (InvalidRecordError), so the sync quarantines it.
+ */
+function entityPath(collection: string, entityType: EntityType, id: string): string {
+  if (typeof id !== 'string') throw new TypeError(`${collection} id must be a string`);
+  const unsafe = unsafePathSegment(id);
+  if (unsafe !== null) {
+    throw new InvalidRecordError(
+      { entityType, id, reason: `the id ${quote(id)} is not a safe path segment (${unsafe}); it was not requested`, raw: { id } },
+      { status: null, method: 'GET', path: `/api/v1/${collection}/…` },
+    );
+  }
   return `/api/v1/${collection}/${encodeURIComponent(id)}`;
 }
 

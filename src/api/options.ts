@@ -52,6 +52,11 @@ export interface RequestEvent {
   bytes: number;
   /** Retry-table key of a transport failure (e.g. `ECONNRESET`, `TIMEOUT`). */
   errorCode?: string;
+  /**
+   * The answer's `Date` header minus the local wall clock when its headers arrived, ms (HTTP dates
+   * drop the milliseconds, so an exact clock reads up to 1000 behind); absent without a usable Date.
+   */
+  clockSkewMs?: number;
 }
 
 export interface ClientStats {

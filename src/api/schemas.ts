@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
+import { unsafePathSegment } from './path-ids.js';
 import type {
   Company,
   ContactRef,
@@ -26,13 +27,24 @@ const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
 
-// PostgreSQL text cannot hold U+0000, and an id is a key: it cannot be cleaned without becoming
-// another id, so a record or event whose id holds one is quarantined.
+// Native on Node 20 (not yet in the ES2023 lib types).
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+// PostgreSQL text cannot hold U+0000, nor any store a lone UTF-16 surrogate as valid text, and an
+// id is a key: it cannot be cleaned without becoming another id, so a record or event whose id
+// holds one is quarantined.
 export const id = z
   .string({ error: 'must be a string id' })
   .min(1, { error: 'must be a non-empty id' })
   .max(MAX_ID_CHARS, { error: `must be at most ${MAX_ID_CHARS} characters` })
-  .refine((v) => !v.includes('\u0000'), { error: 'must not contain U+0000' });
+  .refine((v) => !v.includes('\u0000'), { error: 'must not contain U+0000' })
+  .refine(wellFormed, { error: 'must be valid Unicode (it holds a lone UTF-16 surrogate)' });
+
+/** A ticket's or deal's own id, which goes into a request path (src/api/path-ids.ts). */
+const recordId = id.superRefine((v, ctx) => {
+  const unsafe = unsafePathSegment(v);
+  if (unsafe !== null) ctx.addIssue({ code: 'custom', message: `is not a safe path segment: ${unsafe} (got ${quote(v)})` });
+});
 
 /** Representable in both stores: a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream"). */
 function representable(v: string): boolean {
@@ -78,7 +90,7 @@ export const slaSchema = z.looseObject({
 });
 
 const ticketShape = {
-  id,
+  id: recordId,
   number: int,
   key: z.string().optional(),
   subject: z.string({ error: 'must be a string' }),
@@ -176,7 +188,7 @@ export const dealContactSchema = z.looseObject({
 });
 
 export const dealSchema = z.looseObject({
-  id,
+  id: recordId,
   name: z.string({ error: 'must be a string' }),
   amount: amountSchema,
   currency: optionalString,

@@ -165,6 +165,7 @@ export class Transport {
         retryAfter = res.headers['retry-after'];
         this.d.limiter.observe?.({ status, headers: res.headers });
         serverDate = parseDateHeader(res.headers.date);
+        if (serverDate !== null) event.clockSkewMs = Date.parse(serverDate) - Date.now();
         contentType = String(res.headers['content-type'] ?? '');
         // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
         const ok = status >= 200 && status < 300;

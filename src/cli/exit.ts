@@ -27,6 +27,8 @@ const EXIT_BY_CODE: Record<string, number> = {
   RESPONSE_TOO_LARGE: EXIT.upstreamUnavailable,
   PAGING_RUNAWAY: EXIT.upstreamUnavailable,
   CYCLE_STALLED: EXIT.upstreamUnavailable,
+  // The workspace stamps its events with a clock far ahead of ours: fix a clock, then retry.
+  UPSTREAM_CLOCK_AHEAD: EXIT.upstreamUnavailable,
   // A list call refused (4xx), a cursor rejected again after three restarts, a 404 or an invalid
   // body where a record must exist: the upstream is unusable for now, not wsmirror's input.
   UPSTREAM_REJECTED: EXIT.upstreamUnavailable,

@@ -68,6 +68,11 @@ export class DaemonMetrics {
     help: 'Newest upstream event minus the watermark, at the end of the last cycle',
     registers: this.r,
   });
+  readonly clockSkew = new Gauge({
+    name: 'wsmirror_upstream_clock_skew_seconds',
+    help: "The workspace's clock (the Date header of its last answer) minus this machine's; beyond ±300 s the local clock bounds event times",
+    registers: this.r,
+  });
   readonly dirty = new Gauge({ name: 'wsmirror_dirty_records', help: 'Records waiting to be re-read', registers: this.r });
   readonly quarantined = new Gauge({ name: 'wsmirror_quarantined_records', help: 'Records in quarantine', registers: this.r });
   readonly lastSuccess = new Gauge({
@@ -142,6 +147,7 @@ export class DaemonMetrics {
     const statusClass = e.status === null ? 'error' : `${Math.floor(e.status / 100)}xx`;
     this.requests.inc({ endpoint, status_class: statusClass });
     if (e.attempt > 1) this.retries.inc();
+    if (e.clockSkewMs !== undefined) this.clockSkew.set(e.clockSkewMs / 1000);
   }
 
   eventsRead(n: number): void {

@@ -35,7 +35,18 @@ export interface StatusReport {
   backfill: { phase: string; copied: Record<string, number>; estimate: Record<string, number> } | null;
   watermark: string | null;
   windowInProgress: boolean;
-  upstream: { head: string | null; lagSeconds: number | null; error?: string } | null;
+  /**
+   * The workspace's head and lag, and its clock: `clockSkewSeconds` is its Date header minus the
+   * local clock (null without a usable Date), `clockTrusted` false when that lies beyond the
+   * tolerance and the local clock bounds event times instead (docs/sync.md, "Hostile upstream").
+   */
+  upstream: {
+    head: string | null;
+    lagSeconds: number | null;
+    clockSkewSeconds?: number | null;
+    clockTrusted?: boolean;
+    error?: string;
+  } | null;
   /**
    * The last event a window read later than the guaranteed tick overlap reaches (docs/sync.md,
    * "The overlap's cost"), and until when ticks re-read the whole overlap because of it.

@@ -13,7 +13,8 @@ export const SCOPED_DEALS = (d: SqlDialect) => scopedLive(d, DEAL_SCOPE, 'deals'
 /**
  * Stays in a stage, from deal_history field 'stage_id'. The first stay starts at created_at in the
  * stage the earliest move left (the current stage when there is no history). Direction compares
- * stage positions with the previous stay; the first stay has none.
+ * stage positions with the previous stay; the first stay has none. A stage id names a stage of the
+ * deal's own pipeline: two pipelines may share one (migration 0700_owner_keyed_children).
  */
 const INSERT_INTERVALS = (d: SqlDialect) => `
 INSERT INTO rpt_deal_stage_intervals
@@ -47,7 +48,8 @@ SELECT iv.deal_id, iv.seq, coalesce(st.pipeline_id, s.pipeline_id), iv.stage_id,
        WHEN st.position >= ps.position THEN 'forward' ELSE 'back' END,
   iv.source, ${HISTORY_COMPLETE('iv.deal_id')}
 FROM iv JOIN scope s ON s.id = iv.deal_id
-LEFT JOIN stages st ON st.id = iv.stage_id LEFT JOIN stages ps ON ps.id = iv.prev_stage`;
+LEFT JOIN stages st ON st.pipeline_id = s.pipeline_id AND st.id = iv.stage_id
+LEFT JOIN stages ps ON ps.pipeline_id = s.pipeline_id AND ps.id = iv.prev_stage`;
 
 /**
  * One row per live deal in scope. won_at / lost_at: the first stay in a won / lost stage. When
@@ -85,7 +87,7 @@ SELECT b.id, b.name, b.pipeline_id, p.name, b.stage_id, st.name, st.position, b.
   CASE WHEN b.status = 'open' THEN ${wholeMinuteDaysBetween(d, 'b.created_at', ':now')} END,
   CASE WHEN b.closed_at IS NOT NULL THEN ${daysBetween(d, 'b.created_at', 'b.closed_at')} END,
   coalesce(b.hc, ${d.F}), :now
-FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.id = b.stage_id
+FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.pipeline_id = b.pipeline_id AND st.id = b.stage_id
 LEFT JOIN users u ON u.id = b.owner_id LEFT JOIN companies co ON co.id = b.company_id
 LEFT JOIN contacts ct ON ct.id = b.contact_id`;
 

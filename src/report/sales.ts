@@ -15,7 +15,8 @@ SELECT d.pipeline_id, p.name, p.position, d.stage_id, st.name, st.position, d.cu
   sum(d.amount_cents) / 100.0, sum(d.amount_cents),
   CAST(sum(${d.msBetween('coalesce(d.stage_entered_at, d.created_at)', ':now')}) AS ${d.real}) / count(*) / 86400000.0,
   :now
-FROM rpt_deals d LEFT JOIN pipelines p ON p.id = d.pipeline_id LEFT JOIN stages st ON st.id = d.stage_id
+FROM rpt_deals d LEFT JOIN pipelines p ON p.id = d.pipeline_id
+LEFT JOIN stages st ON st.pipeline_id = d.pipeline_id AND st.id = d.stage_id
 WHERE d.status = 'open'
 GROUP BY d.pipeline_id, d.stage_id, d.currency, p.name, p.position, st.name, st.position`;
 

@@ -74,7 +74,7 @@ export async function upsertMany<R extends { id: string }, P>(
 }
 
 /**
- * SQLite stores whatever it is given. PostgreSQL may refuse a value (a lone surrogate in jsonb, a
+ * SQLite stores whatever it is given. PostgreSQL may refuse a value (an integer beyond its column, a
  * value nested too deep), which aborts the statement: the batch runs in a savepoint, and when it
  * is refused the records are written again one by one, each in its own savepoint, so the refusal
  * quarantines only the record that holds the value.

@@ -6,6 +6,7 @@ import { diffFields, writeObservedHistory } from './history.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
+import { stageKey } from './reads.js';
 import {
   bool,
   centsText,
@@ -80,10 +81,11 @@ const DEAL_COLUMNS = Object.keys({
 } satisfies Record<keyof DealsTable, 0>) as (keyof DealsTable)[];
 const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
 const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
+// Stages are keyed by (pipeline_id, id) since 0700_owner_keyed_children: two pipelines may share a stage id.
 const STAGE_STUB = insertStatement(
   'stages',
   ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
-  'on conflict ("id") do nothing',
+  'on conflict ("pipeline_id", "id") do nothing',
 );
 
 const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
@@ -158,11 +160,14 @@ export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<
   return result!;
 }
 
-/** The first stub of each id: a stub never overwrites a row, so the first one written stays. */
-const stubs = (rows: readonly (readonly unknown[] | null)[]) =>
+/**
+ * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id): a stub never
+ * overwrites a row, so the first one written stays.
+ */
+const stubs = (rows: readonly (readonly unknown[] | null)[], key: (r: readonly unknown[]) => string = (r) => String(r[0])) =>
   uniqueBy(
     rows.filter((r): r is readonly unknown[] => r !== null),
-    (r) => String(r[0]),
+    key,
   );
 
 /** A deal's child tables, written in this order for new and re-read deals alike. */
@@ -182,7 +187,10 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach(p.contacts))));
     const pipelines = stubs(live.map((p) => p.pipelineStub));
     if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
-    const stages = stubs(live.map((p) => p.stageStub));
+    const stages = stubs(
+      live.map((p) => p.stageStub),
+      (r) => stageKey(String(r[1]), String(r[0])),
+    );
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },
   async insertNew(db, fresh) {
@@ -228,8 +236,9 @@ export interface UpsertPipelinesOptions {
 }
 
 /**
- * Pipelines and their stages as listed upstream. Stages no longer listed are kept (deals and
- * history may still name them).
+ * Pipelines and their stages as listed upstream, a stage keyed by its pipeline and id (two
+ * pipelines may share a stage id). Stages no longer listed are kept (deals and history may still
+ * name them).
  */
 export async function upsertPipelines(db: Db, pipelines: readonly Pipeline[], options: UpsertPipelinesOptions = {}): Promise<void> {
   const start = options.startPosition ?? 0;
@@ -269,15 +278,14 @@ export async function upsertPipelines(db: Db, pipelines: readonly Pipeline[], op
         raw_json: json(s),
       })),
     ),
-    (s) => s.id,
+    (s) => stageKey(s.pipeline_id, s.id),
   );
   for (const batch of chunks(stages, 200)) {
     await db
       .insertInto('stages')
       .values(batch)
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet((eb) => ({
-          pipeline_id: eb.ref('excluded.pipeline_id'),
+        oc.columns(['pipeline_id', 'id']).doUpdateSet((eb) => ({
           name: eb.ref('excluded.name'),
           position: eb.ref('excluded.position'),
           is_won: eb.ref('excluded.is_won'),

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import type { EventChange } from './history.js';
 import { centsText, chunks, parseAmount, str } from './values.js';
+import { stageKey } from './reads.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -82,22 +83,41 @@ export async function changesFromEvents(db: Db, events: readonly StoredEvent[]):
   return out;
 }
 
+/**
+ * A stage id names a stage of the deal's own pipeline: two pipelines may share one (migration
+ * 0700_owner_keyed_children). The deal's pipeline comes from the mirror; a deal it does not hold
+ * yet takes the stage of that id only when a single pipeline has one, and otherwise the move tells
+ * no status (the re-read observes it).
+ */
 async function statusFromStageMoves(db: Db, moves: readonly EventChange[]): Promise<EventChange[]> {
   const ids = [...new Set(moves.flatMap((m) => [m.from, m.to]).filter((v): v is string => v !== null))];
+  const dealIds = [...new Set(moves.map((m) => m.entityId))];
   const stages = [];
   for (const batch of chunks(ids, 500)) {
-    stages.push(...(await db.selectFrom('stages').select(['id', 'is_won', 'is_lost']).where('id', 'in', batch).execute()));
+    stages.push(...(await db.selectFrom('stages').select(['pipeline_id', 'id', 'is_won', 'is_lost']).where('id', 'in', batch).execute()));
   }
-  const category = new Map(
-    stages.map((s) => [
-      s.id,
-      Number(s.is_won) === 1 || s.is_won === true ? 'won' : Number(s.is_lost) === 1 || s.is_lost === true ? 'lost' : 'open',
-    ]),
-  );
+  const pipelineOf = new Map<string, string>();
+  for (const batch of chunks(dealIds, 500)) {
+    const rows = await db.selectFrom('deals').select(['id', 'pipeline_id']).where('id', 'in', batch).execute();
+    for (const r of rows) if (r.pipeline_id !== null) pipelineOf.set(r.id, r.pipeline_id);
+  }
+  const category = new Map<string, string>();
+  const pipelinesOf = new Map<string, string[]>();
+  for (const s of stages) {
+    const c = Number(s.is_won) === 1 || s.is_won === true ? 'won' : Number(s.is_lost) === 1 || s.is_lost === true ? 'lost' : 'open';
+    category.set(stageKey(s.pipeline_id, s.id), c);
+    pipelinesOf.set(s.id, [...(pipelinesOf.get(s.id) ?? []), s.pipeline_id]);
+  }
+  const categoryOf = (dealId: string, stageId: string | null): string | undefined => {
+    if (stageId === null) return undefined;
+    const only = pipelinesOf.get(stageId);
+    const pipeline = pipelineOf.get(dealId) ?? (only?.length === 1 ? only[0] : undefined);
+    return pipeline === undefined ? undefined : category.get(stageKey(pipeline, stageId));
+  };
   const out: EventChange[] = [];
   for (const m of moves) {
-    const from = m.from === null ? undefined : category.get(m.from);
-    const to = m.to === null ? undefined : category.get(m.to);
+    const from = categoryOf(m.entityId, m.from);
+    const to = categoryOf(m.entityId, m.to);
     // An unknown stage tells nothing; the next re-read observes the status if it changed.
     if (from === undefined || to === undefined || from === to) continue;
     out.push({ ...m, field: 'status', from, to });

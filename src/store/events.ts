@@ -5,16 +5,29 @@ import { upsertUsers } from './refs.js';
 import { writeEventHistory } from './history.js';
 import { changesFromEvents } from './event-history.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
+import { parseTimestamp } from '../util/time.js';
 
 type Db = Kysely<MirrorDatabase>;
+
+/** What storing a page of events found. */
+export interface InsertedEvents {
+  /** Ids new to the mirror: only these tell history and mark their records. */
+  newIds: Set<string>;
+  /**
+   * Events whose id the mirror already holds for another event (another type, record or time):
+   * the upstream reused an id. They are not stored (the first keeps the id), but their record
+   * still changed: the caller marks it and quarantines the event so the reuse is visible.
+   */
+  reused: WorkspaceEvent[];
+}
 
 /**
  * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
  * so a lookback re-read never writes history twice.
  */
-export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }> {
+export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents> {
   // Convert everything first: a junk occurredAt must fail before any write.
-  const rows = uniqueBy(events, (e) => String(e.id)).map((e) => ({
+  const all = events.map((e) => ({
     id: String(e.id),
     type: str(e.type),
     entity_type: str(e.entityType),
@@ -25,9 +38,12 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     received_at: receivedAt,
     raw_json: json(e),
   }));
+  const rows = uniqueBy(all, (r) => r.id);
   const newIds = new Set<string>();
-  if (rows.length === 0) return { newIds };
-  const payloads = new Map(events.map((e) => [String(e.id), e.payload as unknown]));
+  if (rows.length === 0) return { newIds, reused: [] };
+  // The event stored under a new id is the first on the page with it.
+  const firstOf = new Map<string, WorkspaceEvent>();
+  for (const e of events) if (!firstOf.has(String(e.id))) firstOf.set(String(e.id), e);
 
   await upsertUsers(
     db,
@@ -46,8 +62,47 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
   const fresh = rows
     .filter((r) => newIds.has(r.id))
-    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: payloads.get(r.id), at: r.occurred_at }));
+    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: firstOf.get(r.id)!.payload, at: r.occurred_at }));
   const changes = await changesFromEvents(db, fresh);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
-  return { newIds };
+  return { newIds, reused: await reusedIds(db, events, all, rows, newIds) };
+}
+
+type EventRow = { id: string; type: string | null; entity_type: string | null; entity_id: string | null; occurred_at: string };
+type Held = Omit<EventRow, 'occurred_at'> & { occurred_at: unknown };
+
+function sameEvent(a: Held, b: EventRow): boolean {
+  return a.type === b.type && a.entity_type === b.entity_type && a.entity_id === b.entity_id && sameTime(a.occurred_at, b.occurred_at);
+}
+
+/**
+ * The events of the page (`all` converted, in page order) that tell another event than the one
+ * the mirror holds under their id: the one it held before (one indexed read of the ids that were
+ * not new, which a window's overlap re-reads on most ticks), or the first on the page under a new id.
+ */
+async function reusedIds(
+  db: Db,
+  events: readonly WorkspaceEvent[],
+  all: readonly EventRow[],
+  rows: readonly EventRow[],
+  newIds: ReadonlySet<string>,
+): Promise<WorkspaceEvent[]> {
+  const held = new Map<string, Held>(rows.filter((r) => newIds.has(r.id)).map((r) => [r.id, r]));
+  const known = rows.filter((r) => !newIds.has(r.id)).map((r) => r.id);
+  for (const batch of chunks(known, 500)) {
+    const found = await db
+      .selectFrom('events')
+      .select(['id', 'type', 'entity_type', 'entity_id', 'occurred_at'])
+      .where('id', 'in', batch)
+      .execute();
+    for (const f of found) held.set(f.id, f);
+  }
+  return all.flatMap((r, i) => {
+    const h = held.get(r.id);
+    return h !== undefined && !sameEvent(h, r) ? [events[i]!] : [];
+  });
+}
+
+function sameTime(stored: unknown, written: string): boolean {
+  return parseTimestamp(String(stored)) === parseTimestamp(written);
 }

@@ -10,4 +10,5 @@ export type { ListedCopy, TicketCopy } from './drain-reads.js';
 export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
-export { parseAmount } from './values.js';
+export { cleanText, parseAmount } from './values.js';
+export { stageKey } from './reads.js';

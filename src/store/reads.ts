@@ -60,9 +60,12 @@ export async function mirroredUpdatedAt(
   return out;
 }
 
-export async function knownStageIds(db: Db): Promise<Set<string>> {
-  const rows = await db.selectFrom('stages').select('id').execute();
-  return new Set(rows.map((r) => r.id));
+/** The key of a stage in knownStages: a stage id names a stage only within its pipeline (migration 0700_owner_keyed_children). */
+export const stageKey = (pipelineId: string, stageId: string): string => `${pipelineId}\u0000${stageId}`;
+
+export async function knownStages(db: Db): Promise<Set<string>> {
+  const rows = await db.selectFrom('stages').select(['pipeline_id', 'id']).execute();
+  return new Set(rows.map((r) => stageKey(String(r.pipeline_id), r.id)));
 }
 
 /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { deleteQuarantined, selectByIds } from './key-sets.js';
+import { plausibleAgainstLocal } from '../util/clock-bounds.js';
+import { parseTimestamp } from '../util/time.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -21,7 +23,8 @@ export interface UpsertResult {
 
 /** A prepared record: its row converted (every value checked) before anything is written. */
 export interface PreparedRecord {
-  row: { id: string; updated_at: string | null };
+  /** `synced_at` is the local clock of the write, which bounds a stored updated_at (below). */
+  row: { id: string; updated_at: string | null; synced_at: string | null };
 }
 
 /** A record the mirror holds, and its stored copy as the batch found it. */
@@ -48,6 +51,17 @@ export interface RecordKind<P extends PreparedRecord, Prev extends { id: string;
 }
 
 /**
+ * A stored updated_at decides that a copy is superseded only while it is plausible against the
+ * local clock (src/util/clock-bounds.ts): a copy once served with an updatedAt in 2100 must not
+ * make every later, real copy look older and freeze the record (docs/sync.md, "Hostile upstream").
+ * The local clock is the later of the write's synced_at (the sync's clock) and this machine's.
+ */
+function believable(stored: unknown, syncedAt: string | null): boolean {
+  const local = Math.max(Date.now(), syncedAt === null ? 0 : parseTimestamp(syncedAt));
+  return plausibleAgainstLocal(parseTimestamp(String(stored)), local);
+}
+
+/**
  * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived),
  * a record older than the mirror's copy is superseded and writes nothing, the references go first,
  * then new records in bulk, then known ones in bulk with their observed history. The ids of
@@ -67,7 +81,8 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
   const live: { p: P; previous: Prev | undefined; result: UpsertResult }[] = [];
   for (const p of batch) {
     const before = previous.get(p.row.id);
-    const superseded = !!before?.updated_at && String(before.updated_at) > p.row.updated_at!;
+    const superseded =
+      !!before?.updated_at && String(before.updated_at) > p.row.updated_at! && believable(before.updated_at, p.row.synced_at);
     const result = { history: 0, superseded, quarantined: false };
     results.push(result);
     if (!superseded) live.push({ p, previous: before, result });

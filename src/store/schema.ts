@@ -97,9 +97,10 @@ export interface PipelinesTable {
   raw_json: Json | null;
 }
 
+/** Keyed by (pipeline_id, id) since 0700_owner_keyed_children. */
 export interface StagesTable {
   id: string;
-  pipeline_id: string | null;
+  pipeline_id: string;
   name: string | null;
   position: number | null;
   is_won: SqlBool | null;
@@ -206,6 +207,8 @@ export interface DirtyTable {
   marked_at: Ts | null;
   /** 1 when a ticket's messages may have changed since the mirror's copy (migration 0300); deals ignore it. */
   read_messages: Generated<number>;
+  /** Reads of this record that failed after their retries, in a row (migration 0800_dirty_failed_reads). */
+  failed_reads: Generated<number>;
 }
 
 export interface MirrorDatabase {

@@ -103,7 +103,8 @@ export interface Store {
   ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
   /** Which of these records the mirror holds as deleted. */
   deletedIds(entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>>;
-  knownStageIds(): Promise<Set<string>>;
+  /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
+  knownStages(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
   /** Releases any writer lock taken through this store, then closes the database. */
@@ -188,7 +189,7 @@ export function buildStore(backend: StoreBackend): Store {
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
     ticketCopies: (ids) => ticketCopies(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
-    knownStageIds: () => r.knownStageIds(db),
+    knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
     async close() {
       for (const lock of [...locks]) await lock.release();

@@ -99,6 +99,11 @@ export interface DirtyClear {
 }
 
 const CLEAR_DIRTY = tupleStatement('delete from "dirty" where', '("entity_type" = ? and "entity_id" = ? and "occurred_at" <= ?)');
+const BUMP_FAILED = tupleStatement(
+  'update "dirty" set "failed_reads" = "failed_reads" + 1 where',
+  '("entity_type" = ? and "entity_id" = ?)',
+  'returning "entity_type", "entity_id", "failed_reads"',
+);
 const BUMP_STALE = tupleStatement(
   'update "dirty" set "stale_reads" = "stale_reads" + 1 where',
   '("entity_type" = ? and "entity_id" = ?)',
@@ -130,6 +135,24 @@ export async function bumpStaleReads(
     refs.map((r) => [r.entityType, r.entityId]),
   );
   return new Map(rows.map((r) => [`${r.entity_type}:${r.entity_id}`, Number(r.stale_reads)]));
+}
+
+/**
+ * Counts a failed read (docs/sync.md, "Hostile upstream") of each of these distinct records:
+ * failed_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). The count
+ * survives a newer event's mark and leaves with the entry.
+ */
+export async function bumpFailedReads(
+  db: Db,
+  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
+): Promise<Map<string, number>> {
+  if (refs.length === 0) return new Map();
+  const rows = await runTuples<{ entity_type: string; entity_id: string; failed_reads: unknown }>(
+    db,
+    BUMP_FAILED,
+    refs.map((r) => [r.entityType, r.entityId]),
+  );
+  return new Map(rows.map((r) => [`${r.entity_type}:${r.entity_id}`, Number(r.failed_reads)]));
 }
 
 export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityId: string): Promise<number> {

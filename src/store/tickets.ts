@@ -1,9 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { ContactRef, TicketWithMessages, UserRef } from '../api/index.js';
+import type { ContactRef, Message, TicketWithMessages, UserRef } from '../api/index.js';
+import { StoreError } from './errors.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
-import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
+import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, requiredTs, str, ts } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
@@ -52,11 +53,12 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   };
 }
 
+// Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
+// another ticket is another message, not a move (docs/sync.md, "Hostile upstream").
 const MESSAGES: ChildTable = {
   table: 'ticket_messages',
   parent: 'ticket_id',
   key: 'id',
-  globalKey: true,
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
   json: ['attachments_json', 'raw_json'],
 };
@@ -120,7 +122,7 @@ export interface PreparedTicket {
 /** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
 export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
   const row = ticketRow(ticket, syncedAt);
-  const messages: ChildRow[] = uniqueBy(Array.isArray(ticket.messages) ? ticket.messages : [], (m) => String(m.id)).map((m) => [
+  const messages: ChildRow[] = distinctMessages(Array.isArray(ticket.messages) ? ticket.messages : []).map(([m, raw]) => [
     String(m.id),
     str(m.body),
     str(m.authorType),
@@ -128,9 +130,9 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
     bool(m.isInternal),
     json(m.attachments ?? []),
     ts(m.createdAt, `message ${String(m.id)} createdAt`),
-    json(m),
+    raw,
   ]);
-  const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [
+  const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => cleanText(String(tag))))].map((tag) => [
     tag,
   ]);
   const fields: ChildRow[] = fieldRows(ticket.fields).map((f) => [f.key, f.value_text, f.value_json]);
@@ -144,8 +146,30 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
   };
 }
 
-/** Message ids of a prepared ticket: a batch must not hold one twice (bulk.ts splits it). */
-export const messageIdsOf = (p: PreparedTicket): readonly string[] => p.messages.map((m) => m[0]);
+/**
+ * One message per id within a ticket, with its raw JSON text. The same message listed twice (equal in every field) is
+ * one; two different messages under one id cannot both be stored under the ticket's key, and
+ * keeping either would lose the other silently, so the ticket is refused (StoreError
+ * INVALID_VALUE: quarantined with this reason, its previous copy kept).
+ */
+function distinctMessages(messages: readonly Message[]): [message: Message, raw: string | null][] {
+  const byId = new Map<string, string | null>();
+  const out: [Message, string | null][] = [];
+  for (const m of messages) {
+    const text = json(m);
+    const before = byId.get(String(m.id));
+    if (before === undefined) {
+      byId.set(String(m.id), text);
+      out.push([m, text]);
+    } else if (before !== text) {
+      throw new StoreError(
+        'INVALID_VALUE',
+        `two different messages share the id ${JSON.stringify(String(m.id))} in this ticket; keeping either would lose the other`,
+      );
+    }
+  }
+  return out;
+}
 
 /**
  * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
@@ -205,7 +229,7 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
 
 /**
  * Writes prepared tickets with a few statements per batch instead of several per record (see
- * writeRecords); no message id may appear under two of the batch's tickets (bulk.ts splits them).
+ * writeRecords).
  */
 export function writeTickets(db: Db, batch: readonly PreparedTicket[]): Promise<UpsertResult[]> {
   return writeRecords(db, TICKET_KIND, batch);

@@ -2,10 +2,10 @@ import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import type { UpsertResult } from './record-upsert.js';
-import { messageIdsOf, prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
+import { prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
 import { prepareDeal, upsertDeal, upsertPipelines, writeDeals, type PreparedDeal, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany, type BulkWriter } from './bulk.js';
-import { insertEvents } from './events.js';
+import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { StoreError } from './errors.js';
@@ -28,7 +28,8 @@ export interface StoreTx {
   getState<T>(key: string): Promise<T | undefined>;
   /** Stores `value` as JSON; undefined or null deletes the key. */
   setState(key: string, value: unknown): Promise<void>;
-  insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }>;
+  /** `reused`: events whose id the mirror (or this page) already holds for another event; not stored. */
+  insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
@@ -39,6 +40,8 @@ export interface StoreTx {
   clearDirtyMany(marks: readonly t.DirtyClear[]): Promise<void>;
   /** bumpStaleRead on many records (distinct): stale_reads after it, keyed `<entityType>:<entityId>`; absent means no entry (0). */
   bumpStaleReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
+  /** Counts a read that failed after its retries: failed_reads after it, keyed as bumpStaleReads. */
+  bumpFailedReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
   /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
   upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
   upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
@@ -67,7 +70,6 @@ const TICKETS: BulkWriter<TicketWithMessages, PreparedTicket> = {
   entityType: 'ticket',
   prepare: prepareTicket,
   idOf: (p) => p.row.id,
-  childKeysOf: messageIdsOf,
   write: writeTickets,
 };
 const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: prepareDeal, idOf: (p) => p.row.id, write: writeDeals };
@@ -106,6 +108,7 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
         marks.map((m) => ({ ...m, upTo: iso(m.upTo, 'upTo') })),
       ),
     bumpStaleReads: (refs) => t.bumpStaleReads(db, refs),
+    bumpFailedReads: (refs) => t.bumpFailedReads(db, refs),
     upsertTicket(ticket, syncedAt) {
       const at = iso(syncedAt, 'syncedAt');
       return orQuarantine(db, 'ticket', ticket, at, () => upsertTicket(db, ticket, at));

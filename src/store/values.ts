@@ -29,29 +29,58 @@ export function bool(value: unknown): 0 | 1 | null {
   return value ? 1 : 0;
 }
 
-// PostgreSQL text and jsonb cannot hold U+0000; it is replaced in both dialects so they hold the
-// same data and one bad character cannot fail a whole page's transaction.
-export const noNul = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
-const jsonReplacer = (_key: string, v: unknown) => (typeof v === 'string' ? noNul(v) : typeof v === 'bigint' ? v.toString() : v);
+/**
+ * A lone UTF-16 surrogate (half of a pair, e.g. `"k\ud800ey"` in the upstream's JSON) is no
+ * Unicode text: SQLite would store it as invalid UTF-8, which other readers (Python's sqlite3)
+ * cannot decode, and PostgreSQL's jsonb refuses its escape.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// Native on Node 20 (not yet in the ES2023 lib types): a fast check for the common clean string.
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
-/** JSON text that never throws (a cycle falls back to its inspect() text): raw data must always be storable. */
+/**
+ * Text both stores can hold and every reader can decode: U+0000 (PostgreSQL's text and jsonb
+ * cannot hold it) and lone surrogates become U+FFFD, in both dialects, so they hold the same data
+ * and one bad character cannot fail a write (docs/schema.md, "How values are stored").
+ */
+export function cleanText(s: string): string {
+  let out = s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
+  if (!wellFormed(out)) out = out.replace(LONE_SURROGATE, '\uFFFD');
+  return out;
+}
+
+/** The first name of {@link cleanText}, from when U+0000 was the only character replaced. */
+export const noNul = cleanText;
+const jsonReplacer = (_key: string, v: unknown) => (typeof v === 'string' ? cleanText(v) : typeof v === 'bigint' ? v.toString() : v);
+
+// JSON.stringify writes U+0000 as \u0000 and a lone surrogate as \udXXX (a pair stays as is), in
+// keys and values alike; an escape preceded by an even run of backslashes is a real one.
+const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/g;
+
+/**
+ * JSON text that never throws (a cycle falls back to its inspect() text): raw data must always be
+ * storable. U+0000 and lone surrogates become U+FFFD as in {@link cleanText}; two keys of one
+ * object that only differed there then repeat in the text, where PostgreSQL's jsonb keeps the last.
+ */
 export function json(value: unknown): string | null {
   if (value === undefined) return null;
   // A replacer function takes V8 off its fast serialiser (it was a large share of a backfill's
-  // CPU), so try without one first. The replacer only changes strings holding U+0000 (which JSON
-  // writes as \u0000) and bigints (which throw here), so output without either is the same text.
+  // CPU), so try without one first. The replacer only changes strings holding U+0000 or a lone
+  // surrogate (which JSON writes as escapes) and bigints (which throw here), so output without
+  // either is the same text.
   try {
     const fast = JSON.stringify(value);
     if (fast === undefined) return null;
-    // Keys as well as values: an escape preceded by an even run of backslashes is a real U+0000.
-    return fast.includes('\\u0000') ? fast.replace(/(?<!\\)((?:\\\\)*)\\u0000/g, '$1\\ufffd') : fast;
+    return fast.includes('\\u0000') || fast.includes('\\ud') ? fast.replace(UNSTORABLE_ESCAPE, '$1\\ufffd') : fast;
   } catch {
     // A bigint or a cycle: the replacer path below decides.
   }
   try {
-    return JSON.stringify(value, jsonReplacer) ?? null;
+    const text = JSON.stringify(value, jsonReplacer);
+    // Keys are not seen by a replacer: clean their escapes in the text.
+    return text === undefined ? null : text.replace(UNSTORABLE_ESCAPE, '$1\\ufffd');
   } catch {
-    return JSON.stringify(noNul(inspect(value)));
+    return JSON.stringify(cleanText(inspect(value)));
   }
 }
 
@@ -114,19 +143,36 @@ export function dateOnly(value: unknown, what: string): string | null {
   return iso === null ? null : iso.slice(0, 10);
 }
 
-/** ticket_fields / deal_fields rows: value_text for scalars, value_json always. */
+/**
+ * ticket_fields / deal_fields rows: value_text for scalars, value_json always. Keys are cleaned
+ * like any text (cleanText); two keys that only differed in what cleaning replaced would be one
+ * row, and keeping either value would lose the other silently, so the record is refused
+ * (StoreError INVALID_VALUE: quarantined with this reason, its previous copy kept).
+ */
 export function fieldRows(fields: Record<string, unknown> | null | undefined): FieldRow[] {
   if (!fields || typeof fields !== 'object') return [];
-  return Object.entries(fields).map(([key, value]) => ({
-    key: noNul(key),
-    value_text:
-      typeof value === 'string'
-        ? noNul(value)
-        : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
-          ? String(value)
-          : null,
-    value_json: json(value ?? null),
-  }));
+  const seen = new Map<string, string>();
+  return Object.entries(fields).map(([raw, value]) => {
+    const key = cleanText(raw);
+    const before = seen.get(key);
+    if (before !== undefined) {
+      throw new StoreError(
+        'INVALID_VALUE',
+        `custom fields ${JSON.stringify(before)} and ${JSON.stringify(raw)} are one key (${JSON.stringify(key)}) once text that is not valid Unicode (U+0000, a lone UTF-16 surrogate) is replaced by U+FFFD; keeping either would lose the other`,
+      );
+    }
+    seen.set(key, raw);
+    return {
+      key,
+      value_text:
+        typeof value === 'string'
+          ? cleanText(value)
+          : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+            ? String(value)
+            : null,
+      value_json: json(value ?? null),
+    };
+  });
 }
 
 /** Stable primary-key stand-in for a quarantined record whose id could not be read. */

@@ -3,13 +3,15 @@
  * page's transaction, and writes; `runBackfill` (backfill.ts) walks them in order.
  */
 import { NotFoundError, type Deal, type Page, type Ticket, type TicketWithMessages, type WorkspaceEvent } from '../api/index.js';
-import type { StoreTx } from '../store/index.js';
+import { stageKey, type StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import type { SyncContext } from './context.js';
 import { splitImplausible } from './window-read.js';
+import { ClockWarning, UpstreamClockAheadError } from './plausible.js';
 import { recordFailure } from './drain.js';
-import { markDeletions } from './event-page.js';
+import { failureReason, ReadFailures, unavailableRead } from './read-failures.js';
+import { markDeletions, quarantineReused } from './event-page.js';
 import { dirtyMarks } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
@@ -56,10 +58,14 @@ function recentSince(ctx: SyncContext, state: BackfillState): string | undefined
 const recentPhase: Phase<WorkspaceEvent, null> = {
   name: 'recent',
   fetch: (ctx, state) => (cursor) => ctx.client.eventsPage({ since: recentSince(ctx, state), cursor, limit: ctx.config.pageSize }),
-  load: () => Promise.resolve(null),
+  load: (ctx, page) => {
+    checkClock(ctx, page);
+    return Promise.resolve(null);
+  },
   async apply(tx, page, _, now) {
     const { events, rejected } = splitImplausible(page, now);
-    const { newIds } = await tx.insertEvents(events, now);
+    const { newIds, reused } = await tx.insertEvents(events, now);
+    await quarantineReused(tx, reused, now);
     await quarantineInvalid(
       tx,
       page.invalid.filter((i) => i.entityType !== 'event'),
@@ -69,8 +75,8 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
     const fresh = events.filter((e) => newIds.has(e.id));
     await markDeletions(tx, fresh);
-    await tx.markDirty([...dirtyMarks(fresh), ...marks]);
-    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+    await tx.markDirty([...dirtyMarks([...fresh, ...reused]), ...marks]);
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
   next: () => 'deals',
 };
@@ -96,8 +102,8 @@ const dealsPhase: Phase<Deal, null> = {
   fetch: (ctx) => (cursor) => ctx.client.dealsPage({ cursor, limit: ctx.config.pageSize }),
   async load(ctx, page, stats) {
     stats.recordsFetched += page.items.length;
-    const known = await ctx.store.knownStageIds();
-    if (page.items.some((d) => !known.has(d.stage.id))) await refreshPipelines(ctx);
+    const known = await ctx.store.knownStages();
+    if (page.items.some((d) => !known.has(stageKey(d.pipeline.id, d.stage.id)))) await refreshPipelines(ctx);
     return null;
   },
   async apply(tx, page, _, now, pending) {
@@ -131,6 +137,8 @@ const ticketsPhase: Phase<Ticket, ReadTickets> = {
     for (const bad of full.invalid) {
       await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
     }
+    // Marked at the listed version: a read by id at least as new clears it (docs/design.md §4.3).
+    await tx.markDirty(full.failed.map((t) => ({ entityType: 'ticket', entityId: t.id, occurredAt: t.updatedAt, readMessages: true })));
     const stored = verdicts.filter((v) => !v.quarantined).length;
     return { copied: stored, quarantined: page.invalid.length + full.invalid.length + verdicts.length - stored };
   },
@@ -143,45 +151,88 @@ const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
     const since = state.history === 'all' ? undefined : (toIsoTimestamp(state.history) ?? undefined);
     return (cursor) => ctx.client.eventsPage({ since, cursor, limit: ctx.config.pageSize });
   },
-  load: (ctx, _page, _stats, state) => Promise.resolve(recentSince(ctx, state)),
+  load: (ctx, page, _stats, state) => {
+    checkClock(ctx, page);
+    return Promise.resolve(recentSince(ctx, state));
+  },
   async apply(tx, page, markFrom, now) {
     // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
     // their records were just copied, so they need no re-read.
     const { events, rejected } = splitImplausible(page, now);
-    const { newIds } = await tx.insertEvents(events, now);
+    const { newIds, reused } = await tx.insertEvents(events, now);
+    await quarantineReused(tx, reused, now);
     // An event this late in the log that the recent phase did not store may have become visible
     // after its record was copied: the first sync, which will find it already stored, must still
     // re-read that record, so it is marked here as that sync's window would have marked it.
     const late = events.filter((e) => newIds.has(e.id) && (markFrom === undefined || Date.parse(e.occurredAt) >= Date.parse(markFrom)));
-    await tx.markDirty(dirtyMarks(late));
+    // A reused id's event names a record that changed after the copy began or before: read it again.
+    await tx.markDirty(dirtyMarks([...late, ...reused]));
     await quarantineInvalid(tx, page.invalid, now);
     await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
-    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length };
+    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
   next: () => 'done',
 };
+
+const clockWarnings = new WeakMap<SyncContext, ClockWarning>();
+
+/**
+ * A change-log page's clock, before its transaction: a warning once per backfill when the
+ * upstream's Date is too far from the local clock to bound events, and a stop when its events are
+ * stamped by a clock running ahead (docs/sync.md, "Hostile upstream").
+ */
+function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
+  const { clock, clockAhead } = splitImplausible(page, ctx.now());
+  let warning = clockWarnings.get(ctx);
+  if (!warning) clockWarnings.set(ctx, (warning = new ClockWarning(ctx.logger)));
+  warning.observe(clock);
+  if (clockAhead !== null) throw new UpstreamClockAheadError(clock, clockAhead);
+}
 
 export const PHASES = [recentPhase, dealsPhase, ticketsPhase, historyPhase] as const;
 
 interface ReadTickets {
   ok: TicketWithMessages[];
   invalid: { entityId: string; reason: string; raw: unknown }[];
+  /** Tickets whose read failed after its retries while the workspace answered others: left to the first sync. */
+  failed: Ticket[];
 }
 
 /** The list has no messages: read each ticket, `concurrency` at a time. */
 async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: RunStats): Promise<ReadTickets> {
-  const out: ReadTickets = { ok: [], invalid: [] };
+  const out: ReadTickets = { ok: [], invalid: [], failed: [] };
+  const failures = failuresOf(ctx);
   await mapConcurrent(tickets, ctx.config.concurrency, async (ticket) => {
+    const startedAt = performance.now();
     try {
       out.ok.push(await ctx.client.getTicket(ticket.id));
+      failures.served('ticket');
       stats.recordsFetched++;
     } catch (err) {
       if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
       // A failure of this ticket's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
       const own = recordFailure(err);
-      if (own === null) throw err;
-      out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
+      if (own !== null) return void out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
+      if (!unavailableRead(err)) throw err;
+      // A read that stalls while others answer is this ticket's: the first sync reads it again
+      // (and quarantines it after repeated failures), instead of failing the whole backfill.
+      await failures.blame('ticket', startedAt, err);
+      stats.readFailures++;
+      ctx.logger.warn(
+        { entityType: 'ticket', entityId: ticket.id, reason: failureReason(err) },
+        'backfill: a ticket read failed while the workspace answered others; it is left dirty for the first sync',
+      );
+      out.failed.push(ticket);
     }
   });
   return out;
+}
+
+const readFailures = new WeakMap<SyncContext, ReadFailures>();
+
+/** One ReadFailures per backfill run: what the workspace answered is evidence across pages. */
+function failuresOf(ctx: SyncContext): ReadFailures {
+  let f = readFailures.get(ctx);
+  if (!f) readFailures.set(ctx, (f = new ReadFailures(ctx)));
+  return f;
 }

@@ -4,7 +4,7 @@ import { PHASES, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
 import { copyList } from './copy-list.js';
 import { pageGroupLimits } from './page-group.js';
-import { plausibleHead } from './plausible.js';
+import { plausibleHead, UpstreamClockAheadError } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
@@ -88,7 +88,13 @@ async function rebuildIndexesAfterFailure(ctx: SyncContext): Promise<void> {
  * become the watermark (docs/sync.md, "Hostile upstream").
  */
 async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promise<BackfillState> {
-  const head = options.head !== undefined ? options.head : plausibleHead(await ctx.client.eventsPage({ limit: 1 }), ctx.now()).head;
+  let head = options.head;
+  // No head may also mean no plausible one: a log stamped by a clock far ahead is no empty log.
+  if (head === undefined || head === null) {
+    const probe = plausibleHead(await ctx.client.eventsPage({ limit: 1 }), ctx.now());
+    if (probe.clockAhead !== null) throw new UpstreamClockAheadError(probe.clock, probe.clockAhead);
+    head = probe.head;
+  }
   const state: BackfillState = {
     // An empty log has no lookback before its hand-over to read.
     phase: head === null ? 'deals' : 'recent',

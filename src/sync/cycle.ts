@@ -1,3 +1,4 @@
+import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
@@ -111,6 +112,11 @@ async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string
   ].slice(0, NEWER_CHECK_LIMIT);
   if (refs.length === 0) return false;
   const mark = Date.parse(watermark);
-  for (const updatedAt of (await ctx.store.mirroredUpdatedAt(refs)).values()) if (Date.parse(updatedAt) > mark) return true;
+  const now = Date.parse(ctx.now());
+  // A copy stamped beyond what the local clock makes plausible says nothing about the log's head.
+  for (const updatedAt of (await ctx.store.mirroredUpdatedAt(refs)).values()) {
+    const at = Date.parse(updatedAt);
+    if (at > mark && plausibleAgainstLocal(at, now)) return true;
+  }
   return false;
 }

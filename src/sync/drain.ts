@@ -1,5 +1,12 @@
-import { AuthRejectedError, clipText, NotFoundError, type Deal, type TicketWithMessages } from '../api/index.js';
-import type { DirtyEntry } from '../store/index.js';
+import {
+  AuthRejectedError,
+  clipText,
+  NotFoundError,
+  type Deal,
+  type TicketWithMessages,
+  type UpstreamUnavailableError,
+} from '../api/index.js';
+import { stageKey, type DirtyEntry } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { createHeapBudget } from '../util/heap-budget.js';
 import { WsmirrorError } from '../util/errors.js';
@@ -16,6 +23,7 @@ import {
   recordFailure,
   type RecordWrite,
 } from './record-writes.js';
+import { failureReason, FAILED_READS_QUARANTINE_AFTER, ReadFailures, unavailableRead } from './read-failures.js';
 import type { RunStats } from './stats.js';
 import { WriteBatch } from './write-batch.js';
 
@@ -44,7 +52,7 @@ export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<voi
     refused: (w, sqlState, err) =>
       quarantineAlone(ctx, w.entry, `the database refused a value of this record (${sqlState}): ${err.message}`, w.record),
   });
-  const reader = new RecordReader(ctx, writes);
+  const reader = new RecordReader(ctx, writes, stats);
   try {
     for (;;) {
       if (ctx.stopSignal.aborted) break;
@@ -128,10 +136,15 @@ class RecordReader {
   private knownStages: Promise<Set<string>> | null = null;
   private stageRefresh: Promise<void> | null = null;
 
+  private readonly failures: ReadFailures;
+
   constructor(
     private readonly ctx: SyncContext,
     private readonly writes: WriteBatch<RecordWrite>,
-  ) {}
+    private readonly stats: RunStats,
+  ) {
+    this.failures = new ReadFailures(ctx);
+  }
 
   readAll(entries: readonly DirtyEntry[]): Promise<void> {
     return mapConcurrent(
@@ -148,6 +161,7 @@ class RecordReader {
 
   /** A copy read by id or from a list page. */
   async took(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void> {
+    this.failures.served(entry.entityType);
     if (entry.entityType === 'deal') await this.ensureStage(record as Deal);
     await this.write(readWrite(entry, record));
   }
@@ -155,6 +169,7 @@ class RecordReader {
   private async read(entry: DirtyEntry): Promise<void> {
     const { client } = this.ctx;
     const call = { signal: this.ctx.cycleSignal };
+    const startedAt = performance.now();
     let record;
     try {
       record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
@@ -164,18 +179,47 @@ class RecordReader {
       // cycle (exit 3 for a one-shot command) but does not stop `run`; its next cycle asks the log.
       if (err instanceof AuthRejectedError) throw new WsmirrorError('AUTH_REJECTED_ON_RECORD', err.message, { cause: err });
       const own = recordFailure(err);
-      if (own === null) throw err;
-      return this.write(quarantineWrite(entry, own.reason, own.raw));
+      if (own !== null) return this.write(quarantineWrite(entry, own.reason, own.raw));
+      if (!unavailableRead(err)) throw err;
+      await this.failures.blame(entry.entityType, startedAt, err);
+      return this.failed(entry, err);
     }
+    this.failures.served(entry.entityType);
     await this.took(entry, record);
+  }
+
+  /**
+   * A read that failed after its retries while the workspace answered others (ReadFailures): the
+   * record stays dirty and the rest of the drain goes on; after FAILED_READS_QUARANTINE_AFTER such
+   * reads in a row it is quarantined (docs/sync.md, "Hostile upstream").
+   */
+  private async failed(entry: DirtyEntry, err: UpstreamUnavailableError): Promise<void> {
+    const reason = failureReason(err);
+    const counts = await this.ctx.store.transaction((tx) => tx.bumpFailedReads([entry]));
+    const count = counts.get(key(entry)) ?? 0;
+    this.stats.readFailures++;
+    this.ctx.logger.warn(
+      {
+        entityType: entry.entityType,
+        entityId: entry.entityId,
+        failedReads: count,
+        quarantineAfter: FAILED_READS_QUARANTINE_AFTER,
+        reason,
+      },
+      count >= FAILED_READS_QUARANTINE_AFTER
+        ? 'record read failed again while the workspace answered others; quarantined'
+        : 'record read failed while the workspace answered others; it stays dirty and is read again next cycle',
+    );
+    if (count >= FAILED_READS_QUARANTINE_AFTER)
+      await this.write(quarantineWrite(entry, `${reason} (${count} failed reads in a row)`, { status: err.status, path: err.path }));
   }
 
   /** A deal naming a stage the mirror does not know refreshes pipelines, once per drain (docs/design.md §4.1). */
   private async ensureStage(deal: Deal): Promise<void> {
-    this.knownStages ??= this.ctx.store.knownStageIds();
-    if ((await this.knownStages).has(deal.stage.id)) return;
+    this.knownStages ??= this.ctx.store.knownStages();
+    if ((await this.knownStages).has(stageKey(deal.pipeline.id, deal.stage.id))) return;
     this.stageRefresh ??= refreshPipelines(this.ctx).then(() => {
-      this.knownStages = this.ctx.store.knownStageIds();
+      this.knownStages = this.ctx.store.knownStages();
     });
     await this.stageRefresh;
   }

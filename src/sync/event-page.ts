@@ -1,6 +1,7 @@
 import type { Page, WorkspaceEvent } from '../api/index.js';
 import type { StoreTx } from '../store/index.js';
 import type { SyncContext } from './context.js';
+import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
@@ -20,6 +21,8 @@ export interface CommittedPage {
   late: WorkspaceEvent | null;
   /** How many new events are older than `lateBefore`. */
   lateCount: number;
+  /** Events whose id the mirror already held for another event: quarantined, their records marked. */
+  reused: WorkspaceEvent[];
 }
 
 /** A change-log page read and checked, waiting for its group's transaction. */
@@ -46,6 +49,7 @@ export interface ReadPage {
  */
 export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]): Promise<CommittedPage[]> {
   const now = ctx.now();
+  // Events whose id turns out to be reused mark their records too: those records are looked up as well.
   const mirrored = await mirroredUpdatedAt(
     ctx,
     pages.flatMap((p) => p.events),
@@ -57,7 +61,7 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
     let lateSeen = false;
     for (const { page, events, rejected, next: read, mayEnd } of pages) {
       const next = lateSeen ? withoutReach(read) : read;
-      const { newIds } = await tx.insertEvents(events, now);
+      const { newIds, reused } = await tx.insertEvents(events, now);
       await quarantineInvalid(
         tx,
         page.invalid.filter((i) => i.entityType !== 'event'),
@@ -67,7 +71,8 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
       const fresh = events.filter((e) => newIds.has(e.id));
       await markDeletions(tx, fresh);
-      await tx.markDirty([...dirtyMarks(fresh).filter((m) => !alreadyCurrent(mirrored, m)), ...marks]);
+      await quarantineReused(tx, reused, now);
+      await tx.markDirty([...dirtyMarks([...fresh, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
       const lateOnes = lateEvents(fresh, next.lateBefore);
       const late = oldest(lateOnes);
       if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
@@ -76,11 +81,23 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
       if (ended) await closeWindow(tx, window);
       else await saveWindow(tx, window);
-      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window });
+      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused });
       if (ended) break;
     }
     return results;
   });
+}
+
+/**
+ * Events whose id the mirror already holds for another event (docs/sync.md, "Hostile upstream"):
+ * the first keeps the id, so this one is not stored, but its record did change; the caller marks
+ * it, and the event goes to quarantine (entity type `event`) so the reuse is visible.
+ */
+export async function quarantineReused(tx: StoreTx, reused: readonly WorkspaceEvent[], now: string): Promise<void> {
+  for (const e of reused) {
+    const reason = `its id is already the id of another event in the mirror (another type, record or time): the upstream reused it. This ${e.type} of ${e.entityType} ${e.entityId} at ${e.occurredAt} is not stored; the record it names is re-read`;
+    await tx.quarantine({ entityType: 'event', entityId: e.id, reason, raw: e }, now);
+  }
 }
 
 /** Sets deleted_at on the records whose `*.deleted` events are among `fresh` (events new to the mirror). */
@@ -128,11 +145,15 @@ function eventQuarantineIds(page: Page<WorkspaceEvent>, rejected: readonly Rejec
 /**
  * A record the mirror already holds at a newer version than an event needs no re-read: a
  * mid-window drain already read it, or an older event turned up on a later page of the
- * newest-first log. Equal times are re-read, since two writes can share a millisecond.
+ * newest-first log. Equal times are re-read, since two writes can share a millisecond. A mirrored
+ * updatedAt beyond what the local clock makes plausible (a copy once served with 2100) decides
+ * nothing: the record is re-read, so one bad value can never freeze it (docs/sync.md, "Hostile upstream").
  */
-function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark): boolean {
+function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark, now: string): boolean {
   const updatedAt = mirrored.get(`${mark.entityType}:${mark.entityId}`);
-  return updatedAt !== undefined && Date.parse(updatedAt) > Date.parse(mark.occurredAt);
+  if (updatedAt === undefined) return false;
+  const at = Date.parse(updatedAt);
+  return at > Date.parse(mark.occurredAt) && plausibleAgainstLocal(at, Date.parse(now));
 }
 
 /** Read before the page's transaction: SQLite has one connection, which the transaction holds. */

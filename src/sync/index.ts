@@ -6,6 +6,7 @@ export {
   readLateEvent,
   readLastCycle,
   readLookback,
+  readReadFloor,
   readWatermark,
   readWindow,
   recordLastCycle,
@@ -30,5 +31,5 @@ export { refreshPipelines } from './pipelines.js';
 export { recordRun } from './runs.js';
 export { emptyStats, type RunStats } from './stats.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
-export { FUTURE_TOLERANCE_MS, plausibleHead } from './plausible.js';
+export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';

@@ -6,6 +6,7 @@ import {
   PagingGuard,
   ResponseTooLargeError,
   UpstreamRejectedError,
+  UpstreamUnavailableError,
   type Deal,
   type InvalidItem,
   type Page,
@@ -146,7 +147,12 @@ function listPage(ctx: SyncContext, entityType: 'ticket' | 'deal', cursor: strin
   return entityType === 'ticket' ? ctx.client.ticketsPage(q, call) : ctx.client.dealsPage(q, call);
 }
 
-/** Failures of the list itself that reading by id does not share. A 401, 5xx after retries or a network failure are the cycle's. */
+/**
+ * Failures of the list itself that reading by id does not share, or may not: a list page that
+ * found no complete answer (a trickled body, a 5xx after retries) leaves the records to their
+ * reads by id, which tell one record's failure from an upstream that is down (read-failures.ts).
+ * A 401 is the cycle's.
+ */
 function listUnusable(err: unknown): boolean {
   // A 403 on the list may be this key's permissions on listing; the records' own reads decide.
   if (err instanceof AuthRejectedError && err.status !== 403) {
@@ -158,6 +164,7 @@ function listUnusable(err: unknown): boolean {
     err instanceof PagingError ||
     err instanceof UpstreamRejectedError ||
     err instanceof InvalidResponseError ||
-    err instanceof ResponseTooLargeError
+    err instanceof ResponseTooLargeError ||
+    err instanceof UpstreamUnavailableError
   );
 }

@@ -1,5 +1,5 @@
 import { MAX_ID_CHARS, type InvalidItem } from '../api/index.js';
-import type { Store, StoreTx } from '../store/index.js';
+import { cleanText, type Store, type StoreTx } from '../store/index.js';
 import type { DirtyMark } from './marks.js';
 
 /** Records of a page that failed validation go to quarantine; the rest of the page syncs (docs/sync.md, "Bad data"). */
@@ -44,7 +44,8 @@ export async function quarantineEvents(
       typeof id === 'string' &&
       id.length > 0 &&
       id.length <= MAX_ID_CHARS &&
-      !id.includes('\u0000')
+      // An id the store would have to clean is another id, and no request path can carry it.
+      cleanText(id) === id
     ) {
       marks.push({ entityType: type, entityId: id, occurredAt: ANY_READ });
     }
@@ -63,7 +64,7 @@ export async function quarantinedEventIds(store: Store, ids: readonly string[]):
   return new Set(rows.map((r) => r.entity_id));
 }
 
-/** An id as the quarantine stores it: U+0000 replaced (PostgreSQL text cannot hold it). */
+/** An id as the quarantine stores it: U+0000 and lone surrogates replaced, as in every text column. */
 export function quarantineKey(id: string): string {
-  return id.replaceAll('\u0000', '\uFFFD');
+  return cleanText(id);
 }

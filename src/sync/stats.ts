@@ -14,6 +14,11 @@ export interface RunStats {
   staleAccepted: number;
   deleted: number;
   quarantined: number;
+  /**
+   * Reads of one record that failed after their retries while the workspace answered others: the
+   * record stays dirty (docs/sync.md, "Hostile upstream"). Logged, not stored in sync_runs.
+   */
+  readFailures: number;
   requests: number;
   retries: number;
   /** Time spent refreshing the rpt_ tables at the end of the run. */
@@ -32,6 +37,7 @@ export function emptyStats(): RunStats {
     staleAccepted: 0,
     deleted: 0,
     quarantined: 0,
+    readFailures: 0,
     requests: 0,
     retries: 0,
     reportRefreshMs: 0,

@@ -4,7 +4,16 @@ import { laterOf, type SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { commitPages, type CommittedPage, type ReadPage } from './event-page.js';
 import { groupBounds, pageGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
-import { FUTURE_TOLERANCE_MS, isPlausible, plausibleLimit } from './plausible.js';
+import {
+  boundingClock,
+  ClockWarning,
+  clockName,
+  FUTURE_TOLERANCE_MS,
+  isPlausible,
+  stampedByClockAhead,
+  UpstreamClockAheadError,
+  type BoundingClock,
+} from './plausible.js';
 import type { RejectedEvent } from './quarantine.js';
 import type { RunStats } from './stats.js';
 import { abandonWindow, type WindowState } from './state.js';
@@ -43,6 +52,7 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
   let inOrder = true;
   let previousOldest: string | null = null;
   let lateLogged = false;
+  const clockWarning = new ClockWarning(logger);
   let group: ReadPage[] = [];
   let groupStarted = 0;
   let ahead: Promise<Settled<Page<WorkspaceEvent>>> | null = null;
@@ -67,7 +77,12 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
   const counted = (c: CommittedPage, read: ReadPage) => {
     stats.eventsNew += c.newCount;
     stats.eventsLate += c.lateCount;
-    stats.quarantined += read.rejected.length;
+    stats.quarantined += read.rejected.length + c.reused.length;
+    if (c.reused.length > 0)
+      logger.warn(
+        { eventIds: c.reused.slice(0, 5).map((e) => e.id), count: c.reused.length },
+        'the change log reused event ids for other events; those events are quarantined and their records re-read',
+      );
     if (c.late !== null && !lateLogged) {
       lateLogged = true;
       logger.info(
@@ -113,7 +128,13 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
         if (err instanceof PagingError) await store.transaction((tx) => abandonWindow(tx));
         throw err;
       }
-      const { events, rejected } = splitImplausible(page, ctx.now());
+      const { events, rejected, clock, clockAhead } = splitImplausible(page, ctx.now());
+      clockWarning.observe(clock);
+      if (clockAhead !== null) {
+        // What was read before this page commits first; this page and the watermark stay as they were.
+        await flush();
+        throw new UpstreamClockAheadError(clock, clockAhead);
+      }
       if (window.cursor === null && head === null) head = events[0]?.occurredAt ?? null;
       stats.eventsRead += page.items.length + page.invalid.length;
       ctx.hooks?.onPage?.('events', { items: events.length, invalid: page.invalid.length + rejected.length });
@@ -171,30 +192,35 @@ function pageIds(page: Page<WorkspaceEvent>): string[] {
 }
 
 /**
- * Events beyond the upstream's clock (plus the tolerance) never reach the events table nor the
- * watermark: one such event would otherwise make every later one look already read.
+ * Events beyond the bounding clock (the upstream's Date when it lies near the local clock, else
+ * the local clock) plus the tolerance never reach the events table nor the watermark: one such
+ * event would otherwise make every later one look already read. `clockAhead` is the first of them
+ * that an upstream clock running ahead explains better than a bad event (stampedByClockAhead).
  */
-export function splitImplausible(page: Page<WorkspaceEvent>, now: string): { events: WorkspaceEvent[]; rejected: RejectedEvent[] } {
-  const limit = plausibleLimit(page, now);
+export function splitImplausible(
+  page: Page<WorkspaceEvent>,
+  now: string,
+): { events: WorkspaceEvent[]; rejected: RejectedEvent[]; clock: BoundingClock; clockAhead: WorkspaceEvent | null } {
+  const clock = boundingClock(page.serverDate, now);
+  const limit = clock.at + FUTURE_TOLERANCE_MS;
   const events: WorkspaceEvent[] = [];
   const rejected: RejectedEvent[] = [];
+  let clockAhead: WorkspaceEvent | null = null;
   for (const raw of page.items) {
     const e = normaliseEvent(raw);
     if (isPlausible(e, limit)) {
       events.push(e);
       continue;
     }
-    const clock = page.serverDate
-      ? `the upstream's clock (Date header ${page.serverDate})`
-      : `the local clock (${now}; the upstream sent no Date header)`;
-    const ahead = Math.round((Date.parse(e.occurredAt) - (limit - FUTURE_TOLERANCE_MS)) / 1000);
+    if (clockAhead === null && stampedByClockAhead(clock, e.occurredAt)) clockAhead = e;
+    const ahead = Math.round((Date.parse(e.occurredAt) - clock.at) / 1000);
     rejected.push({
       id: e.id,
-      reason: `occurredAt ${e.occurredAt} is ${ahead} s ahead of ${clock}, beyond the ${FUTURE_TOLERANCE_MS / 1000} s tolerance; it cannot move the watermark`,
+      reason: `occurredAt ${e.occurredAt} is ${ahead} s ahead of ${clockName(clock, now)}, beyond the ${FUTURE_TOLERANCE_MS / 1000} s tolerance; it cannot move the watermark`,
       raw,
     });
   }
-  return { events, rejected };
+  return { events, rejected, clock, clockAhead };
 }
 
 function normaliseEvent(event: WorkspaceEvent): WorkspaceEvent {

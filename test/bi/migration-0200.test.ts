@@ -116,6 +116,8 @@ for (const dialect of dialects)
         '0400_live_updated_indexes',
         '0500_messages_author_covering',
         '0600_status_page_indexes',
+        '0700_owner_keyed_children',
+        '0800_dirty_failed_reads',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();

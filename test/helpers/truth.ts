@@ -125,7 +125,8 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
 
   // Pipelines and stages.
   const pipelines = new Map((await all('select * from pipelines')).map((r) => [r.id, r]));
-  const stages = new Map((await all('select * from stages')).map((r) => [r.id, r]));
+  // A stage id names a stage within its pipeline (migration 0700_owner_keyed_children).
+  const stages = new Map((await all('select * from stages')).map((r) => [`${r.pipeline_id}\u0000${r.id}`, r]));
   for (const p of truth.pipelines as Rec[]) {
     const row = pipelines.get(p.id);
     if (!row) {
@@ -135,7 +136,7 @@ export async function diffMirror(db: Kysely<any>, truth: Rec, options: { lookbac
     eq(`pipeline ${p.id} name`, row.name, p.name);
     eq(`pipeline ${p.id} deal_count`, Number(row.deal_count), p.dealCount);
     for (const s of p.stages as Rec[]) {
-      const st = stages.get(s.id);
+      const st = stages.get(`${p.id}\u0000${s.id}`);
       if (!st) {
         diffs.push(`stage ${s.id} missing`);
         continue;

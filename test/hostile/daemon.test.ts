@@ -96,6 +96,39 @@ describe('hostile upstream under run, and configuration exits', () => {
   }
 
   for (const dialect of dialects) {
+    it(`run (${dialect.name}): a Date of 2100 shows in wsmirror_upstream_clock_skew_seconds, with one warning per cycle`, async () => {
+      const { dir, cleanup } = tempDir();
+      const target = await dialect.newDatabase();
+      const { port, server } = await freePort();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      hostile.faults.date = 'Fri, 01 Jan 2100 00:00:00 GMT';
+      const env = cliConfig(dir, { url: hostile.url, database: target.database, extra: { http: { port }, schedule: '* * * * * *' } });
+      const daemon = spawnCli(['run'], { ...env, WSMIRROR_LOG_LEVEL: 'info' });
+      try {
+        await waitForOutput(daemon, /sync cycle[\s\S]*sync cycle[\s\S]*sync cycle/, 60_000);
+        const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+        const skew = Number(/^wsmirror_upstream_clock_skew_seconds (\S+)$/m.exec(metrics)?.[1]);
+        // 2100-01-01 minus now: over two billion seconds.
+        expect(skew).toBeGreaterThan(2_000_000_000);
+      } finally {
+        reset();
+        daemon.kill('SIGTERM');
+      }
+      const r = await daemon.result;
+      expect(r.code).toBe(0);
+      const lines = r.stderr.split('\n');
+      const cycles = lines.filter((l) => /"msg":"sync cycle/.test(l)).length;
+      const warnings = lines.filter((l) => /beyond the 300 s tolerance; the local clock bounds/.test(l)).length;
+      // One per cycle, plus the backfill's own and a cycle the stop may have cut short.
+      expect(cycles).toBeGreaterThanOrEqual(3);
+      expect(warnings).toBeGreaterThanOrEqual(cycles);
+      expect(warnings).toBeLessThanOrEqual(cycles + 2);
+      await target.drop();
+      cleanup();
+    }, 120_000);
+  }
+
+  for (const dialect of dialects) {
     it(`backfill (${dialect.name}): a newest event in 9999 is no hand-over watermark nor history, and a 403 on one ticket quarantines only it`, async () => {
       const { dir, cleanup } = tempDir();
       const target = await dialect.newDatabase();

@@ -40,6 +40,23 @@ export interface Faults {
   patchRecords?: Record<string, Record<string, unknown>>;
   /** The probe (events, limit=1, no cursor) answers with this status and an HTML page. */
   probeStatus?: { status: number; html?: boolean; location?: string };
+  /** Every answer carries this `Date` header (e.g. `Fri, 01 Jan 2100 00:00:00 GMT`) instead of the real clock's. */
+  date?: string;
+  /**
+   * Rewrites of what the simulator answers, in place: every ticket and deal (single reads and list
+   * items alike, after `patchRecords`), the pipelines list, and every change-log page's events.
+   */
+  rewrite?: {
+    record?(kind: 'ticket' | 'deal', rec: Record<string, unknown>): void;
+    pipelines?(pipelines: Record<string, unknown>[]): void;
+    events?(events: Record<string, unknown>[]): void;
+  };
+  /**
+   * Single-record reads of these ids (`'all'`: every one), and list pages when `lists`, answer 200
+   * at once and then trickle their real body one byte per `intervalMs`: only a whole-request
+   * deadline ends such a read, never an idle timeout.
+   */
+  trickle?: { ids: string[] | 'all'; lists?: boolean; intervalMs: number };
 }
 
 export interface HostileUpstream {
@@ -76,6 +93,7 @@ export async function startHostile(simUrl: string): Promise<HostileUpstream> {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string, f: Faults): Promise<void> {
+  if (f.date !== undefined) res.setHeader('date', f.date);
   const url = new URL(req.url ?? '/', 'http://x');
   const path = url.pathname;
   const record = /^\/api\/v1\/(tickets|deals)\/([^/]+)$/.exec(path);
@@ -96,6 +114,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
     if (f.repeatCursor) url.searchParams.delete('cursor');
     const page = (await forward(req, simUrl, url.pathname + url.search)) as { events: unknown[]; nextCursor: string | null };
     if (f.injectEvent && !cursor) page.events.unshift(f.injectEvent);
+    f.rewrite?.events?.(page.events as Record<string, unknown>[]);
     if (f.repeatCursor) page.nextCursor = cursor ?? 'loop';
     if (f.endlessEmptyPages) page.nextCursor = 'e';
     return json(res, 200, page);
@@ -118,6 +137,7 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
     const key = record![1] === 'tickets' ? 'ticket' : 'deal';
     const rec = body[key]!;
     Object.assign(rec, f.patchRecords?.[id] ?? {});
+    f.rewrite?.record?.(key, rec);
     if (f.extraFields?.id === id) rec.fields = { ...(rec.fields as object), ...f.extraFields.fields };
     if (f.hugeInvalidValue?.id === id) rec.updatedAt = 'x'.repeat(f.hugeInvalidValue.chars);
     if (f.deepField?.id === id) {
@@ -126,15 +146,37 @@ async function handle(req: IncomingMessage, res: ServerResponse, simUrl: string,
       const [before, after] = head.split('\u0001') as [string, string];
       return stream(res, 200, Readable.from(deepJsonStream(before, f.deepField.depth, after)));
     }
+    if (f.trickle && (f.trickle.ids === 'all' || f.trickle.ids.includes(id)))
+      return trickle(res, JSON.stringify(body), f.trickle.intervalMs);
     return json(res, 200, body);
   }
   const body = await forward(req, simUrl);
   const list = /^\/api\/v1\/(tickets|deals)$/.exec(path);
-  if (list && f.patchRecords) {
-    for (const item of (body as Record<string, Record<string, unknown>[]>)[list[1]!] ?? [])
-      Object.assign(item, f.patchRecords[String(item.id)] ?? {});
+  if (list) {
+    const kind = list[1] === 'tickets' ? 'ticket' : 'deal';
+    for (const item of (body as Record<string, Record<string, unknown>[]>)[list[1]!] ?? []) {
+      Object.assign(item, f.patchRecords?.[String(item.id)] ?? {});
+      f.rewrite?.record?.(kind, item);
+    }
+    if (f.trickle?.lists) return trickle(res, JSON.stringify(body), f.trickle.intervalMs);
   }
+  if (path === '/api/v1/pipelines') f.rewrite?.pipelines?.((body as { pipelines: Record<string, unknown>[] }).pipelines);
   return json(res, 200, body);
+}
+
+/** 200 at once, then `text` one byte per `intervalMs` until the client hangs up. */
+function trickle(res: ServerResponse, text: string, intervalMs: number): void {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  const bytes = Buffer.from(text);
+  let i = 0;
+  const timer = setInterval(() => {
+    if (i >= bytes.length) {
+      clearInterval(timer);
+      return void res.end();
+    }
+    res.write(bytes.subarray(i, ++i));
+  }, intervalMs);
+  res.on('close', () => clearInterval(timer));
 }
 
 /** The simulator's answer to the same request (or to `target`, path and query). */

@@ -37,7 +37,7 @@ function ticketBatch(): TicketWithMessages[] {
       assignee: { id: 'u1', name: 'One', email: null },
       messages: [msg('mb', { id: 'u2', name: null, email: 'two@x.test' })],
     }),
-    // The message moves from a to c; the upsert of c must see a's rows written.
+    // c lists a message with a's message id: another message (messages are keyed by ticket and id).
     ticket({
       id: 'c',
       updatedAt: at(5),
@@ -129,8 +129,13 @@ for (const dialect of dialects) {
       expect(seq.filter((r) => r.superseded)).toHaveLength(1);
       expect(seq.some((r) => r.history > 0)).toBe(true);
       expect(await snapshot(many)).toEqual(await snapshot(one));
-      const moved = await many.db.selectFrom('ticket_messages').select('ticket_id').where('id', '=', 'shared').executeTakeFirstOrThrow();
-      expect(moved.ticket_id).toBe('c');
+      const shared = await many.db
+        .selectFrom('ticket_messages')
+        .select('ticket_id')
+        .where('id', '=', 'shared')
+        .orderBy('ticket_id')
+        .execute();
+      expect(shared.map((r) => r.ticket_id)).toEqual(['a', 'c']);
     });
 
     if (dialect.name === 'postgres') {
@@ -138,8 +143,8 @@ for (const dialect of dialects) {
         const store = await fresh();
         const batch = [
           ticket({ id: 'ok1', updatedAt: at(3) }),
-          // jsonb refuses a lone surrogate escape (class 22); SQLite stores it.
-          ticket({ id: 'refused', updatedAt: at(3), fields: { broken: 'a\ud800b' } }),
+          // PostgreSQL's integer column refuses 2^31 (class 22); SQLite stores it.
+          ticket({ id: 'refused', updatedAt: at(3), messageCount: 2 ** 31 }),
           ticket({ id: 'ok2', updatedAt: at(3), messages: [] }),
         ];
         const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));

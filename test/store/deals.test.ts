@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAmount } from '../../src/store/index.js';
+import { parseAmount, stageKey } from '../../src/store/index.js';
 import { deal, SYNCED, useFreshStore } from './fixtures.js';
 
 describe('parseAmount', () => {
@@ -21,7 +21,7 @@ describe('upsertDeal', () => {
   const { store } = useFreshStore();
 
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
-    expect(await store.knownStageIds()).toEqual(new Set());
+    expect(await store.knownStages()).toEqual(new Set());
     const r = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await store.db.selectFrom('deals').selectAll().executeTakeFirstOrThrow();
@@ -43,7 +43,7 @@ describe('upsertDeal', () => {
     ]);
     expect(await store.db.selectFrom('companies').selectAll().execute()).toEqual([{ id: 'co1', name: 'ACME', domain: 'acme.test' }]);
     expect(await store.db.selectFrom('users').selectAll().execute()).toEqual([{ id: 'u9', name: 'Owner', email: 'owner@example.com' }]);
-    expect(await store.knownStageIds()).toEqual(new Set(['s1']));
+    expect(await store.knownStages()).toEqual(new Set([stageKey('p1', 's1')]));
     expect(await store.db.selectFrom('pipelines').select(['id', 'name']).execute()).toEqual([{ id: 'p1', name: 'Sales' }]);
     expect(await store.db.selectFrom('deal_fields').selectAll().execute()).toEqual([
       { deal_id: 'd1', key: 'source', value_text: 'web', value_json: '"web"' },

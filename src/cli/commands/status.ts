@@ -9,7 +9,7 @@ import {
   type RunRow,
   type StatusReport,
 } from '../../daemon/index.js';
-import { lateLately, plausibleHead, readWatermark } from '../../sync/index.js';
+import { CLOCK_TRUST_MS, lateLately, plausibleHead, readWatermark } from '../../sync/index.js';
 import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
@@ -50,8 +50,13 @@ async function probeUpstream(config: Config, store: Store): Promise<StatusReport
   });
   try {
     const page = await client.eventsPage({ limit: 1 });
-    const { head, unknown } = plausibleHead(page, new Date().toISOString());
-    return { head, lagSeconds: unknown ? null : lagBetween(head, await readWatermark(store)) };
+    const { head, unknown, clock } = plausibleHead(page, new Date().toISOString());
+    return {
+      head,
+      lagSeconds: unknown ? null : lagBetween(head, await readWatermark(store)),
+      clockSkewSeconds: clock.skewMs === null ? null : Math.round(clock.skewMs / 1000),
+      clockTrusted: clock.trusted,
+    };
   } catch (err) {
     return { head: null, lagSeconds: null, error: (err as Error).message };
   } finally {
@@ -119,6 +124,7 @@ function renderStatus(r: StatusReport): string {
     ...(r.deferredIndexes.length > 0 ? [`Indexes:     ${deferredIndexesLine(r.deferredIndexes)}`] : []),
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    ...(r.upstream !== null && r.upstream.error === undefined ? [`Clock:       ${clockLine(r.upstream)}`] : []),
     `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
     `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
@@ -148,6 +154,16 @@ function stateSource(live: LiveStatus): string {
 /** The status line while a first backfill builds its secondary indexes at its end. */
 export function deferredIndexesLine(names: readonly string[]): string {
   return `${names.length} secondary index(es) dropped for the first backfill, built when it ends or stops; queries run without them until then (a writer that starts builds them if a killed backfill left them out)`;
+}
+
+/** The status line on the workspace's clock against this machine's (docs/sync.md, "Hostile upstream"). */
+export function clockLine(u: Pick<NonNullable<StatusReport['upstream']>, 'clockSkewSeconds' | 'clockTrusted'>): string {
+  const skew = u.clockSkewSeconds;
+  if (skew === null || skew === undefined) return 'the workspace sent no usable Date header; the local clock bounds event times';
+  const side = `${Math.abs(skew)} s ${skew >= 0 ? 'ahead of' : 'behind'} this machine's`;
+  return u.clockTrusted
+    ? `the workspace's clock is ${side} (within the ${CLOCK_TRUST_MS / 1000} s tolerance)`
+    : `the workspace's clock is ${side}, beyond the ${CLOCK_TRUST_MS / 1000} s tolerance: the local clock bounds event times; check either clock`;
 }
 
 /** The status line on late-visible events: none, or the last one and whether ticks still re-read the whole overlap. */
