@@ -5,6 +5,7 @@ import * as m0200 from './0200_bi_types.js';
 import * as m0300 from './0300_dirty_read_messages.js';
 import * as m0400 from './0400_live_updated_indexes.js';
 import * as m0500 from './0500_messages_author_covering.js';
+import * as m0600 from './0600_history_gaps.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0300_dirty_read_messages': m0300,
   '0400_live_updated_indexes': m0400,
   '0500_messages_author_covering': m0500,
+  '0600_history_gaps': m0600,
 };

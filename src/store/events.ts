@@ -3,16 +3,28 @@ import type { WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
 import { writeEventHistory } from './history.js';
-import { changesFromEvents } from './event-history.js';
+import { historyFromEvents } from './event-history.js';
+import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
 
+/** What storing a page of events did. */
+export interface InsertedEvents {
+  /** Ids of the events new to the mirror. */
+  newIds: Set<string>;
+  /**
+   * Tickets and deals whose history the new events changed (a history row or a gap): their
+   * reporting rows must be refreshed even when the record itself is not re-read.
+   */
+  historyOf: { tickets: Set<string>; deals: Set<string> };
+}
+
 /**
- * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
- * so a lookback re-read never writes history twice.
+ * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history,
+ * deal_history and history_gaps, so a lookback re-read never writes history twice.
  */
-export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }> {
+export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents> {
   // Convert everything first: a junk occurredAt must fail before any write.
   const rows = uniqueBy(events, (e) => String(e.id)).map((e) => ({
     id: String(e.id),
@@ -26,7 +38,8 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     raw_json: json(e),
   }));
   const newIds = new Set<string>();
-  if (rows.length === 0) return { newIds };
+  const historyOf = { tickets: new Set<string>(), deals: new Set<string>() };
+  if (rows.length === 0) return { newIds, historyOf };
   const payloads = new Map(events.map((e) => [String(e.id), e.payload as unknown]));
 
   await upsertUsers(
@@ -46,8 +59,17 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
   const fresh = rows
     .filter((r) => newIds.has(r.id))
-    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: payloads.get(r.id), at: r.occurred_at }));
-  const changes = await changesFromEvents(db, fresh);
+    .map((r) => ({
+      id: r.id,
+      type: r.type,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      payload: payloads.get(r.id),
+      at: r.occurred_at,
+    }));
+  const { changes, gaps } = await historyFromEvents(db, fresh);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
-  return { newIds };
+  await writeHistoryGaps(db, gaps);
+  for (const x of [...changes, ...gaps]) (x.kind === 'ticket' ? historyOf.tickets : historyOf.deals).add(x.entityId);
+  return { newIds, historyOf };
 }

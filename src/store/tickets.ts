@@ -3,6 +3,7 @@ import type { ContactRef, TicketWithMessages, UserRef } from '../api/index.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
+import { TRACKED_FIELDS } from './tracked-fields.js';
 import { bool, fieldRows, firstOfEach, foldRefs, json, noNul, requiredTs, str, ts, uniqueBy } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
@@ -10,12 +11,8 @@ import { rowUpsert } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
-const TRACKED = [
-  { column: 'status', field: 'status' },
-  { column: 'priority', field: 'priority' },
-  { column: 'assignee_id', field: 'assignee_id' },
-  { column: 'team_id', field: 'team_id' },
-] as const;
+/** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
+const TRACKED = TRACKED_FIELDS.ticket.map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
 function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   const team = t.team && typeof t.team === 'object' ? t.team : null;

@@ -5,7 +5,7 @@ import type { UpsertResult } from './record-upsert.js';
 import { messageIdsOf, prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
 import { prepareDeal, upsertDeal, upsertPipelines, writeDeals, type PreparedDeal, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany, type BulkWriter } from './bulk.js';
-import { insertEvents } from './events.js';
+import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { StoreError } from './errors.js';
@@ -28,7 +28,8 @@ export interface StoreTx {
   getState<T>(key: string): Promise<T | undefined>;
   /** Stores `value` as JSON; undefined or null deletes the key. */
   setState(key: string, value: unknown): Promise<void>;
-  insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<{ newIds: Set<string> }>;
+  /** Also writes the history rows and gaps the new events tell (docs/sync.md, "History"). */
+  insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */

@@ -20,6 +20,8 @@ export interface CommittedPage {
   late: WorkspaceEvent | null;
   /** How many new events are older than `lateBefore`. */
   lateCount: number;
+  /** Records whose history the page's new events changed: their reporting rows are refreshed too. */
+  historyOf: { tickets: Set<string>; deals: Set<string> };
 }
 
 /** A change-log page read and checked, waiting for its group's transaction. */
@@ -57,7 +59,7 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
     let lateSeen = false;
     for (const { page, events, rejected, next: read, mayEnd } of pages) {
       const next = lateSeen ? withoutReach(read) : read;
-      const { newIds } = await tx.insertEvents(events, now);
+      const { newIds, historyOf } = await tx.insertEvents(events, now);
       await quarantineInvalid(
         tx,
         page.invalid.filter((i) => i.entityType !== 'event'),
@@ -76,7 +78,7 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
       if (ended) await closeWindow(tx, window);
       else await saveWindow(tx, window);
-      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window });
+      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, historyOf });
       if (ended) break;
     }
     return results;

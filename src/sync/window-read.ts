@@ -68,6 +68,9 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
     stats.eventsNew += c.newCount;
     stats.eventsLate += c.lateCount;
     stats.quarantined += read.rejected.length;
+    // A late event can change the history of a record the cycle does not re-read (already newer).
+    for (const id of c.historyOf.tickets) stats.changed.tickets.add(id);
+    for (const id of c.historyOf.deals) stats.changed.deals.add(id);
     if (c.late !== null && !lateLogged) {
       lateLogged = true;
       logger.info(
