@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { capabilitiesOf } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
@@ -81,9 +82,9 @@ export interface Store {
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
   getState<T>(key: string): Promise<T | undefined>;
   /**
-   * True when the database refused a value of one record (PostgreSQL data exceptions, class 22,
-   * or a value too deep for its stack, 54001; SQLite: a string or blob over its limit): the
-   * record's problem, to quarantine, not the cycle's.
+   * True when the database refused one record's rows: a value it cannot hold or a constraint they
+   * break (the dialect's `refusedRecord` capability, dialect.ts): the record's problem, to
+   * quarantine, not the cycle's.
    */
   isRefusedValue(err: unknown): boolean;
   /** Row count per mirror table, plus `dirty` and `quarantine`. */
@@ -124,8 +125,6 @@ export interface StoreBackend {
   fileSizes?: () => { database: number; wal: number };
   /** The transaction was rolled back whole (a deadlock victim): running it again is safe. */
   isRetryable: (err: unknown) => boolean;
-  /** See `Store.isRefusedValue`. */
-  isRefusedValue: (err: unknown) => boolean;
   /** After each `transaction` commits (SQLite: keeps the WAL under its bound). */
   afterCommit?: () => Promise<void>;
   /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
@@ -146,7 +145,7 @@ export function buildStore(backend: StoreBackend): Store {
       await backend.afterCommit?.();
       return result;
     },
-    isRefusedValue: (err) => backend.isRefusedValue(err),
+    isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return (await deferIndexes(db, backend.dialect)).length;
