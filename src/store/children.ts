@@ -32,7 +32,7 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
  * Compared as text, every message of every re-read ticket counted as changed on PostgreSQL and
  * was written again. Values equal as JSON are stored as equal jsonb, so nothing is lost.
  */
-function same(stored: unknown, next: unknown, json: boolean): boolean {
+export function same(stored: unknown, next: unknown, json: boolean): boolean {
   const s = typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null);
   const n = next ?? null;
   if (s === n) return true;

@@ -54,7 +54,7 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
 
 // Column order for the upsert, which binds each value once and updates from `excluded`. The
 // record type makes the compiler reject a column missing here.
-const DEAL_COLUMNS = Object.keys({
+export const DEAL_COLUMNS = Object.keys({
   id: 0,
   name: 0,
   amount: 0,
@@ -81,8 +81,8 @@ const STAGE_STUB = insertStatement(
   'on conflict ("id") do nothing',
 );
 
-const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
-const FIELDS: ChildTable = {
+export const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
+export const FIELDS: ChildTable = {
   table: 'deal_fields',
   parent: 'deal_id',
   key: 'key',

@@ -10,6 +10,14 @@ import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { tidyTables } from './bulk-load.js';
+import {
+  dealDifferences,
+  pipelineDifferences,
+  ticketDifferences,
+  type ContentDifference,
+  type PipelineDifference,
+} from './content-check.js';
+import type { Deal, Pipeline, Ticket } from '../api/index.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -107,6 +115,15 @@ export interface Store {
   knownStageIds(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
+  /**
+   * What differs between the mirror's rows of these records and their list items (every column
+   * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
+   * stored copy), keyed by id; records the mirror does not hold are left out. No request.
+   */
+  contentDifferences(entityType: 'ticket', items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
+  contentDifferences(entityType: 'deal', items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  /** The listed pipelines and stages the mirror holds differently, or not at all. */
+  pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
   close(): Promise<void>;
 }
@@ -130,6 +147,9 @@ export interface StoreBackend {
   /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
   beforeClose?: () => Promise<void>;
 }
+
+/** The synced_at a compared copy would get; never compared, never stored. */
+const COMPARED_AT = '1970-01-01 00:00:00.000';
 
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
@@ -189,6 +209,11 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStageIds: () => r.knownStageIds(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
+    contentDifferences: ((entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
+      entityType === 'ticket'
+        ? ticketDifferences(db, items as readonly Ticket[], COMPARED_AT)
+        : dealDifferences(db, items as readonly Deal[], COMPARED_AT)) as Store['contentDifferences'],
+    pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();
       await backend.beforeClose?.();

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { ContactRef, TicketWithMessages, UserRef } from '../api/index.js';
+import type { ContactRef, Message, TicketWithMessages, UserRef } from '../api/index.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
@@ -49,7 +49,7 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   };
 }
 
-const MESSAGES: ChildTable = {
+export const MESSAGES: ChildTable = {
   table: 'ticket_messages',
   parent: 'ticket_id',
   key: 'id',
@@ -57,8 +57,8 @@ const MESSAGES: ChildTable = {
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
   json: ['attachments_json', 'raw_json'],
 };
-const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
-const FIELDS: ChildTable = {
+export const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
+export const FIELDS: ChildTable = {
   table: 'ticket_fields',
   parent: 'ticket_id',
   key: 'key',
@@ -72,7 +72,7 @@ type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team
 // Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
 // binding the row twice (insert values and update set) doubled the strings sent to the driver.
 // The record type makes the compiler reject a column missing here.
-const TICKET_COLUMNS = Object.keys({
+export const TICKET_COLUMNS = Object.keys({
   id: 0,
   number: 0,
   key: 0,
@@ -114,10 +114,12 @@ export interface PreparedTicket {
   readonly contact: ContactRef | null | undefined;
 }
 
-/** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
-export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
-  const row = ticketRow(ticket, syncedAt);
-  const messages: ChildRow[] = uniqueBy(Array.isArray(ticket.messages) ? ticket.messages : [], (m) => String(m.id)).map((m) => [
+/**
+ * ticket_messages rows (id, then MESSAGES.values) of a ticket's messages, the first of each id.
+ * `verify` builds them from the stored copy too, to check the rows against it.
+ */
+export function messageRows(messages: readonly Message[] | null | undefined): ChildRow[] {
+  return uniqueBy(Array.isArray(messages) ? messages : [], (m) => String(m.id)).map((m) => [
     String(m.id),
     str(m.body),
     str(m.authorType),
@@ -127,6 +129,12 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
     ts(m.createdAt, `message ${String(m.id)} createdAt`),
     json(m),
   ]);
+}
+
+/** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
+export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
+  const row = ticketRow(ticket, syncedAt);
+  const messages = messageRows(ticket.messages);
   const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => noNul(String(tag))))].map((tag) => [
     tag,
   ]);
