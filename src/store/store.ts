@@ -209,10 +209,10 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStageIds: () => r.knownStageIds(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    contentDifferences: ((entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
+    contentDifferences: (entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
       entityType === 'ticket'
         ? ticketDifferences(db, items as readonly Ticket[], COMPARED_AT)
-        : dealDifferences(db, items as readonly Deal[], COMPARED_AT)) as Store['contentDifferences'],
+        : dealDifferences(db, items as readonly Deal[], COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();

@@ -119,7 +119,8 @@ export interface PreparedTicket {
  * `verify` builds them from the stored copy too, to check the rows against it.
  */
 export function messageRows(messages: readonly Message[] | null | undefined): ChildRow[] {
-  return uniqueBy(Array.isArray(messages) ? messages : [], (m) => String(m.id)).map((m) => [
+  const list: readonly Message[] = Array.isArray(messages) ? messages : [];
+  return uniqueBy(list, (m) => String(m.id)).map((m) => [
     String(m.id),
     str(m.body),
     str(m.authorType),

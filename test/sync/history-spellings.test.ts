@@ -88,8 +88,8 @@ for (const dialect of dialects)
           ['deal.updated', { stage: ft(sa, sw) }],
           ['deal.updated', { stageId: ft(sa, sw) }],
           ['deal.updated', { stage_id: ft(sa, sw) }],
-          ['deal.updated', { stage: ft(ref(sa!), ref(sw)) }],
-          ['deal.stage_changed', ft(ref(sa!), ref(sw))],
+          ['deal.updated', { stage: ft(ref(sa), ref(sw)) }],
+          ['deal.stage_changed', ft(ref(sa), ref(sw))],
         ],
       );
       group('back move', 'deal', d0!, ['deal.stage_changed', ft(sw, sb)], [['deal.updated', { stageId: ft(ref(sw), sb) }]]);
