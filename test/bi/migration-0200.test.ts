@@ -115,6 +115,7 @@ for (const dialect of dialects)
         '0300_dirty_read_messages',
         '0400_live_updated_indexes',
         '0500_messages_author_covering',
+        '0600_history_gaps',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
