@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import { amountSchema, dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
 import { formatReason, validateItems, validateRecord } from './validate.js';
 
@@ -44,7 +45,7 @@ describe('ticket schema', () => {
   it.each([
     ['updatedAt', 'yesterday', /updatedAt: not a valid ISO 8601 timestamp \(got "yesterday"\)/],
     ['updatedAt', '2024-05-01T12:00:00', /updatedAt: not a valid ISO 8601/], // no zone: ambiguous
-    ['updatedAt', '2024-13-45T99:00:00Z', /updatedAt: not a valid/],
+    ['updatedAt', '2024-13-45T99:00:00Z', /updatedAt: not a real calendar instant: month 13 does not exist/],
     ['createdAt', undefined, /createdAt: is missing/],
     ['id', '', /id: must be a non-empty id/],
     ['id', 42, /id: must be a string id/],
@@ -67,6 +68,69 @@ describe('ticket schema', () => {
   it('accepts offsets and second precision', () => {
     expect(ticketSchema.safeParse(ticket({ updatedAt: '2024-05-01T14:00:00+02:00' })).success).toBe(true);
     expect(ticketSchema.safeParse(ticket({ updatedAt: '2024-05-01T12:00:00Z' })).success).toBe(true);
+  });
+});
+
+describe('impossible instants are refused, never rolled over (issue 26)', () => {
+  const impossible = [
+    '2026-11-31T12:00:00Z',
+    '2026-01-01T24:00:00Z',
+    '2026-13-01T00:00:00Z',
+    '2026-01-01T12:60:00Z',
+    '2026-02-29T00:00:00Z',
+  ];
+  const sla = (field: string, v: string) => ({ sla: { ...(ticket().sla as object), [field]: v } });
+  const cases: (readonly [string, (v: string) => Record<string, unknown>, z.ZodType, RegExp])[] = [
+    ...['createdAt', 'updatedAt', 'firstAgentReplyAt', 'resolvedAt', 'statusChangedAt'].map(
+      (f) => [f, (v: string) => ticket({ [f]: v }), ticketSchema, new RegExp(`^${f}: not a real calendar instant`)] as const,
+    ),
+    ...['firstReplyDueAt', 'resolveDueAt', 'firstReplyBreachedAt', 'resolveBreachedAt'].map(
+      (f) => [`sla.${f}`, (v: string) => ticket(sla(f, v)), ticketSchema, new RegExp(`^sla\\.${f}: not a real calendar instant`)] as const,
+    ),
+    [
+      'messages.0.createdAt',
+      (v) => ({ ...ticket(), messages: [message({ createdAt: v })] }),
+      ticketWithMessagesSchema,
+      /^messages\.0\.createdAt: not a real/,
+    ],
+    ...['createdAt', 'updatedAt'].map(
+      (f) => [`deal ${f}`, (v: string) => deal({ [f]: v }), dealSchema, new RegExp(`^${f}: not a real`)] as const,
+    ),
+    [
+      'event occurredAt',
+      (v) => ({ id: 'e', type: 'deal.updated', entityType: 'deal', entityId: 'd', payload: {}, occurredAt: v }),
+      eventSchema,
+      /^occurredAt: not a real/,
+    ],
+  ];
+  it.each(cases.flatMap(([name, make, schema, reason]) => impossible.map((v) => [name, v, make, schema, reason] as const)))(
+    '%s = %s',
+    (_name, value, make, schema, reason) => {
+      const r = validateRecord('ticket', schema, make(value));
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.invalid.reason).toMatch(reason);
+    },
+  );
+
+  it('a closeDate that is not a real date', () => {
+    for (const v of ['2026-02-29', '2026-11-31', '2026-13-01']) {
+      const r = validateRecord('deal', dealSchema, deal({ closeDate: v }));
+      expect(!r.ok && r.invalid.reason).toMatch(/^closeDate: must be a real yyyy-mm-dd calendar date/);
+    }
+    expect(dealSchema.safeParse(deal({ closeDate: '2024-02-29' })).success).toBe(true);
+  });
+
+  it('accepts every legitimate form: any fraction digits, Z or an offset, with or without seconds', () => {
+    for (const v of [
+      '2026-11-30T12:00:00Z',
+      '2026-11-30T12:00:00.1Z',
+      '2026-11-30T12:00:00.123456Z',
+      '2026-11-30T12:00:00+00:00',
+      '2026-11-30T14:00:00+0200',
+      '2026-11-30T12:00Z',
+      '2024-02-29T12:00:00-05:00',
+    ])
+      expect(ticketSchema.safeParse(ticket({ updatedAt: v })).success, v).toBe(true);
   });
 });
 

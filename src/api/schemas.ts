@@ -5,6 +5,7 @@
  * can do without may be missing and defaults to null / [] / {}.
  */
 import { z } from 'zod';
+import { isCalendarDate, readInstant } from '../util/time.js';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import { unsafePathSegment } from './path-ids.js';
 import type {
@@ -22,8 +23,6 @@ import type {
   WorkspaceEvent,
 } from './types.js';
 
-// A zone is required: a zoneless time would be read as local time and land in the wrong place.
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
 
@@ -46,19 +45,22 @@ const recordId = id.superRefine((v, ctx) => {
   if (unsafe !== null) ctx.addIssue({ code: 'custom', message: `is not a safe path segment: ${unsafe} (got ${quote(v)})` });
 });
 
-/** Representable in both stores: a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream"). */
-function representable(v: string): boolean {
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms)) return false;
-  const year = new Date(ms).getUTCFullYear();
-  return year >= 1 && year <= 9999;
+/**
+ * Why a timestamp cannot be stored, or null when it can: it must be ISO 8601 with a zone (a
+ * zoneless time would be read as local time and land in the wrong place), a real calendar instant
+ * (readInstant: 31 November or hour 24 is never rolled over into another day), and representable
+ * in both stores, a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream").
+ */
+function timestampProblem(v: string): string | null {
+  const read = /^\d{4}-\d{2}-\d{2}[Tt]/.test(v) ? readInstant(v) : null;
+  if (read === null || (!read.ok && !read.impossible)) return `not a valid ISO 8601 timestamp (got ${quote(v)})`;
+  if (!read.ok) return `not a real calendar instant: ${read.why} (got ${quote(v)})`;
+  const year = new Date(read.ms).getUTCFullYear();
+  return year >= 1 && year <= 9999 ? null : `out of range: not between years 1 and 9999 in UTC (got ${quote(v)})`;
 }
 
-export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine((v) => ISO_8601.test(v) && representable(v), {
-  error: (iss) =>
-    typeof iss.input === 'string' && ISO_8601.test(iss.input) && !Number.isNaN(Date.parse(iss.input))
-      ? `out of range: not between years 1 and 9999 in UTC (got ${quote(iss.input)})`
-      : `not a valid ISO 8601 timestamp (got ${quote(iss.input)})`,
+export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine((v) => timestampProblem(v) === null, {
+  error: (iss) => (typeof iss.input === 'string' ? (timestampProblem(iss.input) ?? 'invalid') : 'must be an ISO 8601 timestamp string'),
 });
 
 const nullableTimestamp = timestamp.nullable().default(null);
@@ -171,8 +173,8 @@ export const amountSchema = z
 
 const closeDate = z
   .string()
-  .refine((v) => DATE_ONLY.test(v) && !Number.isNaN(Date.parse(`${v}T00:00:00Z`)), {
-    error: (iss) => `must be a yyyy-mm-dd date (got ${quote(iss.input)})`,
+  .refine((v) => DATE_ONLY.test(v) && isCalendarDate(v), {
+    error: (iss) => `must be a real yyyy-mm-dd calendar date (got ${quote(iss.input)})`,
   })
   .nullable()
   .default(null);

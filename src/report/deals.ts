@@ -1,11 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { daysBetween, minutesBetween, sqlDialect, wholeMinuteDaysBetween, type SqlDialect } from './dialect.js';
+import { historyComplete, historyIncompleteReason } from './history-complete.js';
 import { DEAL_SCOPE, scopedLive, withNow } from './sql-util.js';
 
-/** True when the mirror holds the deal's creation event, so its stage history is complete. */
-const HISTORY_COMPLETE = (id: string) =>
-  `EXISTS (SELECT 1 FROM events e WHERE e.type = 'deal.created' AND e.entity_id = ${id} AND e.entity_type = 'deal')`;
+const HISTORY_COMPLETE = (id: string) => historyComplete('deal', id);
 
 /** The live deals in scope, binding `d` (scopedLive). */
 export const SCOPED_DEALS = (d: SqlDialect) => scopedLive(d, DEAL_SCOPE, 'deals', 'd');
@@ -61,7 +60,7 @@ INSERT INTO rpt_deals
   (deal_id, name, pipeline_id, pipeline_name, stage_id, stage_name, stage_position, status, amount, amount_cents,
    currency, owner_id, owner_name, owner_email, company_id, company_name, primary_contact_id, primary_contact_name,
    primary_contact_email, created_at, updated_at, close_date, stage_entered_at, won_at, lost_at, closed_at, days_open,
-   days_to_close, history_complete, refreshed_at)
+   days_to_close, history_complete, history_incomplete_reason, refreshed_at)
 WITH scope AS (
   SELECT d.* FROM ${SCOPED_DEALS(d)}
 ),
@@ -86,7 +85,7 @@ SELECT b.id, b.name, b.pipeline_id, p.name, b.stage_id, st.name, st.position, b.
   b.created_at, b.updated_at, b.close_date, b.stage_entered_at, b.won_at, b.lost_at, b.closed_at,
   CASE WHEN b.status = 'open' THEN ${wholeMinuteDaysBetween(d, 'b.created_at', ':now')} END,
   CASE WHEN b.closed_at IS NOT NULL THEN ${daysBetween(d, 'b.created_at', 'b.closed_at')} END,
-  coalesce(b.hc, ${d.F}), :now
+  coalesce(b.hc, ${d.F}), ${historyIncompleteReason('deal', 'b.id')}, :now
 FROM b LEFT JOIN pipelines p ON p.id = b.pipeline_id LEFT JOIN stages st ON st.pipeline_id = b.pipeline_id AND st.id = b.stage_id
 LEFT JOIN users u ON u.id = b.owner_id LEFT JOIN companies co ON co.id = b.company_id
 LEFT JOIN contacts ct ON ct.id = b.contact_id`;

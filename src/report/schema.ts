@@ -49,6 +49,8 @@ export interface RptTicketsTable {
   resolve_sla_at: Ts | null;
   age_minutes: number | null;
   history_complete: SqlBool | null;
+  /** Why history_complete is 0 (migration 0900_history_gaps); null when it is 1. */
+  history_incomplete_reason: string | null;
   refreshed_at: Ts | null;
 }
 
@@ -126,6 +128,8 @@ export interface RptDealsTable {
   days_open: number | null;
   days_to_close: number | null;
   history_complete: SqlBool | null;
+  /** Why history_complete is 0 (migration 0900_history_gaps); null when it is 1. */
+  history_incomplete_reason: string | null;
   refreshed_at: Ts | null;
 }
 

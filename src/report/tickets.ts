@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { minutesBetween, sqlDialect, wholeMinutesBetween, type SqlDialect } from './dialect.js';
+import { historyComplete, historyIncompleteReason } from './history-complete.js';
 import { isResolved, scopedLive, TICKET_SCOPE, withNow } from './sql-util.js';
 
 /**
@@ -8,9 +9,7 @@ import { isResolved, scopedLive, TICKET_SCOPE, withNow } from './sql-util.js';
  * full refresh). Deleted tickets are removed and not re-inserted.
  */
 
-/** 1 when the mirror holds the record's creation event, so its history is complete (docs/design.md §4.6). */
-const HISTORY_COMPLETE = (id: string) =>
-  `EXISTS (SELECT 1 FROM events e WHERE e.type = 'ticket.created' AND e.entity_id = ${id} AND e.entity_type = 'ticket')`;
+const HISTORY_COMPLETE = (id: string) => historyComplete('ticket', id);
 
 /** The live tickets in scope, binding `t` (scopedLive). */
 export const SCOPED_TICKETS = (d: SqlDialect) => scopedLive(d, TICKET_SCOPE, 'tickets', 't');
@@ -81,7 +80,7 @@ INSERT INTO rpt_tickets
    first_resolved_at, full_resolved_at, resolved_from_history, first_reply_minutes, first_resolution_minutes,
    full_resolution_minutes, reopen_count, public_agent_replies, internal_notes, customer_messages, is_one_touch,
    first_reply_due_at, first_reply_sla, first_reply_sla_at, resolve_due_at, resolve_sla, resolve_sla_at, age_minutes,
-   history_complete, refreshed_at)
+   history_complete, history_incomplete_reason, refreshed_at)
 WITH scope AS (
   SELECT t.* FROM ${SCOPED_TICKETS(d)}
 ),
@@ -145,7 +144,7 @@ SELECT c.id, c.number, c.key, c.subject, c.status, c.resolved, c.priority, c.tea
   c.resolve_due_at, c.res_sla,
   CASE c.res_sla WHEN 'achieved' THEN c.full_res WHEN 'breached' THEN coalesce(c.resolve_breached_at, c.resolve_due_at) END,
   CASE WHEN NOT c.resolved THEN ${wholeMinutesBetween(d, 'c.created_at', ':now')} END,
-  ${HISTORY_COMPLETE('c.id')}, :now
+  ${HISTORY_COMPLETE('c.id')}, ${historyIncompleteReason('ticket', 'c.id')}, :now
 FROM c LEFT JOIN users au ON au.id = c.assignee_id LEFT JOIN contacts ct ON ct.id = c.contact_id`;
 
 /**

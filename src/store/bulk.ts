@@ -22,12 +22,6 @@ export interface BulkWriter<R, P> {
 
 const QUARANTINED: UpsertResult = { history: 0, superseded: false, quarantined: true };
 
-/** PostgreSQL data exceptions (class 22) and a value too deep for its stack (54001). */
-export function refusedValue(err: unknown): string | null {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && /^(22|54)/.test(code) ? code : null;
-}
-
 /**
  * Upserts `records` in order with as few statements as the batch allows, with the outcome of
  * upserting them one by one: a batch is cut before a record whose id (or a unique child key) it
@@ -74,10 +68,12 @@ export async function upsertMany<R extends { id: string }, P>(
 }
 
 /**
- * SQLite stores whatever it is given. PostgreSQL may refuse a value (an integer beyond its column, a
- * value nested too deep), which aborts the statement: the batch runs in a savepoint, and when it
- * is refused the records are written again one by one, each in its own savepoint, so the refusal
- * quarantines only the record that holds the value.
+ * A batch runs in a savepoint. When the database refuses it for a reason of one record's rows (a
+ * value PostgreSQL cannot hold, a string over SQLite's limit, a constraint the rows break, the
+ * dialect's `refusedRecord`), the batch rolls back to the savepoint and the records are written
+ * again one by one, each in its own savepoint, so only the record that holds the refusal is
+ * quarantined and the rest of the transaction commits. In SQLite a failed statement leaves the
+ * transaction open but keeps what the batch's earlier statements wrote; the savepoint undoes it.
  */
 async function writeBatch<R, P>(
   db: Db,
@@ -85,11 +81,6 @@ async function writeBatch<R, P>(
   batch: readonly { record: R; prepared: P }[],
   syncedAt: string,
 ): Promise<UpsertResult[]> {
-  if (!capabilitiesOf(db).failedStatementAbortsTransaction)
-    return writer.write(
-      db,
-      batch.map((b) => b.prepared),
-    );
   const whole = await inSavepoint(db, () =>
     writer.write(
       db,
@@ -107,7 +98,7 @@ async function writeBatch<R, P>(
     const item = (raw: unknown) => ({
       entityType: writer.entityType,
       entityId: writer.idOf(prepared),
-      reason: clipText(`the database refused a value of this record (${one.code}): ${one.message}`),
+      reason: clipText(`the database refused this record (${one.code}): ${one.message}`),
       raw,
     });
     const kept = await inSavepoint(db, () => t.quarantine(db, item(record), syncedAt));
@@ -120,7 +111,7 @@ async function writeBatch<R, P>(
 
 type Attempt<T> = { ok: true; value: T } | { ok: false; code: string; message: string };
 
-/** Runs `fn` in a savepoint; a refused value rolls back to it, any other error is rethrown. */
+/** Runs `fn` in a savepoint; a refused record rolls back to it, any other error is rethrown. */
 async function inSavepoint<T>(db: Db, fn: () => Promise<T>): Promise<Attempt<T>> {
   await run(db, 'savepoint wsmirror_bulk', []);
   try {
@@ -128,7 +119,7 @@ async function inSavepoint<T>(db: Db, fn: () => Promise<T>): Promise<Attempt<T>>
     await run(db, 'release savepoint wsmirror_bulk', []);
     return { ok: true, value };
   } catch (err) {
-    const code = refusedValue(err);
+    const code = capabilitiesOf(db).refusedRecord(err);
     if (code === null) throw err;
     await run(db, 'rollback to savepoint wsmirror_bulk', []);
     await run(db, 'release savepoint wsmirror_bulk', []);

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { insertRows, insertStatement, overwrite, q, type InsertStatement } from './sql.js';
-import { runTuples, selectIn, tupleStatement, type TupleStatement } from './key-sets.js';
+import { deleteIn, runTuples, selectIn, tupleStatement, type TupleStatement } from './key-sets.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -32,7 +32,7 @@ export type ChildRow = readonly [key: string, ...values: unknown[]];
  * Compared as text, every message of every re-read ticket counted as changed on PostgreSQL and
  * was written again. Values equal as JSON are stored as equal jsonb, so nothing is lost.
  */
-function same(stored: unknown, next: unknown, json: boolean): boolean {
+export function same(stored: unknown, next: unknown, json: boolean): boolean {
   const s = typeof stored === 'boolean' ? (stored ? 1 : 0) : (stored ?? null);
   const n = next ?? null;
   if (s === n) return true;
@@ -146,14 +146,22 @@ export interface ChildList<P> {
   rows(record: P): readonly ChildRow[];
 }
 
-/** The children of records new to the mirror, table after table in list order. */
+/**
+ * The children of records new to the mirror, table after table in list order. Whatever rows
+ * already sit under those ids go first: a parent row deleted by hand with foreign keys off (the
+ * sqlite3 shell's default) leaves its children behind, and inserting the new copy's children
+ * over them failed on the primary key and stopped the whole command. One keyed delete per table
+ * and batch, almost always of nothing.
+ */
 export async function insertChildLists<P>(
   db: Db,
   lists: readonly ChildList<P>[],
   records: readonly P[],
   idOf: (record: P) => string,
 ): Promise<void> {
+  const ids = records.map(idOf);
   for (const list of lists) {
+    await deleteIn(db, list.table.table, list.table.parent, ids);
     await insertChildren(
       db,
       list.table,

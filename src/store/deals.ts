@@ -3,6 +3,7 @@ import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
+import { TRACKED_FIELDS } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
@@ -27,13 +28,7 @@ type Db = Kysely<MirrorDatabase>;
 
 // The amount is compared (and kept in history) as exact decimal text from amount_cents: the
 // stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
-const TRACKED = [
-  { column: 'stage_id', field: 'stage_id' },
-  { column: 'amount', field: 'amount' },
-  { column: 'close_date', field: 'close_date' },
-  { column: 'owner_id', field: 'owner_id' },
-  { column: 'status', field: 'status' },
-] as const;
+const TRACKED = TRACKED_FIELDS.deal.map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
 function dealRow(d: Deal, syncedAt: string): DealsTable {
   const { amount, cents } = parseAmount(d.amount);
@@ -60,7 +55,7 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
 
 // Column order for the upsert, which binds each value once and updates from `excluded`. The
 // record type makes the compiler reject a column missing here.
-const DEAL_COLUMNS = Object.keys({
+export const DEAL_COLUMNS = Object.keys({
   id: 0,
   name: 0,
   amount: 0,
@@ -88,8 +83,8 @@ const STAGE_STUB = insertStatement(
   'on conflict ("pipeline_id", "id") do nothing',
 );
 
-const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
-const FIELDS: ChildTable = {
+export const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
+export const FIELDS: ChildTable = {
   table: 'deal_fields',
   parent: 'deal_id',
   key: 'key',

@@ -24,11 +24,39 @@ export interface DialectCapabilities {
    * (SQLite), so the update leaves unchanged indexed columns out; PostgreSQL skips them itself.
    */
   writesUnchangedIndexes: boolean;
+  /**
+   * The database's code when it refused a write for a reason of the rows being written: a value it
+   * cannot hold, or a constraint they break (a key already there, a foreign key, a check). That is
+   * one record's problem, to quarantine while the others commit (docs/sync.md, "Hostile upstream");
+   * null for anything else (a lost connection, a full disk: the command's problem).
+   */
+  refusedRecord(err: unknown): string | null;
 }
 
+const codeOf = (err: unknown): string => {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : '';
+};
+
+/** better-sqlite3 codes: constraint failures (SQLITE_CONSTRAINT_UNIQUE, _FOREIGNKEY, _NOTNULL, …), too big, type mismatch. */
+const sqliteRefusal = (err: unknown): string | null => {
+  const code = codeOf(err);
+  return code.startsWith('SQLITE_CONSTRAINT') || code === 'SQLITE_TOOBIG' || code === 'SQLITE_MISMATCH' ? code : null;
+};
+
+/**
+ * SQLSTATE classes: 21 cardinality (one upsert touching a row twice), 22 data exceptions (a lone
+ * surrogate in jsonb, a number out of range), 23 integrity constraints, 54 program limits (a value
+ * nested too deep).
+ */
+const postgresRefusal = (err: unknown): string | null => {
+  const code = codeOf(err);
+  return /^(21|22|23|54)/.test(code) ? code : null;
+};
+
 const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
-  sqlite: { placeholder: '?', failedStatementAbortsTransaction: false, writesUnchangedIndexes: true },
-  postgres: { placeholder: '$n', failedStatementAbortsTransaction: true, writesUnchangedIndexes: false },
+  sqlite: { placeholder: '?', failedStatementAbortsTransaction: false, writesUnchangedIndexes: true, refusedRecord: sqliteRefusal },
+  postgres: { placeholder: '$n', failedStatementAbortsTransaction: true, writesUnchangedIndexes: false, refusedRecord: postgresRefusal },
 };
 
 export function capabilitiesOf(db: { getExecutor(): QueryExecutor }): DialectCapabilities {

@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
+import { clipText } from '../api/index.js';
 import type { EventChange } from './history.js';
-import { centsText, chunks, parseAmount, str } from './values.js';
+import { readEvent } from './event-reading.js';
+import type { TrackedKind } from './tracked-fields.js';
+import { chunks } from './values.js';
 import { stageKey } from './reads.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -10,77 +13,54 @@ type Db = Kysely<MirrorDatabase>;
 export interface StoredEvent {
   id: string;
   type: string | null;
+  entityType: string | null;
   entityId: string | null;
   payload: unknown;
   at: string;
 }
 
-type Convert = (v: unknown) => string | null | undefined;
-
-/** A scalar id or label; undefined (not usable) for objects, arrays and booleans. */
-const scalar: Convert = (v) => (v === null ? null : typeof v === 'string' || typeof v === 'number' ? str(v) : undefined);
-/** Exact decimal text, as deal history keeps amounts; undefined when not a decimal. */
-const amount: Convert = (v) => {
-  try {
-    return centsText(parseAmount(v).cents);
-  } catch {
-    return undefined;
-  }
-};
-
-/**
- * Which event tells which history field, and where in its payload (docs/sync.md, "History").
- * `path` null: the payload itself is `{from, to}`; otherwise the payload holds `{<path>: {from, to}}`
- * (the simulator's `*.updated` events list every changed field that way).
- */
-const RULES: readonly { type: string; kind: 'ticket' | 'deal'; path: string | null; field: string; convert: Convert }[] = [
-  { type: 'ticket.status_changed', kind: 'ticket', path: null, field: 'status', convert: scalar },
-  { type: 'ticket.priority_changed', kind: 'ticket', path: null, field: 'priority', convert: scalar },
-  { type: 'ticket.assigned', kind: 'ticket', path: null, field: 'assignee_id', convert: scalar },
-  { type: 'ticket.updated', kind: 'ticket', path: 'teamId', field: 'team_id', convert: scalar },
-  { type: 'ticket.updated', kind: 'ticket', path: 'priority', field: 'priority', convert: scalar },
-  { type: 'ticket.updated', kind: 'ticket', path: 'assigneeId', field: 'assignee_id', convert: scalar },
-  { type: 'ticket.updated', kind: 'ticket', path: 'status', field: 'status', convert: scalar },
-  { type: 'deal.stage_changed', kind: 'deal', path: null, field: 'stage_id', convert: scalar },
-  { type: 'deal.updated', kind: 'deal', path: 'amount', field: 'amount', convert: amount },
-  { type: 'deal.updated', kind: 'deal', path: 'closeDate', field: 'close_date', convert: scalar },
-  { type: 'deal.updated', kind: 'deal', path: 'ownerId', field: 'owner_id', convert: scalar },
-  { type: 'deal.updated', kind: 'deal', path: 'status', field: 'status', convert: scalar },
-];
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** `{from, to}` with both keys present and both convertible, else null: such an event adds no row. */
-function fromTo(v: unknown, convert: Convert): { from: string | null; to: string | null } | null {
-  if (!isObject(v) || !('from' in v) || !('to' in v)) return null;
-  const from = convert(v.from);
-  const to = convert(v.to);
-  if (from === undefined || to === undefined || from === to) return null;
-  return { from, to };
+/** A change-log event that may hide a change of a tracked field it cannot be read as (docs/sync.md, "History"). */
+export interface HistoryGap {
+  kind: TrackedKind;
+  entityId: string;
+  eventId: string;
+  eventType: string | null;
+  /** The event's occurredAt, in the stored form. */
+  at: string;
+  /** The tracked fields it may hide. */
+  fields: string[];
+  /** A sentence naming the event type, id and time, the fields and what could not be read. */
+  reason: string;
 }
 
 /**
- * The history rows the given (new) events tell. A deal's stage move also tells its status when
- * the two stages' categories differ (won / lost / open, from the stages table), because upstream
- * derives a deal's status from its stage and logs no event of its own for it.
+ * The history rows and the gaps the given (new) events tell, each event read by `readEvent`
+ * (event-reading.ts). A deal's stage move also tells its status when the two stages' categories
+ * differ (won / lost / open, from the stages table), because upstream derives a deal's status
+ * from its stage and logs no event of its own for it.
  */
-export async function changesFromEvents(db: Db, events: readonly StoredEvent[]): Promise<EventChange[]> {
-  const out: EventChange[] = [];
+export async function historyFromEvents(db: Db, events: readonly StoredEvent[]): Promise<{ changes: EventChange[]; gaps: HistoryGap[] }> {
+  const changes: EventChange[] = [];
+  const gaps: HistoryGap[] = [];
   const stageMoves: EventChange[] = [];
   for (const e of events) {
-    if (e.entityId === null) continue;
-    for (const rule of RULES) {
-      if (rule.type !== e.type) continue;
-      const part = rule.path === null ? e.payload : isObject(e.payload) ? e.payload[rule.path] : undefined;
-      const ft = fromTo(part, rule.convert);
-      if (!ft) continue;
-      const change = { kind: rule.kind, eventId: e.id, entityId: e.entityId, field: rule.field, ...ft, at: e.at };
-      out.push(change);
-      if (rule.field === 'stage_id') stageMoves.push(change);
+    if (e.entityId === null || (e.entityType !== 'ticket' && e.entityType !== 'deal')) continue;
+    const kind: TrackedKind = e.entityType;
+    const reading = readEvent(kind, e.type, e.payload);
+    const statusTold = reading.changes.some((c) => c.field === 'status');
+    for (const c of reading.changes) {
+      const change = { kind, eventId: e.id, entityId: e.entityId, ...c, at: e.at };
+      changes.push(change);
+      if (kind === 'deal' && c.field === 'stage_id' && !statusTold) stageMoves.push(change);
+    }
+    if (reading.unreadable !== null) {
+      const { fields, why } = reading.unreadable;
+      const reason = `${e.type ?? '(no type)'} event ${e.id} at ${e.at} may hide a change of ${fields.join(', ')}: ${why}`;
+      gaps.push({ kind, entityId: e.entityId, eventId: e.id, eventType: e.type, at: e.at, fields, reason: clipText(reason, 1000) });
     }
   }
-  if (stageMoves.length > 0) out.push(...(await statusFromStageMoves(db, stageMoves)));
-  return out;
+  if (stageMoves.length > 0) changes.push(...(await statusFromStageMoves(db, stageMoves)));
+  return { changes, gaps };
 }
 
 /**
@@ -123,4 +103,30 @@ async function statusFromStageMoves(db: Db, moves: readonly EventChange[]): Prom
     out.push({ ...m, field: 'status', from, to });
   }
   return out;
+}
+
+/**
+ * Gaps for events that reuse an id the mirror holds for another event (docs/sync.md, "Hostile
+ * upstream", "Identities"): such an event is quarantined, not stored, so a tracked change it tells
+ * reaches no history row; its record's history says so. One that tells no tracked change adds none.
+ */
+export function reusedIdGaps(events: readonly StoredEvent[]): HistoryGap[] {
+  const gaps: HistoryGap[] = [];
+  for (const e of events) {
+    if (e.entityId === null || (e.entityType !== 'ticket' && e.entityType !== 'deal')) continue;
+    const reading = readEvent(e.entityType, e.type, e.payload);
+    const fields = [...new Set([...reading.changes.map((c) => c.field), ...(reading.unreadable?.fields ?? [])])];
+    if (fields.length === 0) continue;
+    const reason = `${e.type ?? '(no type)'} event ${e.id} at ${e.at} reuses the id of another event the mirror holds, so its change of ${fields.join(', ')} is not in the history`;
+    gaps.push({
+      kind: e.entityType,
+      entityId: e.entityId,
+      eventId: e.id,
+      eventType: e.type,
+      at: e.at,
+      fields,
+      reason: clipText(reason, 1000),
+    });
+  }
+  return gaps;
 }

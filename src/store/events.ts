@@ -3,7 +3,8 @@ import type { WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { upsertUsers } from './refs.js';
 import { writeEventHistory } from './history.js';
-import { changesFromEvents } from './event-history.js';
+import { historyFromEvents, reusedIdGaps } from './event-history.js';
+import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 import { parseTimestamp } from '../util/time.js';
 
@@ -19,11 +20,17 @@ export interface InsertedEvents {
    * still changed: the caller marks it and quarantines the event so the reuse is visible.
    */
   reused: WorkspaceEvent[];
+  /**
+   * Tickets and deals whose history the new events changed (a history row or a gap): their
+   * reporting rows must be refreshed even when the record itself is not re-read.
+   */
+  historyOf: { tickets: Set<string>; deals: Set<string> };
 }
 
 /**
- * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history and deal_history,
- * so a lookback re-read never writes history twice.
+ * Stores change-log events, deduplicated by id. Only events new to the mirror feed ticket_history,
+ * deal_history and history_gaps, so a lookback re-read never writes history twice; an event that
+ * reuses a held id for another event writes a gap when it tells a tracked change.
  */
 export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents> {
   // Convert everything first: a junk occurredAt must fail before any write.
@@ -40,7 +47,8 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   }));
   const rows = uniqueBy(all, (r) => r.id);
   const newIds = new Set<string>();
-  if (rows.length === 0) return { newIds, reused: [] };
+  const historyOf = { tickets: new Set<string>(), deals: new Set<string>() };
+  if (rows.length === 0) return { newIds, reused: [], historyOf };
   // The event stored under a new id is the first on the page with it.
   const firstOf = new Map<string, WorkspaceEvent>();
   for (const e of events) if (!firstOf.has(String(e.id))) firstOf.set(String(e.id), e);
@@ -62,10 +70,30 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
   const fresh = rows
     .filter((r) => newIds.has(r.id))
-    .map((r) => ({ id: r.id, type: r.type, entityId: r.entity_id, payload: firstOf.get(r.id)!.payload, at: r.occurred_at }));
-  const changes = await changesFromEvents(db, fresh);
+    .map((r) => ({
+      id: r.id,
+      type: r.type,
+      entityType: r.entity_type,
+      entityId: r.entity_id,
+      payload: firstOf.get(r.id)!.payload,
+      at: r.occurred_at,
+    }));
+  const { changes, gaps } = await historyFromEvents(db, fresh);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
-  return { newIds, reused: await reusedIds(db, events, all, rows, newIds) };
+  const reused = await reusedIds(db, events, all, rows, newIds);
+  // A reused id's own change cannot be kept under the id another event holds: its record's
+  // history says so instead of silently missing the change.
+  gaps.push(
+    ...reusedIdGaps(
+      reused.map((e) => {
+        const r = all[events.indexOf(e)]!;
+        return { id: r.id, type: r.type, entityType: r.entity_type, entityId: r.entity_id, payload: e.payload, at: r.occurred_at };
+      }),
+    ),
+  );
+  await writeHistoryGaps(db, gaps);
+  for (const x of [...changes, ...gaps]) (x.kind === 'ticket' ? historyOf.tickets : historyOf.deals).add(x.entityId);
+  return { newIds, reused, historyOf };
 }
 
 type EventRow = { id: string; type: string | null; entity_type: string | null; entity_id: string | null; occurred_at: string };

@@ -95,7 +95,11 @@ const OBSERVED = {
  * One query reads the event rows of every record, one statement writes the rows. Returns the rows
  * written per record, in order.
  */
-export async function writeObservedHistory(db: Db, kind: Kind, records: readonly ObservedChanges[]): Promise<number[]> {
+export async function writeObservedHistory(db: Db, kind: Kind, all: readonly ObservedChanges[]): Promise<number[]> {
+  // A copy of the version the mirror already holds tells no change the upstream made after it:
+  // what differs was the mirror's own copy (a hand edit, a row mended by verify --repair), and
+  // history must not show it as a move (docs/schema.md, "History semantics").
+  const records = all.map((r) => (r.observedSince === r.changedAt ? { ...r, changes: [] } : r));
   const edges = await eventEdgesOf(
     db,
     kind,

@@ -36,6 +36,13 @@ export async function selectIn<R>(
   return out;
 }
 
+/** Deletes the rows of `table` whose `column` is one of `keys`, chunked under the parameter limit. */
+export async function deleteIn(db: Db, table: string, column: string, keys: readonly string[]): Promise<void> {
+  for (const batch of chunks([...new Set(keys)], 512).map(padded)) {
+    await run(db, `delete from ${q(table)} where ${q(column)} in (${marks(batch.length)})`, batch);
+  }
+}
+
 /** Rows of `table` by id (`columns` besides id). */
 export async function selectByIds<R extends { id: string }>(
   db: Db,

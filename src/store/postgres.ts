@@ -112,9 +112,6 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     schema,
     acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
     isRetryable: (err) => RETRYABLE_SQLSTATES.has(sqlState(err)),
-    // Class 22 (data exception: a value out of range, bad text, an invalid JSON escape) and 54001
-    // (a JSON value nested too deep for the server's stack).
-    isRefusedValue: (err) => /^(22|54)/.test(sqlState(err)),
   });
 }
 

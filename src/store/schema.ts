@@ -169,6 +169,21 @@ export interface DealHistoryTable extends HistoryColumns {
   deal_id: string;
 }
 
+/**
+ * A change-log event that may hide a change of a tracked field but cannot be read as one (migration
+ * 0900_history_gaps): its record's history is incomplete (docs/schema.md, history_gaps).
+ */
+export interface HistoryGapsTable {
+  entity_type: string;
+  entity_id: string;
+  event_id: string;
+  event_type: string | null;
+  occurred_at: Ts;
+  /** The tracked fields it may hide, comma-separated (`stage_id,status`). */
+  fields: string;
+  reason: string;
+}
+
 export interface QuarantineTable {
   entity_type: string;
   entity_id: string;
@@ -227,6 +242,7 @@ export interface MirrorDatabase {
   events: EventsTable;
   ticket_history: TicketHistoryTable;
   deal_history: DealHistoryTable;
+  history_gaps: HistoryGapsTable;
   quarantine: QuarantineTable;
   sync_runs: SyncRunsTable;
   sync_state: SyncStateTable;
@@ -250,6 +266,7 @@ export const COUNTED_TABLES = [
   'events',
   'ticket_history',
   'deal_history',
+  'history_gaps',
   'quarantine',
   'dirty',
 ] as const satisfies readonly (keyof MirrorDatabase)[];

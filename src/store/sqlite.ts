@@ -70,7 +70,6 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     label: path,
     // SQLite serialises transactions on the one connection: none is ever rolled back for another.
     isRetryable: () => false,
-    isRefusedValue: (err) => (err as { code?: unknown } | null)?.code === 'SQLITE_TOOBIG',
     // Before the connection closes, so the thread's connection is never the last one (which would
     // checkpoint and delete the WAL on close).
     beforeClose: () => checkpointer?.stop() ?? Promise.resolve(),

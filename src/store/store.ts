@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { capabilitiesOf } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
@@ -9,6 +10,14 @@ import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { tidyTables } from './bulk-load.js';
+import {
+  dealDifferences,
+  pipelineDifferences,
+  ticketDifferences,
+  type ContentDifference,
+  type PipelineDifference,
+} from './content-check.js';
+import type { Deal, Pipeline, Ticket } from '../api/index.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -81,9 +90,9 @@ export interface Store {
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
   getState<T>(key: string): Promise<T | undefined>;
   /**
-   * True when the database refused a value of one record (PostgreSQL data exceptions, class 22,
-   * or a value too deep for its stack, 54001; SQLite: a string or blob over its limit): the
-   * record's problem, to quarantine, not the cycle's.
+   * True when the database refused one record's rows: a value it cannot hold or a constraint they
+   * break (the dialect's `refusedRecord` capability, dialect.ts): the record's problem, to
+   * quarantine, not the cycle's.
    */
   isRefusedValue(err: unknown): boolean;
   /** Row count per mirror table, plus `dirty` and `quarantine`. */
@@ -107,6 +116,15 @@ export interface Store {
   knownStages(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
+  /**
+   * What differs between the mirror's rows of these records and their list items (every column
+   * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
+   * stored copy), keyed by id; records the mirror does not hold are left out. No request.
+   */
+  contentDifferences(entityType: 'ticket', items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
+  contentDifferences(entityType: 'deal', items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  /** The listed pipelines and stages the mirror holds differently, or not at all. */
+  pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
   close(): Promise<void>;
 }
@@ -125,13 +143,14 @@ export interface StoreBackend {
   fileSizes?: () => { database: number; wal: number };
   /** The transaction was rolled back whole (a deadlock victim): running it again is safe. */
   isRetryable: (err: unknown) => boolean;
-  /** See `Store.isRefusedValue`. */
-  isRefusedValue: (err: unknown) => boolean;
   /** After each `transaction` commits (SQLite: keeps the WAL under its bound). */
   afterCommit?: () => Promise<void>;
   /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
   beforeClose?: () => Promise<void>;
 }
+
+/** The synced_at a compared copy would get; never compared, never stored. */
+const COMPARED_AT = '1970-01-01 00:00:00.000';
 
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
@@ -147,7 +166,7 @@ export function buildStore(backend: StoreBackend): Store {
       await backend.afterCommit?.();
       return result;
     },
-    isRefusedValue: (err) => backend.isRefusedValue(err),
+    isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return (await deferIndexes(db, backend.dialect)).length;
@@ -191,6 +210,11 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
+    contentDifferences: (entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
+      entityType === 'ticket'
+        ? ticketDifferences(db, items as readonly Ticket[], COMPARED_AT)
+        : dealDifferences(db, items as readonly Deal[], COMPARED_AT),
+    pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();
       await backend.beforeClose?.();

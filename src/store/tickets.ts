@@ -4,6 +4,7 @@ import { StoreError } from './errors.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
+import { TRACKED_FIELDS } from './tracked-fields.js';
 import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, requiredTs, str, ts } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
@@ -11,12 +12,8 @@ import { rowUpsert } from './sql.js';
 
 type Db = Kysely<MirrorDatabase>;
 
-const TRACKED = [
-  { column: 'status', field: 'status' },
-  { column: 'priority', field: 'priority' },
-  { column: 'assignee_id', field: 'assignee_id' },
-  { column: 'team_id', field: 'team_id' },
-] as const;
+/** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
+const TRACKED = TRACKED_FIELDS.ticket.map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
 function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   const team = t.team && typeof t.team === 'object' ? t.team : null;
@@ -55,15 +52,15 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
 
 // Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
 // another ticket is another message, not a move (docs/sync.md, "Hostile upstream").
-const MESSAGES: ChildTable = {
+export const MESSAGES: ChildTable = {
   table: 'ticket_messages',
   parent: 'ticket_id',
   key: 'id',
   values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
   json: ['attachments_json', 'raw_json'],
 };
-const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
-const FIELDS: ChildTable = {
+export const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
+export const FIELDS: ChildTable = {
   table: 'ticket_fields',
   parent: 'ticket_id',
   key: 'key',
@@ -77,7 +74,7 @@ type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team
 // Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
 // binding the row twice (insert values and update set) doubled the strings sent to the driver.
 // The record type makes the compiler reject a column missing here.
-const TICKET_COLUMNS = Object.keys({
+export const TICKET_COLUMNS = Object.keys({
   id: 0,
   number: 0,
   key: 0,
@@ -119,10 +116,13 @@ export interface PreparedTicket {
   readonly contact: ContactRef | null | undefined;
 }
 
-/** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
-export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
-  const row = ticketRow(ticket, syncedAt);
-  const messages: ChildRow[] = distinctMessages(Array.isArray(ticket.messages) ? ticket.messages : []).map(([m, raw]) => [
+/**
+ * ticket_messages rows (id, then MESSAGES.values) of a ticket's messages, one per id (two different
+ * messages under one id throw: distinctMessages). `verify` builds them from the stored copy too, to
+ * check the rows against it.
+ */
+export function messageRows(messages: readonly Message[] | null | undefined): ChildRow[] {
+  return distinctMessages(Array.isArray(messages) ? messages : []).map(([m, raw]) => [
     String(m.id),
     str(m.body),
     str(m.authorType),
@@ -132,6 +132,12 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
     ts(m.createdAt, `message ${String(m.id)} createdAt`),
     raw,
   ]);
+}
+
+/** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
+export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
+  const row = ticketRow(ticket, syncedAt);
+  const messages = messageRows(ticket.messages);
   const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => cleanText(String(tag))))].map((tag) => [
     tag,
   ]);

@@ -28,7 +28,10 @@ export interface StoreTx {
   getState<T>(key: string): Promise<T | undefined>;
   /** Stores `value` as JSON; undefined or null deletes the key. */
   setState(key: string, value: unknown): Promise<void>;
-  /** `reused`: events whose id the mirror (or this page) already holds for another event; not stored. */
+  /**
+   * Also writes the history rows and gaps the new events tell (docs/sync.md, "History"). `reused`:
+   * events whose id the mirror (or this page) already holds for another event; not stored.
+   */
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMarkInput[]): Promise<void>;

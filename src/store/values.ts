@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
-import { toDbTimestamp } from '../util/time.js';
+import { isCalendarDate, toDbTimestamp } from '../util/time.js';
 import { StoreError } from './errors.js';
 import type { FieldRow } from './schema.js';
 
@@ -138,7 +138,10 @@ const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 /** Close dates stay calendar dates ('yyyy-mm-dd'); a full timestamp is cut to its UTC date. */
 export function dateOnly(value: unknown, what: string): string | null {
   if (value === null || value === undefined || value === '') return null;
-  if (typeof value === 'string' && DATE_ONLY.test(value)) return value;
+  if (typeof value === 'string' && DATE_ONLY.test(value)) {
+    if (isCalendarDate(value)) return value;
+    throw new StoreError('INVALID_VALUE', `${what} is not a real calendar date: ${JSON.stringify(value)}`);
+  }
   const iso = ts(value, what);
   return iso === null ? null : iso.slice(0, 10);
 }

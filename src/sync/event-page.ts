@@ -23,6 +23,8 @@ export interface CommittedPage {
   lateCount: number;
   /** Events whose id the mirror already held for another event: quarantined, their records marked. */
   reused: WorkspaceEvent[];
+  /** Records whose history the page's new events changed: their reporting rows are refreshed too. */
+  historyOf: { tickets: Set<string>; deals: Set<string> };
 }
 
 /** A change-log page read and checked, waiting for its group's transaction. */
@@ -61,7 +63,7 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
     let lateSeen = false;
     for (const { page, events, rejected, next: read, mayEnd } of pages) {
       const next = lateSeen ? withoutReach(read) : read;
-      const { newIds, reused } = await tx.insertEvents(events, now);
+      const { newIds, reused, historyOf } = await tx.insertEvents(events, now);
       await quarantineInvalid(
         tx,
         page.invalid.filter((i) => i.entityType !== 'event'),
@@ -81,7 +83,7 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
       if (ended) await closeWindow(tx, window);
       else await saveWindow(tx, window);
-      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused });
+      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused, historyOf });
       if (ended) break;
     }
     return results;

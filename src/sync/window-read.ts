@@ -83,6 +83,9 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
         { eventIds: c.reused.slice(0, 5).map((e) => e.id), count: c.reused.length },
         'the change log reused event ids for other events; those events are quarantined and their records re-read',
       );
+    // A late event can change the history of a record the cycle does not re-read (already newer).
+    for (const id of c.historyOf.tickets) stats.changed.tickets.add(id);
+    for (const id of c.historyOf.deals) stats.changed.deals.add(id);
     if (c.late !== null && !lateLogged) {
       lateLogged = true;
       logger.info(

@@ -2,17 +2,89 @@
 const DB_FORM = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}\.\d{3})$/;
 
 /**
+ * ISO 8601 / RFC 3339 as a server may send it: a calendar date, then optionally a time (`T`, hours
+ * and minutes, optional seconds, any number of fraction digits) with a zone (`Z`, `±HH:MM`, `±HHMM`
+ * or `±HH`). Groups: year, month, day, hour, minute, second, fraction, zone.
+ */
+const ISO_FORM = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
+/** Days of a month of the proleptic Gregorian calendar (month 1–12). */
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Milliseconds since the epoch of a UTC calendar date and time; years 0–99 stay years 0–99. */
+function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, ms);
+  return date.getTime();
+}
+
+/** What a strict reading of a timestamp found: its instant, or why it is none. */
+export type StrictInstant =
+  | { ok: true; ms: number }
+  /** `impossible`: the text has the form but names no real instant (31 November, hour 24, …). */
+  | { ok: false; why: string; impossible: boolean };
+
+/**
+ * Reads an ISO 8601 timestamp strictly: every part must be a real calendar value (month 1–12, a
+ * day that month has, hour 0–23, minute and second 0–59, a zone offset of at most 23:59), so
+ * `2026-11-31T12:00:00Z`, hour 24 or 29 February of a common year are refused instead of rolled
+ * over, as `Date.parse` does. A fraction finer than a millisecond is cut to the millisecond (the
+ * mirror stores milliseconds). A date alone is midnight UTC; a time without a zone is refused
+ * unless `zoneless` says how to read it ('utc' for the mirror's own stored form).
+ */
+export function readInstant(text: string, zoneless: 'refuse' | 'utc' = 'refuse'): StrictInstant {
+  const m = ISO_FORM.exec(text);
+  if (!m) return { ok: false, why: 'not an ISO 8601 timestamp', impossible: false };
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (mo < 1 || mo > 12) return { ok: false, why: `month ${m[2]} does not exist`, impossible: true };
+  if (d < 1 || d > daysInMonth(y, mo)) return { ok: false, why: `day ${m[3]} does not exist in ${m[1]}-${m[2]}`, impossible: true };
+  if (m[4] === undefined) return { ok: true, ms: utcMs(y, mo, d, 0, 0, 0, 0) };
+  const [h, mi, s] = [Number(m[4]), Number(m[5]), Number(m[6] ?? '0')];
+  if (h > 23) return { ok: false, why: `hour ${m[4]} does not exist`, impossible: true };
+  if (mi > 59) return { ok: false, why: `minute ${m[5]} does not exist`, impossible: true };
+  if (s > 59) return { ok: false, why: `second ${m[6]} does not exist`, impossible: true };
+  const ms = Number((m[7] ?? '').slice(0, 3).padEnd(3, '0'));
+  const zone = m[8];
+  if (zone === undefined && zoneless === 'refuse')
+    return { ok: false, why: 'it has no zone (Z or an offset), so its instant is ambiguous', impossible: false };
+  let offsetMinutes = 0;
+  if (zone !== undefined && zone !== 'Z' && zone !== 'z') {
+    const digits = zone.slice(1).replace(':', '');
+    const [oh, om] = [Number(digits.slice(0, 2)), Number(digits.slice(2) || '0')];
+    if (oh > 23 || om > 59) return { ok: false, why: `offset ${zone} does not exist`, impossible: true };
+    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (oh * 60 + om);
+  }
+  return { ok: true, ms: utcMs(y, mo, d, h, mi, s, ms) - offsetMinutes * 60_000 };
+}
+
+/** True for a real `yyyy-mm-dd` calendar date (no time): `2026-02-29` is not one. */
+export function isCalendarDate(text: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(text) && readInstant(text).ok;
+}
+
+/**
  * The sync's own time text: UTC in one fixed 24-character ISO form (`YYYY-MM-DDTHH:MM:SS.sssZ`),
  * what upstream times are compared in; the mirror stores toDbTimestamp's form. Returns null for
- * null/undefined; throws on junk so a bad upstream value is quarantined rather than stored.
+ * null/undefined; throws on junk, and on a time that is not a real calendar instant (readInstant),
+ * so a bad upstream value is quarantined rather than stored, never rolled over.
  */
 export function toIsoTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  // The stored form has no zone and is UTC; Date would read it as local time.
-  const stored = typeof value === 'string' ? DB_FORM.exec(value) : null;
-  const date = value instanceof Date ? value : new Date(stored ? `${stored[1]}T${stored[2]}Z` : value);
-  const ms = date.getTime();
+  let ms: number;
+  if (value instanceof Date) ms = value.getTime();
+  else {
+    // The stored form has no zone and is UTC; Date would read it as local time.
+    const stored = DB_FORM.exec(value);
+    const read = stored ? readInstant(`${stored[1]}T${stored[2]}`, 'utc') : readInstant(value);
+    if (!read.ok) throw new RangeError(`not a valid timestamp (${read.why}): ${JSON.stringify(value)}`);
+    ms = read.ms;
+  }
   if (Number.isNaN(ms)) throw new RangeError(`not a valid timestamp: ${JSON.stringify(value)}`);
+  const date = new Date(ms);
   const year = date.getUTCFullYear();
   if (year < 0 || year > 9999) throw new RangeError(`timestamp out of range: ${JSON.stringify(value)}`);
   return date.toISOString();
@@ -38,7 +110,7 @@ export function shiftIso(iso: string, ms: number): string {
  */
 export function toDbTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  if (typeof value === 'string' && DB_FORM.test(value)) return value;
+  if (typeof value === 'string' && DB_FORM.test(value) && readInstant(value.replace(' ', 'T'), 'utc').ok) return value;
   const iso = toIsoTimestamp(value) as string;
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
 }

@@ -118,6 +118,7 @@ for (const dialect of dialects)
         '0600_status_page_indexes',
         '0700_owner_keyed_children',
         '0800_dirty_failed_reads',
+        '0900_history_gaps',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();

@@ -18,7 +18,8 @@ const TYPED: { [T in keyof ReportTables]: Record<keyof ReportTables[T], true> } 
     full_resolved_at: true, resolved_from_history: true, first_reply_minutes: true, first_resolution_minutes: true,
     full_resolution_minutes: true, reopen_count: true, public_agent_replies: true, internal_notes: true, customer_messages: true,
     is_one_touch: true, first_reply_due_at: true, first_reply_sla: true, first_reply_sla_at: true, resolve_due_at: true,
-    resolve_sla: true, resolve_sla_at: true, age_minutes: true, history_complete: true, refreshed_at: true,
+    resolve_sla: true, resolve_sla_at: true, age_minutes: true, history_complete: true, history_incomplete_reason: true,
+    refreshed_at: true,
   },
   rpt_ticket_status_intervals: {
     ticket_id: true, seq: true, status: true, is_resolved: true, valid_from: true, valid_to: true, minutes: true,
@@ -38,7 +39,7 @@ const TYPED: { [T in keyof ReportTables]: Record<keyof ReportTables[T], true> } 
     status: true, amount: true, amount_cents: true, currency: true, owner_id: true, owner_name: true, owner_email: true,
     company_id: true, company_name: true, primary_contact_id: true, primary_contact_name: true, primary_contact_email: true,
     created_at: true, updated_at: true, close_date: true, stage_entered_at: true, won_at: true, lost_at: true, closed_at: true,
-    days_open: true, days_to_close: true, history_complete: true, refreshed_at: true,
+    days_open: true, days_to_close: true, history_complete: true, history_incomplete_reason: true, refreshed_at: true,
   },
   rpt_deal_stage_intervals: {
     deal_id: true, seq: true, pipeline_id: true, stage_id: true, stage_name: true, stage_position: true, is_won: true,

@@ -50,7 +50,10 @@ function print(result: Awaited<ReturnType<typeof runVerify>>, json?: boolean): v
     `Checked ${checked.tickets} tickets, ${checked.deals} deals, ${checked.pipelines} pipelines: ${drift.length === 0 ? 'no drift' : `${drift.length} difference(s)`}${repaired ? `, ${repaired} record(s) re-read` : ''}.\n`,
   );
   for (const d of drift.slice(0, 50)) {
-    process.stdout.write(`  - ${d.entityType} ${d.entityId}: ${d.kind} (upstream ${String(d.upstream)}, mirror ${String(d.mirror)})\n`);
+    const what = d.field ? `${d.field}: ` : '';
+    process.stdout.write(
+      `  - ${d.entityType} ${d.entityId}: ${d.kind} (${what}upstream ${String(d.upstream)}, mirror ${String(d.mirror)})\n`,
+    );
   }
   if (drift.length > 50) process.stdout.write(`  … and ${drift.length - 50} more (use --json for all)\n`);
 }

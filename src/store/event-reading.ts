@@ -1,0 +1,144 @@
+import { clipText } from '../api/index.js';
+import {
+  fieldHintedBy,
+  fieldOfVerb,
+  fieldSpelledBy,
+  readValue,
+  squash,
+  TRACKED_FIELDS,
+  type TrackedField,
+  type TrackedKind,
+} from './tracked-fields.js';
+import { json } from './values.js';
+
+/** One tracked field's change an event tells. */
+export interface ReadChange {
+  field: string;
+  from: string | null;
+  to: string | null;
+}
+
+/** What one change-log event tells of a ticket's or deal's tracked fields (docs/sync.md, "History"). */
+export interface EventReading {
+  changes: ReadChange[];
+  /**
+   * Set when the event may hide a change of a tracked field that cannot be read from it: the
+   * record's history is then incomplete. `fields` are the fields it may hide, `why` says what in
+   * the payload could not be read.
+   */
+  unreadable: { fields: string[]; why: string } | null;
+}
+
+/**
+ * Verbs of ticket and deal events that change no tracked field, whatever their payload: messages
+ * come and go, records are created or leave the list. A server that changes a tracked field in
+ * the same write logs that change too (the document's `{from, to}` events).
+ */
+const UNTRACKED_VERBS = new Set(
+  ['created', 'replied', 'note_added', 'customer_replied', 'message_removed', 'deleted', 'spam', 'merged'].map(squash),
+);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A `{from, to}` change object: both keys present. */
+const isChange = (v: unknown): v is { from: unknown; to: unknown } => isObject(v) && 'from' in v && 'to' in v;
+
+/** A value that plainly describes a change (of an untracked field): an object with `from` or `to`. */
+const looksLikeChange = (v: unknown) => isObject(v) && ('from' in v || 'to' in v);
+
+const shown = (v: unknown) => clipText(json(v) ?? 'undefined', 120);
+
+/** The verb of an event type: what follows the last dot (`deal.stage_changed` → `stage_changed`). */
+export const verbOf = (type: string | null): string => (type ?? '').slice((type ?? '').lastIndexOf('.') + 1);
+
+/**
+ * Reads one event of a ticket or deal, by the rules of docs/sync.md ("History"):
+ * - a verb that changes no tracked field (created, replied, …) tells nothing and hides nothing;
+ * - a dedicated verb (`status_changed`, `stage_changed`, `assigned`, `<any spelling>_changed`)
+ *   tells its field from a `{from, to}` payload (or from the field's key in a payload of changes);
+ * - any other verb (`updated` or one never seen) is read as a payload of changes
+ *   `{<field>: {from, to}, …}`, each tracked field under any spelling, values as ids, scalars or
+ *   reference objects. A key that is not a readable change (a tracked field without from/to, a
+ *   key hinting at one such as `stageName`, or any key whose value is not a change at all, like
+ *   `{"summary": "Stage updated"}`) and an empty payload make the event unreadable: it may hide a
+ *   change. Untracked fields changed as `{from, to}` (subject, tags, `fields.<key>`, …) are fine.
+ */
+export function readEvent(kind: TrackedKind, type: string | null, payload: unknown): EventReading {
+  const reading = readByVerb(kind, type, payload);
+  if (reading.unreadable === null) return reading;
+  const order = TRACKED_FIELDS[kind].map((f) => f.field);
+  const fields = [...reading.unreadable.fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
+  return { changes: reading.changes, unreadable: { fields, why: reading.unreadable.why } };
+}
+
+function readByVerb(kind: TrackedKind, type: string | null, payload: unknown): EventReading {
+  const verb = verbOf(type);
+  if (UNTRACKED_VERBS.has(squash(verb))) return { changes: [], unreadable: null };
+  const dedicated = fieldOfVerb(kind, verb);
+  if (dedicated && isObject(payload) && ('from' in payload || 'to' in payload)) {
+    const one = readOne(dedicated, payload);
+    return one === 'unreadable'
+      ? {
+          changes: [],
+          unreadable: { fields: hidden(kind, [dedicated]), why: `its payload ${shown(payload)} is not a readable {from, to}` },
+        }
+      : { changes: one ? [one] : [], unreadable: null };
+  }
+  const reading = readChanges(kind, payload);
+  if (dedicated && !reading.seen.has(dedicated.field)) {
+    const why = `its payload ${shown(payload)} holds no readable {from, to} of ${dedicated.field}`;
+    return { changes: reading.changes, unreadable: merge(reading.unreadable, hidden(kind, [dedicated]), why) };
+  }
+  return { changes: reading.changes, unreadable: reading.unreadable };
+}
+
+/** A payload of changes, key by key; `seen` holds the tracked fields it told (a change or a no-op). */
+function readChanges(kind: TrackedKind, payload: unknown): EventReading & { seen: Set<string> } {
+  const out: EventReading & { seen: Set<string> } = { changes: [], unreadable: null, seen: new Set() };
+  if (!isObject(payload) || Object.keys(payload).length === 0) {
+    out.unreadable = { fields: hidden(kind, TRACKED_FIELDS[kind]), why: `its payload ${shown(payload)} names no field` };
+    return out;
+  }
+  for (const [key, value] of Object.entries(payload)) {
+    const field = fieldSpelledBy(kind, key);
+    if (field) {
+      const one = readOne(field, value);
+      if (one !== 'unreadable') {
+        out.seen.add(field.field);
+        if (one) out.changes.push(one);
+        continue;
+      }
+      out.unreadable = merge(out.unreadable, hidden(kind, [field]), `${key} is ${shown(value)}, not a readable {from, to}`);
+      continue;
+    }
+    const hinted = fieldHintedBy(kind, key);
+    if (hinted) {
+      out.unreadable = merge(out.unreadable, hidden(kind, [hinted]), `${key} may stand for ${hinted.field}`);
+      continue;
+    }
+    if (looksLikeChange(value)) continue; // an untracked field's change: subject, tags, fields.<key>, …
+    out.unreadable = merge(out.unreadable, hidden(kind, TRACKED_FIELDS[kind]), `${key} is ${shown(value)}, not a {from, to} change`);
+  }
+  return out;
+}
+
+/** One field's `{from, to}`: the change, null when from equals to (nothing changed), or 'unreadable'. */
+function readOne(f: TrackedField, v: unknown): ReadChange | null | 'unreadable' {
+  if (!isChange(v)) return 'unreadable';
+  const from = readValue(f, v.from);
+  const to = readValue(f, v.to);
+  if (from === undefined || to === undefined) return 'unreadable';
+  return from === to ? null : { field: f.field, from, to };
+}
+
+/** The fields an unreadable change of `fields` may hide: a deal's stage carries its status. */
+function hidden(kind: TrackedKind, fields: readonly TrackedField[]): string[] {
+  const names = fields.map((f) => f.field);
+  if (kind === 'deal' && names.includes('stage_id') && !names.includes('status')) names.push('status');
+  return names;
+}
+
+function merge(prev: EventReading['unreadable'], fields: readonly string[], why: string): NonNullable<EventReading['unreadable']> {
+  if (prev === null) return { fields: [...fields], why };
+  return { fields: [...new Set([...prev.fields, ...fields])], why: `${prev.why}; ${why}` };
+}

@@ -1,0 +1,91 @@
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/store/index.js';
+import { dialects, type Dialect } from '../helpers/dialects.js';
+import { SYNCED, deal, ticket } from './fixtures.js';
+
+/**
+ * Runs statements as a person with a SQL client would, foreign keys off: the sqlite3 shell's
+ * default, PostgreSQL's replica role (which skips the foreign-key triggers).
+ */
+export async function byHand(store: Store, dialect: Dialect, statements: readonly string[]): Promise<void> {
+  if (dialect.name === 'sqlite') {
+    await sql.raw('PRAGMA foreign_keys = OFF').execute(store.db);
+    for (const s of statements) await sql.raw(s).execute(store.db);
+    await sql.raw('PRAGMA foreign_keys = ON').execute(store.db);
+    return;
+  }
+  await store.db.transaction().execute(async (trx) => {
+    await sql.raw('SET LOCAL session_replication_role = replica').execute(trx);
+    for (const s of statements) await sql.raw(s).execute(trx);
+  });
+}
+
+/** Issue 26: one odd row never stops a write; a record's child rows are what its copy lists, whatever was there. */
+for (const dialect of dialects) {
+  describe(`one bad row (${dialect.name})`, () => {
+    let store: Store;
+    let drop: () => Promise<void>;
+    beforeEach(async () => {
+      const db = await dialect.newDatabase();
+      drop = db.drop;
+      store = await openStore({ database: db.database });
+      await store.migrate();
+    });
+    afterEach(async () => {
+      await store.close();
+      await drop();
+    });
+
+    const rows = async (table: string, parent: string, id: string) =>
+      (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE ${sql.ref(parent)} = ${id}`.execute(store.db)).rows
+        .length;
+
+    it('a parent row deleted by hand leaves children behind; the next copy replaces them instead of failing', async () => {
+      await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+      await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+      await byHand(store, dialect, ["DELETE FROM tickets WHERE id = 't1'", "DELETE FROM deals WHERE id = 'd1'"]);
+      expect(await rows('ticket_tags', 'ticket_id', 't1')).toBe(2);
+      expect(await rows('deal_contacts', 'deal_id', 'd1')).toBe(2);
+
+      const t = ticket({ tags: ['urgent', 'other'], fields: { plan: 'basic' }, messages: [ticket().messages[0]!], messageCount: 1 });
+      const d = deal({ contacts: [deal().contacts[1]!], fields: {} });
+      const [rt] = await store.transaction((tx) => tx.upsertTickets([t], SYNCED));
+      const [rd] = await store.transaction((tx) => tx.upsertDeals([d], SYNCED));
+      expect([rt!.quarantined, rd!.quarantined]).toEqual([false, false]);
+      const tags = await store.db.selectFrom('ticket_tags').select('tag').where('ticket_id', '=', 't1').orderBy('tag').execute();
+      expect(tags.map((r) => r.tag)).toEqual(['other', 'urgent']);
+      const fields = await store.db.selectFrom('ticket_fields').select(['key', 'value_text']).where('ticket_id', '=', 't1').execute();
+      expect(fields).toEqual([{ key: 'plan', value_text: 'basic' }]);
+      const messages = await store.db.selectFrom('ticket_messages').select('id').where('ticket_id', '=', 't1').execute();
+      expect(messages.map((m) => m.id)).toEqual(['m1']);
+      const contacts = await store.db.selectFrom('deal_contacts').select('contact_id').where('deal_id', '=', 'd1').execute();
+      expect(contacts.map((c) => c.contact_id)).toEqual(['c2']);
+      expect(await rows('deal_fields', 'deal_id', 'd1')).toBe(0);
+    });
+
+    it('a constraint one record breaks quarantines that record with the database reason; the rest of the batch commits', async () => {
+      // A constraint the mirror does not declare, as a DBA might add: no tag "boom".
+      if (dialect.name === 'sqlite')
+        await sql
+          .raw(`CREATE TRIGGER no_boom BEFORE INSERT ON ticket_tags WHEN NEW.tag = 'boom' BEGIN SELECT RAISE(ABORT, 'no boom tags'); END`)
+          .execute(store.db);
+      else await sql.raw(`ALTER TABLE ticket_tags ADD CONSTRAINT no_boom CHECK (tag <> 'boom')`).execute(store.db);
+      const batch = [
+        ticket({ id: 'a', messages: [] }),
+        ticket({ id: 'b', tags: ['boom'], messages: [] }),
+        ticket({ id: 'c', messages: [] }),
+      ];
+      const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
+      expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
+      const ids = await store.db.selectFrom('tickets').select('id').orderBy('id').execute();
+      expect(ids.map((r) => r.id)).toEqual(['a', 'c']);
+      const q = await store.db.selectFrom('quarantine').selectAll().execute();
+      expect(q.map((r) => [r.entity_type, r.entity_id])).toEqual([['ticket', 'b']]);
+      expect(q[0]!.reason).toMatch(dialect.name === 'sqlite' ? /SQLITE_CONSTRAINT_TRIGGER.*no boom tags/ : /23514.*no_boom/);
+      // Its children went with the rolled-back record: nothing half-written.
+      expect(await rows('ticket_tags', 'ticket_id', 'b')).toBe(0);
+      expect(await rows('ticket_tags', 'ticket_id', 'a')).toBe(2);
+    });
+  });
+}
