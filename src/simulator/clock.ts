@@ -1,6 +1,6 @@
 /**
- * The simulated clock: real elapsed time since start, plus whatever tests advanced it by. It never
- * goes backwards, so updatedAt and event order follow write order.
+ * The simulated clock: real elapsed time since start (unless `realTime` is false), plus whatever
+ * tests advanced it by. It never goes backwards, so updatedAt and event order follow write order.
  */
 export class SimClock {
   private readonly realStart = performance.now();
@@ -8,13 +8,18 @@ export class SimClock {
   private lastMs: number;
   private frozenAt: number | null = null;
 
-  constructor(private readonly startMs: number) {
+  /** @param realTime false: only advance() moves the clock, so a test's timing is its own steps. Default true. */
+  constructor(
+    private readonly startMs: number,
+    private readonly realTime = true,
+  ) {
     this.lastMs = startMs;
   }
 
   nowMs(): number {
     if (this.frozenAt !== null) return this.frozenAt;
-    const ms = Math.floor(this.startMs + (performance.now() - this.realStart) + this.advancedMs);
+    const elapsed = this.realTime ? performance.now() - this.realStart : 0;
+    const ms = Math.floor(this.startMs + elapsed + this.advancedMs);
     if (ms > this.lastMs) this.lastMs = ms;
     return this.lastMs;
   }

@@ -47,6 +47,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const world = new World({
     seed,
     startMs,
+    realTime: options.realTime ?? true,
     autoAssignOnReply: options.autoAssignOnReply ?? true,
     autoCloseSolvedAfterMs: options.autoCloseSolvedAfterMs ?? 4 * DAY,
     dialect: startingDialect(options.dialect),

@@ -33,6 +33,11 @@ export interface SimulatorOptions {
   /** Start of the simulated clock. Default: the real current time. Seeded history lies before it. */
   startTime?: Date;
   /**
+   * Whether the simulated clock runs with real time. Default `true`; `false` moves it only by
+   * `control.advanceClock`, for tests whose outcome must not depend on how fast the machine is.
+   */
+  realTime?: boolean;
+  /**
    * How the simulated workspace spells what the API document leaves open (see `DialectOptions`),
    * merged over the defaults. Default: today's spelling (`SIMULATOR_DIALECTS.default`), or the
    * preset named by the environment variable `WSMIRROR_SIMULATOR_DIALECT` when this is not given.

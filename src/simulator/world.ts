@@ -10,6 +10,8 @@ import type { DialectOptions, FaultConfig } from './types.js';
 export interface WorldSettings {
   seed: number;
   startMs: number;
+  /** See SimulatorOptions.realTime. */
+  realTime: boolean;
   autoAssignOnReply: boolean;
   autoCloseSolvedAfterMs: number;
   dialect: DialectOptions;
@@ -72,7 +74,7 @@ export class World {
     this.dialect = { ...settings.dialect };
     this.spelling = servedSpelling(this.dialect);
     this.truthSpelling = truthSpelling(this.dialect);
-    this.clock = new SimClock(settings.startMs);
+    this.clock = new SimClock(settings.startMs, settings.realTime);
     this.ids = new IdFactory(new Rng(settings.seed * 7919 + 11));
     this.activityRng = new Rng(settings.seed * 104729 + 3);
     this.faultRng = new Rng(settings.seed * 1299709 + 5);
