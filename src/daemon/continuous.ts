@@ -31,15 +31,16 @@ export interface PollPacing {
  * Milliseconds to wait after a cycle that began `elapsedMs` ago. Busy (new events, or behind): the
  * next starts at once, at least `minPollIntervalMs` after this one began, and drains at the full
  * rate. Idle: its requests spaced at IDLE_SHARE of the rate, so idle polling never takes more than
- * that share. Failed: doubling pauses after the end, from `minPollIntervalMs` up to
- * MAX_FAILURE_PAUSE_MS (the client has already retried each request with its own back-off).
+ * that share. Failed: the idle spacing too (its retries count), and at least a pause after the end
+ * that doubles from `minPollIntervalMs` up to MAX_FAILURE_PAUSE_MS with each failure in a row (the
+ * client has already retried each request with its own back-off).
  */
 export function nextPollDelay(outcome: PollOutcome, elapsedMs: number, failuresInARow: number, pacing: PollPacing): number {
   const min = pacing.minPollIntervalMs;
-  if (!outcome.ok) return Math.min(MAX_FAILURE_PAUSE_MS, min * 2 ** Math.max(0, failuresInARow - 1));
+  const idleSpacing = Math.max(min, (outcome.requests * 1000) / (IDLE_SHARE * pacing.ratePerSecond));
+  if (!outcome.ok) return Math.max(Math.min(MAX_FAILURE_PAUSE_MS, min * 2 ** Math.max(0, failuresInARow - 1)), idleSpacing - elapsedMs);
   const busy = outcome.eventsNew > 0 || outcome.behind;
-  const spacing = busy ? min : Math.max(min, (outcome.requests * 1000) / (IDLE_SHARE * pacing.ratePerSecond));
-  return Math.max(0, spacing - elapsedMs);
+  return Math.max(0, (busy ? min : idleSpacing) - elapsedMs);
 }
 
 export interface ContinuousLoop {

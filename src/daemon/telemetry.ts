@@ -23,6 +23,8 @@ export interface TelemetryOptions {
   retryMaxDelayMs?: number;
   /** Clock for tests. Default Date.now. */
   now?: () => number;
+  /** GET /wait callers held at once. Default MAX_WAITERS (src/daemon/wait.ts). */
+  maxWaiters?: number;
 }
 
 /**
@@ -37,7 +39,7 @@ export class DaemonTelemetry {
   readonly cycles: CycleLog;
   readonly version = packageVersion();
   /** Read-after-write callers of GET /wait, woken by the commit that records a new as-of. */
-  readonly waiters = new AsOfWaiters();
+  readonly waiters: AsOfWaiters;
   #store: Store | null = null;
   #rateLimited: { since: number; last: number } | null = null;
   /** Backfill pages of the last minute: when, which list, how many records. */
@@ -52,6 +54,7 @@ export class DaemonTelemetry {
   constructor(schedule: string, stallTimeoutMs: number, options: TelemetryOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#retryMaxDelayMs = options.retryMaxDelayMs ?? 60_000;
+    this.waiters = new AsOfWaiters(options.maxWaiters);
     this.cycles = new CycleLog(this.#now);
     this.metrics = new DaemonMetrics(
       () => this.#store?.fileSizes() ?? null,
