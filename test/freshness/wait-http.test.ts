@@ -30,7 +30,7 @@ describe('GET /wait', () => {
       authToken: TOKEN,
       wait: waiters,
     });
-    close = server.close;
+    close = () => server.close();
     const get = async (query: string, token: string | null = TOKEN) => {
       const res = await fetch(`${server.url}/wait${query}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
       return { status: res.status, body: (await res.json()) as Record<string, unknown> };
