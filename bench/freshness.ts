@@ -21,6 +21,8 @@ import { cli, control, KEY, simNow, startSim, takeRequests } from './sim.js';
 import { toDbTimestamp } from '../src/util/time.js';
 
 const POLL_MS = 200;
+/** After the writes, the daemon's requests are counted this long with nothing to find: the idle cost. */
+const IDLE_MS = 15_000;
 /** Sim clock and this process's clock agree to well within this (same machine, same source). */
 const CLOCK_SLACK_MS = 5;
 
@@ -57,6 +59,8 @@ export interface FreshnessFigures {
   /** Sync cycles the daemon ran meanwhile (its sync_runs): ticks, less any it skipped, plus catch-up cycles. */
   cycles: number;
   eventRequestBudget: number;
+  /** Requests the daemon made while the workspace was idle, per hour (measured over IDLE_MS). */
+  idleRequestsPerHour: number;
 }
 
 interface Write {
@@ -70,8 +74,12 @@ interface Write {
   shownDeleted?: boolean;
 }
 
-/** Seconds between ticks of a `*\/n` seconds pattern; 60 for anything else with a fixed second. */
+/**
+ * Seconds between ticks of a `*\/n` seconds pattern; 60 for anything else with a fixed second; 1
+ * for "continuous", whose cycles follow each other (its figures per period are then per second).
+ */
 export function periodOf(schedule: string): number {
+  if (schedule === 'continuous') return 1;
   const m = /^\*\/(\d+)\s/.exec(schedule);
   return m ? Number(m[1]) : 60;
 }
@@ -289,7 +297,15 @@ function figures(
   args: FreshnessArgs,
   made: Write[],
   unseen: { superseded: Write[]; missed: Write[] },
-  seen: { total: number; byStatus: Record<string, number>; events: number; newEvents: number; ticks: number; cycles: number },
+  seen: {
+    total: number;
+    byStatus: Record<string, number>;
+    events: number;
+    newEvents: number;
+    ticks: number;
+    cycles: number;
+    idleRequestsPerHour: number;
+  },
 ): FreshnessFigures {
   // A superseded write has nothing left to show: it is counted apart, not as infinitely late.
   const dropped = new Set(unseen.superseded);
@@ -329,6 +345,7 @@ function figures(
     ticks: seen.ticks,
     cycles: seen.cycles,
     eventRequestBudget: Math.ceil(1.2 * Math.ceil(seen.newEvents / 100) + seen.ticks),
+    idleRequestsPerHour: seen.idleRequestsPerHour,
   };
 }
 
@@ -357,10 +374,15 @@ export async function measureFreshness(args: FreshnessArgs): Promise<FreshnessFi
     // The schedule fires on wall-clock multiples of its period: count those passed, not the
     // elapsed time over the period, which is one short whenever the window straddles one more.
     const period = periodOf(args.schedule) * 1000;
-    const ticks = Math.floor(t1 / period) - Math.floor(t0 / period);
     const cycles = syncCycles(database, t0, t1);
+    // Continuous mode has no ticks: its budget counts one change-log request per cycle instead.
+    const ticks = args.schedule === 'continuous' ? cycles : Math.floor(t1 / period) - Math.floor(t0 / period);
     const unseen = await classifyUnseen(sim.url, database, pending);
-    return figures(args, writes, unseen, { ...seen, newEvents, ticks, cycles });
+    await takeRequests(sim.url);
+    await sleep(IDLE_MS);
+    const idle = await takeRequests(sim.url);
+    const idleRequestsPerHour = Math.round((idle.total / IDLE_MS) * 3_600_000);
+    return figures(args, writes, unseen, { ...seen, newEvents, ticks, cycles, idleRequestsPerHour });
   } finally {
     if (daemon && daemon.exitCode === null) {
       const exited = new Promise((resolve) => daemon!.once('exit', resolve));

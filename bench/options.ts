@@ -84,7 +84,9 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv): Bench
     },
     freshness: {
       enabled: !skip.has('freshness'),
-      schedules: list(get('schedules', 'BENCH_SCHEDULES') ?? (quick ? '*/5 * * * * *' : '*/30 * * * * *,*/5 * * * * *')),
+      schedules: list(
+        get('schedules', 'BENCH_SCHEDULES') ?? (quick ? '*/5 * * * * *,continuous' : '*/30 * * * * *,*/5 * * * * *,continuous'),
+      ),
       writesPerSecond: numbers(get('writes-per-second', 'BENCH_WRITES_PER_SECOND') ?? (quick ? '1,5' : '1,5,20'), '--writes-per-second'),
       seconds: Number(get('freshness-seconds', 'BENCH_FRESHNESS_SECONDS') ?? (quick ? 30 : 75)),
       graceSeconds: Number(get('grace-seconds', 'BENCH_GRACE_SECONDS') ?? 75),

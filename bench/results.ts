@@ -228,6 +228,7 @@ export function printFreshness(rows: FreshnessFigures[]): void {
       '429s',
       'cycles / ticks',
       'event-log requests / budget',
+      'idle requests / h',
     ],
     rows.map((r) => [
       `\`${r.schedule}\``,
@@ -246,6 +247,7 @@ export function printFreshness(rows: FreshnessFigures[]): void {
       String(r.rateLimited),
       `${r.cycles} / ${r.ticks}`,
       `${r.eventRequests} / ${r.eventRequestBudget}`,
+      String(r.idleRequestsPerHour),
     ]),
   );
 }

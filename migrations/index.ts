@@ -9,6 +9,7 @@ import * as m0600 from './0600_status_page_indexes.js';
 import * as m0700 from './0700_owner_keyed_children.js';
 import * as m0800 from './0800_dirty_failed_reads.js';
 import * as m0900 from './0900_history_gaps.js';
+import * as m1000 from './1000_current_as_of.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0700_owner_keyed_children': m0700,
   '0800_dirty_failed_reads': m0800,
   '0900_history_gaps': m0900,
+  '1000_current_as_of': m1000,
 };

@@ -14,7 +14,7 @@ import {
 } from './errors.js';
 import { quote } from './json-bounds.js';
 import { createPacer } from './adaptive-rate.js';
-import { realClock, Semaphore, type Clock } from './limiter.js';
+import { realClock, Semaphore, type Clock, type Pacer } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedOptions } from './options.js';
 import { PagingGuard } from './paging.js';
 import { unsafePathSegment } from './path-ids.js';
@@ -92,7 +92,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
       single(io, entityPath('tickets', 'ticket', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
     getDeal: async (id, o) => single(io, entityPath('deals', 'deal', id), 'deal', 'deal', id, dealSchema, o?.signal),
     listPipelines: (o) => pipelines(io, o?.signal),
-    stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus } }),
+    stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus }, ratePerSecond: io.pacer.rate }),
     async close() {
       if (lifetime.signal.aborted) return;
       lifetime.abort(new WsmirrorError('CLIENT_CLOSED', 'The API client was closed while a request was pending.'));
@@ -108,6 +108,7 @@ interface ClientIo {
   transport: Transport;
   agent: Agent;
   lifetime: AbortController;
+  pacer: Pacer;
 }
 
 function openTransport(options: ApiClientOptions, internals: ClientInternals): ClientIo {
@@ -125,11 +126,12 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     headersTimeout: opts.requestTimeoutMs,
     bodyTimeout: opts.requestTimeoutMs,
   });
+  const pacer = createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock);
   const transport = new Transport({
     opts,
     agent,
     clock,
-    limiter: createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock),
+    limiter: pacer,
     semaphore: new Semaphore(opts.concurrency),
     redact: makeRedactor(opts.apiKey),
     signal: clientSignal,
@@ -137,7 +139,7 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     onRequest: options.onRequest,
     random: internals.random,
   });
-  return { opts, transport, agent, lifetime };
+  return { opts, transport, agent, lifetime, pacer };
 }
 
 async function page<S extends z.ZodType>(

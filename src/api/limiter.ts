@@ -44,6 +44,8 @@ export interface RateFeedback {
 
 /** Paces request starts; an adaptive pacer also learns from every response. */
 export interface Pacer {
+  /** The rate request starts are paced at now (requests per second), where the pacer has one. */
+  readonly rate?: number;
   acquire(signal?: AbortSignal): Promise<void>;
   observe?(feedback: RateFeedback): void;
 }
@@ -117,12 +119,15 @@ export class StartQueue implements Pacer {
  * however the calls are spread across callers.
  */
 export class RateLimiter extends StartQueue {
+  readonly rate: number;
+
   constructor(maxPerSecond: number, clock: Clock = realClock) {
     if (!(maxPerSecond > 0) || !Number.isFinite(maxPerSecond)) {
       throw new RangeError(`maxRequestsPerSecond must be a positive number, got ${maxPerSecond}`);
     }
     const intervalMs = 1000 / maxPerSecond;
     super((lastStart) => lastStart + intervalMs, clock, undefined, intervalMs < 1);
+    this.rate = maxPerSecond;
   }
 }
 

@@ -69,6 +69,8 @@ export interface ClientStats {
   rateLimited: number;
   networkErrors: number;
   timeouts: number;
+  /** The rate request starts are paced at now: the fixed ceiling, or the "auto" rate. */
+  ratePerSecond?: number;
 }
 
 export interface ResolvedOptions {

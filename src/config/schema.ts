@@ -41,7 +41,23 @@ export const configSchema = z
       .min(1, 'must be a file path or a postgres:// URL')
       .default('./data/mirror.sqlite')
       .describe('a file path (SQLite) or a postgres:// URL'),
-    schedule: cronPattern('the sync schedule').default('*/30 * * * * *').describe('croner pattern (with seconds) for `run`'),
+    schedule: z
+      .union([z.literal('continuous'), cronPattern('the sync schedule')], {
+        error: 'must be "continuous" or a croner pattern with seconds for the sync schedule, e.g. "*/30 * * * * *"',
+      })
+      .default('*/30 * * * * *')
+      .describe(
+        'croner pattern (with seconds) for `run`, or "continuous": the next cycle starts as soon as one ends, at most every minPollIntervalMs, idle polls within a fifth of the request rate (docs/design.md §4.10)',
+      ),
+    minPollIntervalMs: z
+      .number()
+      .int()
+      .min(100)
+      .max(3_600_000)
+      .default(500)
+      .describe(
+        'with schedule "continuous": the shortest time between the starts of two change-log reads; 500 ms keeps an idle poll (two requests) within 4 requests/s even with a generous ceiling',
+      ),
     lookbackSeconds: z
       .number()
       .int()

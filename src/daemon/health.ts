@@ -23,6 +23,8 @@ export interface HealthSnapshot {
   backfill: BackfillProgress | null;
   /** Cycles in a row that failed because the sync could not move (see UNHEALTHY_AFTER_FAILURES). */
   consecutiveStuck: number;
+  /** The mirror's "current as of" (docs/design.md §4.11); null while unknown. */
+  currentAsOf: string | null;
 }
 
 /**
@@ -55,6 +57,7 @@ export class HealthTracker {
     lockLost: false,
     backfill: null,
     consecutiveStuck: 0,
+    currentAsOf: null,
   };
   private readonly tickMs: number;
   /** Told when a cycle starts and ends (the status page's cycle log). */
@@ -139,6 +142,8 @@ export class HealthTracker {
 
 /** Milliseconds between two consecutive ticks of a croner pattern (the next two runs from now). */
 export function tickInterval(schedule: string): number {
+  // Cycles follow each other; a busy one may take as long as a default tick's (docs/design.md §4.10).
+  if (schedule === 'continuous') return 30_000;
   const job = new Cron(schedule, { paused: true });
   try {
     const [a, b] = job.nextRuns(2);

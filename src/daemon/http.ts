@@ -7,8 +7,9 @@ import type { DaemonMetrics } from './metrics.js';
 import { renderPage } from './page/render.js';
 import { PAGE_CSP } from './page/style.js';
 import type { StatusSource } from './status-source.js';
+import { answerWait, type AsOfWaiters } from './wait.js';
 
-type Handler = (res: ServerResponse) => void | Promise<void>;
+type Handler = (res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
 
 export interface HealthServerOptions {
   host: string;
@@ -20,6 +21,8 @@ export interface HealthServerOptions {
   status?: StatusSource;
   /** Config `http.authToken`: when set, every path but /healthz needs `Authorization: Bearer <it>`. Default: none. */
   authToken?: string;
+  /** GET /wait (read-after-write, src/daemon/wait.ts); without it that path answers 404. */
+  wait?: AsOfWaiters;
 }
 
 /** Headers every answer carries: nothing here is for caching or framing elsewhere. */
@@ -28,7 +31,7 @@ const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 
 /**
  * The daemon's http server, read-only: GET /healthz (liveness), GET /readyz (readiness), both JSON
  * with 503 and a `reason` when not ok; GET /metrics (Prometheus text); GET / (the status page) and
- * GET /status.json. HEAD works wherever GET does; any other method is 405. The token check sits in
+ * GET /status.json; GET /wait (read-after-write). HEAD works wherever GET does; any other method is 405. The token check sits in
  * front of the routes, so a path added later is covered too. docs/operations.md says what each
  * answer means.
  */
@@ -49,7 +52,7 @@ export async function startHealthServer(options: HealthServerOptions): Promise<{
     }
     const route = routes.get(path);
     if (!route) return json(res, 404, { error: `not found; try ${[...routes.keys()].join(', ')}` });
-    Promise.resolve(route(res)).catch((err: Error) => failed(req, res, err, options.logger));
+    Promise.resolve(route(res, req)).catch((err: Error) => failed(req, res, err, options.logger));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, options.host, options.port)));
@@ -95,6 +98,17 @@ function routesOf(o: HealthServerOptions): Map<string, Handler> {
       json(res, verdict.ok ? 200 : 503, verdict.body);
     });
   }
+  const waiters = o.wait;
+  if (waiters)
+    routes.set('/wait', (res, req) =>
+      answerWait(
+        req,
+        res,
+        waiters,
+        () => o.health.state.role,
+        (status, body, headers) => json(res, status, body, headers),
+      ),
+    );
   routes.set('/metrics', async (res) => {
     const text = await o.metrics.registry.metrics();
     res.writeHead(200, { ...COMMON_HEADERS, 'content-type': o.metrics.registry.contentType });

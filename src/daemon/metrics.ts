@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RequestEvent } from '../api/index.js';
 import type { RecordOutcome, RunStats } from '../sync/index.js';
 import { RECORD_OUTCOMES } from './cycle-log.js';
+import { FreshnessMetrics } from './freshness.js';
 
 /** Where the SQLite sizes come from; null for PostgreSQL (the gauges then stay absent). */
 export type FileSizes = () => { database: number; wal: number } | null;
@@ -14,6 +15,8 @@ export type FileSizes = () => { database: number; wal: number } | null;
 export class DaemonMetrics {
   readonly registry = new Registry();
   private readonly r = [this.registry];
+  /** `wsmirror_current_as_of_timestamp_seconds` and `wsmirror_change_visible_seconds`. */
+  readonly freshness = new FreshnessMetrics(this.registry);
   private readonly cycles = new Counter({
     name: 'wsmirror_sync_cycles_total',
     help: 'Cycles by outcome (success, failed, aborted, skipped)',

@@ -114,3 +114,8 @@ function sentence(text: string): string {
   const t = text.trim();
   return /[.!?]$/.test(t) ? t : `${t}.`;
 }
+
+/** The `currentAsOf` field of LiveStatus.freshness: absent while unknown. */
+export function asOfField(asOf: string | null | undefined): { currentAsOf?: string } {
+  return asOf == null ? {} : { currentAsOf: asOf };
+}

@@ -3,10 +3,12 @@ import { DEFERRED_INDEXES_KEY, type DeferredIndex, type MirrorDatabase, type Sto
 import {
   lateHoldEnd,
   readBackfill,
+  readAsOf,
   readLastCycle,
   readLateEvent,
   readWatermark,
   readWindow,
+  type AsOfState,
   type LastCycle,
   type LateEvent,
 } from '../sync/index.js';
@@ -59,6 +61,11 @@ export interface StatusReport {
   deferredIndexes: string[];
   /** What the last finished cycle saw: its head and lag, known even when the upstream cannot be asked now. */
   lastCycle: LastCycle | null;
+  /**
+   * The mirror's "current as of" as the last complete cycle recorded it (docs/design.md §4.11):
+   * every change up to `asOf` visible within the guaranteed overlap is in the mirror or quarantined.
+   */
+  currentAsOf: AsOfState | null;
   /** The latest sync_runs row. */
   lastRun: RunRow | null;
   /** The newest sync_runs rows (at most {@link RECENT_RUNS}), newest first. */
@@ -151,6 +158,7 @@ export async function collectStatus(store: Store, options: CollectOptions): Prom
     deferredIndexes: deferred.map((i) => i.name),
     upstream: options.upstream,
     lastCycle: await readLastCycle(store),
+    currentAsOf: await readAsOf(store),
     lastRun: runs[0] ?? null,
     recentRuns: runs.slice(0, RECENT_RUNS),
     lastVerify: await lastVerify(store),

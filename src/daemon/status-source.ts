@@ -2,7 +2,7 @@ import { redactJson } from '../api/redact.js';
 import type { Config } from '../config/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { cycleRows, type PageSnapshot } from './page/snapshot.js';
-import { describeState } from './state.js';
+import { asOfField, describeState } from './state.js';
 import { collectStatus, type LiveStatus, type StatusReport } from './status-report.js';
 import type { DaemonTelemetry } from './telemetry.js';
 
@@ -103,7 +103,12 @@ export class StatusSource {
       version: t.version,
       startedAt: new Date(startedAt).toISOString(),
       uptimeSeconds: Math.round((facts.now - startedAt) / 1000),
-      freshness: { lagSeconds: facts.lagSeconds, lastSuccessAt: facts.lastSuccessAt, watermark: mirror?.watermark ?? null },
+      freshness: {
+        lagSeconds: facts.lagSeconds,
+        lastSuccessAt: facts.lastSuccessAt,
+        watermark: mirror?.watermark ?? null,
+        ...asOfField(t.health.state.currentAsOf ?? mirror?.currentAsOf?.asOf ?? null),
+      },
       cycles: t.cycles.recent(20),
       charts: t.cycles.chartData(),
       requestCeilingPerMinute: ceilingPerMinute(this.o.config),

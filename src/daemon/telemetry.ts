@@ -1,11 +1,15 @@
 import type { RequestEvent } from '../api/index.js';
 import type { Store } from '../store/index.js';
-import type { SyncHooks } from '../sync/index.js';
+import type { AsOfState, RecordOutcome, SyncHooks } from '../sync/index.js';
 import { packageVersion } from '../util/version.js';
 import { CycleLog } from './cycle-log.js';
 import { HealthTracker, type CycleOutcome } from './health.js';
 import { DaemonMetrics } from './metrics.js';
 import type { StateFacts } from './state.js';
+import { AsOfWaiters } from './wait.js';
+
+/** Outcomes that make a change visible: the copy written is at least as new as its mark, or the record is gone. */
+const VISIBLE_OUTCOMES: ReadonlySet<RecordOutcome> = new Set(['fresh', 'deleted']);
 
 /** The window the backfill's rate is measured over, for its ETA. */
 const RATE_WINDOW_MS = 60_000;
@@ -19,6 +23,8 @@ export interface TelemetryOptions {
   retryMaxDelayMs?: number;
   /** Clock for tests. Default Date.now. */
   now?: () => number;
+  /** GET /wait callers held at once. Default MAX_WAITERS (src/daemon/wait.ts). */
+  maxWaiters?: number;
 }
 
 /**
@@ -32,6 +38,8 @@ export class DaemonTelemetry {
   readonly health: HealthTracker;
   readonly cycles: CycleLog;
   readonly version = packageVersion();
+  /** Read-after-write callers of GET /wait, woken by the commit that records a new as-of. */
+  readonly waiters: AsOfWaiters;
   #store: Store | null = null;
   #rateLimited: { since: number; last: number } | null = null;
   /** Backfill pages of the last minute: when, which list, how many records. */
@@ -46,6 +54,7 @@ export class DaemonTelemetry {
   constructor(schedule: string, stallTimeoutMs: number, options: TelemetryOptions = {}) {
     this.#now = options.now ?? Date.now;
     this.#retryMaxDelayMs = options.retryMaxDelayMs ?? 60_000;
+    this.waiters = new AsOfWaiters(options.maxWaiters);
     this.cycles = new CycleLog(this.#now);
     this.metrics = new DaemonMetrics(
       () => this.#store?.fileSizes() ?? null,
@@ -85,8 +94,9 @@ export class DaemonTelemetry {
 
   hooks(): SyncHooks {
     return {
-      onRecord: (type, outcome) => {
+      onRecord: (type, outcome, occurredAt) => {
         this.metrics.record(type, outcome);
+        if (occurredAt !== undefined && VISIBLE_OUTCOMES.has(outcome)) this.metrics.freshness.changeVisible(type, occurredAt, this.#now());
         this.cycles.record(outcome);
         this.progress();
       },
@@ -99,7 +109,16 @@ export class DaemonTelemetry {
         if (this.health.state.backfill !== null && kind !== 'events') this.#backfillPage(kind === 'history' ? 'events' : kind, info.items);
         this.progress();
       },
+      onAsOf: (state) => this.asOfKnown(state),
     };
+  }
+
+  /** The mirror's "current as of": recorded by a cycle, or read from the mirror at start. */
+  asOfKnown(state: AsOfState | null): void {
+    const asOf = state?.asOf ?? null;
+    this.health.state.currentAsOf = asOf;
+    this.metrics.freshness.asOfChanged(asOf);
+    this.waiters.advance(asOf);
   }
 
   /** The facts of the state line, as this process knows them now. */

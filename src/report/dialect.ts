@@ -54,6 +54,8 @@ export interface SqlDialect {
   ignoreTail: string;
   /** The sync watermark (JSON string in sync_state.value_json) as a timestamp. */
   watermark: string;
+  /** The as-of of a `current_as_of` sync_state value (a JSON object, src/sync/state.ts) as a timestamp. */
+  asOf: string;
   /** Inserts the ids into a one-column temp table. */
   insertIds(table: string, ids: readonly string[]): RawBuilder<unknown>;
   /** Statements run first in the refresh transaction (settings scoped to it). */
@@ -102,6 +104,7 @@ const SQLITE: SqlDialect = {
   insertIgnore: (table) => `INSERT OR IGNORE INTO ${table}`,
   ignoreTail: '',
   watermark: `strftime(${STORED}, json_extract(value_json, '$'))`,
+  asOf: `strftime(${STORED}, json_extract(value_json, '$.asOf'))`,
   // One JSON parameter instead of a bound list: no driver limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
   refreshSetup: [],
@@ -133,6 +136,7 @@ const POSTGRES: SqlDialect = {
   insertIgnore: (table) => `INSERT INTO ${table}`,
   ignoreTail: ' ON CONFLICT DO NOTHING',
   watermark: `CAST(CAST(value_json AS jsonb) #>> '{}' AS timestamptz)`,
+  asOf: `CAST(CAST(value_json AS jsonb) #>> '{asOf}' AS timestamptz)`,
   // One text[] parameter: no limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT INTO ${sql.raw(table)} (id) SELECT unnest(CAST(${[...ids]} AS text[])) ON CONFLICT DO NOTHING`,
   // The refresh statements are large plans over small row counts (temp scope tables): JIT

@@ -198,6 +198,9 @@ export interface RptSyncHealthTable {
   quarantined_records: number | null;
   /** Added by 0200_bi_types. */
   running_since: Ts | null;
+  /** Added by 1000_current_as_of: the sync's "current as of" (src/sync/as-of.ts) and its age at the refresh. */
+  current_as_of: Ts | null;
+  current_as_of_age_seconds: number | null;
 }
 
 /** The tables 0100_reporting adds to every mirror; `store.db.withTables<ReportTables>()` types them. */

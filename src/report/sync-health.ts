@@ -11,10 +11,11 @@ import { withNow } from './sql-util.js';
 const SYNC_HEALTH = (d: SqlDialect) => `
 INSERT INTO rpt_sync_health
   (refreshed_at, watermark, last_success_at, last_run_outcome, lag_seconds, watermark_age_seconds, runs_24h,
-   failed_runs_24h, dirty_records, quarantined_records, running_since)
+   failed_runs_24h, dirty_records, quarantined_records, running_since, current_as_of, current_as_of_age_seconds)
 WITH w AS (
   SELECT ${d.watermark} AS watermark FROM sync_state WHERE key = 'watermark'
 ),
+a AS (SELECT ${d.asOf} AS as_of FROM sync_state WHERE key = 'current_as_of'),
 ok AS (SELECT max(finished_at) AS at FROM sync_runs WHERE outcome = 'success'),
 last AS (SELECT outcome, started_at FROM sync_runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id DESC LIMIT 1)
 SELECT :now, (SELECT watermark FROM w), (SELECT at FROM ok),
@@ -25,7 +26,9 @@ SELECT :now, (SELECT watermark FROM w), (SELECT at FROM ok),
   (SELECT count(*) FROM sync_runs WHERE started_at > ${d.dayBefore(':now')} AND outcome = 'failed'),
   (SELECT count(*) FROM dirty), (SELECT count(*) FROM quarantine),
   (SELECT max(r.started_at) FROM sync_runs r WHERE r.finished_at IS NULL
-     AND (NOT EXISTS (SELECT 1 FROM last) OR r.started_at >= (SELECT started_at FROM last)))`;
+     AND (NOT EXISTS (SELECT 1 FROM last) OR r.started_at >= (SELECT started_at FROM last))),
+  (SELECT as_of FROM a),
+  (SELECT CAST(${d.msBetween('as_of', ':now')} AS ${d.real}) / 1000 FROM a)`;
 
 export async function refreshSyncHealth(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);

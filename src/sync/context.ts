@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
+import type { AsOfState } from './state.js';
 
 /** Everything a sync step needs; built once per command by the CLI. */
 export interface SyncContext {
@@ -27,7 +28,10 @@ export interface SyncContext {
 /** Observers for metrics and progress; all optional. */
 export interface SyncHooks {
   onPage?(kind: 'events' | 'tickets' | 'deals' | 'history', info: { items: number; invalid: number }): void;
-  onRecord?(entityType: 'ticket' | 'deal', outcome: RecordOutcome): void;
+  /** `occurredAt`: the newest event that marked the record (the change the commit made visible). */
+  onRecord?(entityType: 'ticket' | 'deal', outcome: RecordOutcome, occurredAt?: string): void;
+  /** A cycle recorded the mirror's "current as of" (committed): src/sync/as-of.ts. */
+  onAsOf?(state: AsOfState): void;
 }
 
 export type RecordOutcome = 'fresh' | 'stale' | 'stale-accepted' | 'deleted' | 'quarantined';

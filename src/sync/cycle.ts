@@ -1,3 +1,4 @@
+import { advanceAsOf } from './as-of.js';
 import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { SyncContext } from './context.js';
@@ -74,6 +75,7 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
 
   if (!read.stopped) await drainDirty(ctx, stats);
   watchdog.check();
+  if (!read.stopped) await advanceAsOf(ctx);
   await refreshReports(ctx, stats, stats.changed);
   const newWatermark = read.stopped ? watermark : read.window.maxOccurredAt;
   const reason = read.stopped ? null : await behindReason(ctx, stats, saved !== null, read.midWindowDrain, newWatermark);

@@ -10,6 +10,8 @@ export {
   readWatermark,
   readWindow,
   recordLastCycle,
+  readAsOf,
+  type AsOfState,
   type LastCycle,
   type LateEvent,
   type LookbackState,
@@ -33,3 +35,4 @@ export { emptyStats, type RunStats } from './stats.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
+export { advanceAsOf, computeAsOf, guaranteedOverlapSeconds } from './as-of.js';

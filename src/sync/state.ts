@@ -19,6 +19,8 @@ const KEY = {
   reportingStale: 'reporting_stale',
   /** When (local clock) a window last read an event later than the guaranteed overlap reaches. */
   lateEvent: 'late_event',
+  /** The mirror's "current as of" after the last cycle that finished its drain (src/sync/as-of.ts). */
+  currentAsOf: 'current_as_of',
 } as const;
 
 /** The persisted event window of docs/design.md §4.2. */
@@ -190,4 +192,29 @@ export async function recordLastCycle(tx: StoreTx, cycle: LastCycle): Promise<vo
 
 export async function setReportingStale(tx: StoreTx, stale: boolean): Promise<void> {
   await tx.setState(KEY.reportingStale, stale ? true : null);
+}
+
+/**
+ * The mirror's "current as of" (docs/design.md §4.11), written after a cycle's drain; the
+ * sync-health report reads `asOf` in SQL.
+ */
+export interface AsOfState {
+  /** The upstream instant T; null when no cycle could establish one (no trusted read floor yet). */
+  asOf: string | null;
+  /** Local clock when it was recorded. */
+  recordedAt: string;
+  /** The read floor of the window it rests on (an upstream `Date`); null when none could be trusted. */
+  readFloor: string | null;
+  /** The guaranteed overlap subtracted from the read floor, in seconds. */
+  overlapSeconds: number;
+  /** The oldest record still dirty after the drain, when it holds the as-of back. */
+  heldBy: { entityType: string; entityId: string; occurredAt: string } | null;
+}
+
+export async function readAsOf(r: StateReader): Promise<AsOfState | null> {
+  return (await r.getState<AsOfState>(KEY.currentAsOf)) ?? null;
+}
+
+export async function recordAsOf(tx: StoreTx, state: AsOfState): Promise<void> {
+  await tx.setState(KEY.currentAsOf, state);
 }

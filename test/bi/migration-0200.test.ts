@@ -119,6 +119,7 @@ for (const dialect of dialects)
         '0700_owner_keyed_children',
         '0800_dirty_failed_reads',
         '0900_history_gaps',
+        '1000_current_as_of',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();

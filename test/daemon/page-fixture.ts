@@ -29,6 +29,7 @@ export function mirrorPart(over: Partial<Omit<StatusReport, 'live'>> = {}): Omit
     lateEvent: null,
     deferredIndexes: [],
     lastCycle: { at: '2026-03-01T11:59:58.000Z', head: '2026-03-01T11:59:59.000Z', watermark: '2026-03-01T11:59:57.000Z', lagSeconds: 2 },
+    currentAsOf: null,
     lastRun: null,
     recentRuns: [
       {

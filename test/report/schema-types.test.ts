@@ -57,7 +57,7 @@ const TYPED: { [T in keyof ReportTables]: Record<keyof ReportTables[T], true> } 
   rpt_sync_health: {
     refreshed_at: true, watermark: true, last_success_at: true, last_run_outcome: true, lag_seconds: true,
     watermark_age_seconds: true, runs_24h: true, failed_runs_24h: true, dirty_records: true, quarantined_records: true,
-    running_since: true,
+    running_since: true, current_as_of: true, current_as_of_age_seconds: true,
   },
 };
 

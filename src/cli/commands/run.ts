@@ -7,18 +7,29 @@ import {
   maintainMirror,
   openStatusReader,
   startHealthServer,
+  pollContinuously,
   StatusSource,
+  type ContinuousLoop,
   type DaemonMetrics,
   type HealthTracker,
 } from '../../daemon/index.js';
 import type { Logger } from '../../log/index.js';
 import { StoreError, type Store } from '../../store/index.js';
-import { readBackfill, readWatermark, recordRun, runBackfill, runVerify, type CycleResult, type SyncContext } from '../../sync/index.js';
+import {
+  readAsOf,
+  readBackfill,
+  readWatermark,
+  recordRun,
+  runBackfill,
+  runVerify,
+  type CycleResult,
+  type SyncContext,
+} from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
-import { syncOnce } from './sync.js';
+import { syncOnce, type CycleSummary } from './sync.js';
 import type { SecretRedactor } from '../secrets.js';
 
 /**
@@ -51,14 +62,16 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
         redact: (text) => res.redactor.redact(text),
       });
       const { host, port, authToken } = config.http;
-      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status });
+      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait: telemetry.waiters });
       life.defer(() => server.close());
+      life.defer(() => telemetry.waiters.close());
     }
     const client = openClient(res, life, (e) => telemetry.request(e));
     telemetry.leader(false);
     const store = await standByForLock(res, life, client, telemetry, fail);
     if (!store || life.stop.signal.aborted) return;
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
+    telemetry.asOfKnown(await readAsOf(store));
     const ctx = syncContext(res, store, client, life, telemetry.hooks());
     await scheduleCycles(res, life, ctx, metrics, health, fail);
     logger.info('stopped');
@@ -134,6 +147,14 @@ async function scheduleCycles(
   const { config, logger } = res;
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
   const exclusive = (name: string, job: () => Promise<void>) => work.run(name, job);
+  if (config.schedule === 'continuous') {
+    const reconcileJob = scheduleReconcile(res, ctx, metrics, exclusive);
+    life.defer(() => reconcileJob.stop());
+    await pollContinuously(continuousLoop(res, life, ctx, work, metrics, health));
+    reconcileJob.stop();
+    await work.running;
+    return;
+  }
   const catchUp = new CatchUpPolicy();
   const cycle = async (): Promise<void> => {
     while (!life.stop.signal.aborted) {
@@ -141,7 +162,7 @@ async function scheduleCycles(
       const out: { result: CycleResult | null } = { result: null };
       const t0 = performance.now();
       const started = exclusive('sync', async () => {
-        out.result = await syncCycle(ctx, res.logger, res.config.history, metrics, health);
+        out.result = (await syncCycle(ctx, res.logger, res.config.history, metrics, health))?.result ?? null;
       });
       if (!started) return;
       const ok = await started;
@@ -172,16 +193,7 @@ async function scheduleCycles(
   life.defer(() => syncJob.stop());
   if (!life.stop.signal.aborted) await cycle();
   syncJob.resume();
-  const reconcileJob = new Cron(
-    config.reconcileSchedule,
-    () =>
-      void exclusive('reconcile', async () => {
-        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
-        metrics.observeDuration('reconcile', durationMs / 1000);
-        metrics.verified(result);
-        logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
-      }),
-  );
+  const reconcileJob = scheduleReconcile(res, ctx, metrics, exclusive);
   life.defer(() => reconcileJob.stop());
   await new Promise<void>((resolve) => {
     if (life.stop.signal.aborted) resolve();
@@ -190,6 +202,58 @@ async function scheduleCycles(
   syncJob.stop();
   reconcileJob.stop();
   await work.running;
+}
+
+/** The nightly `verify --repair`, in the exclusive section like every cycle. */
+function scheduleReconcile(
+  res: Resources,
+  ctx: SyncContext,
+  metrics: DaemonMetrics,
+  exclusive: (name: string, job: () => Promise<void>) => Promise<boolean> | null,
+): Cron {
+  return new Cron(
+    res.config.reconcileSchedule,
+    () =>
+      void exclusive('reconcile', async () => {
+        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
+        metrics.observeDuration('reconcile', durationMs / 1000);
+        metrics.verified(result);
+        res.logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
+      }),
+  );
+}
+
+/** `schedule: "continuous"`: one sync after another, paced by src/daemon/continuous.ts. */
+function continuousLoop(
+  res: Resources,
+  life: Lifecycle,
+  ctx: SyncContext,
+  work: ExclusiveWork,
+  metrics: DaemonMetrics,
+  health: HealthTracker,
+): ContinuousLoop {
+  const { config, logger } = res;
+  return {
+    stop: life.stop.signal,
+    requests: () => ctx.client.stats().requests,
+    pacing: () => ({
+      minPollIntervalMs: config.minPollIntervalMs,
+      ratePerSecond: ctx.client.stats().ratePerSecond ?? (config.maxRequestsPerSecond === 'auto' ? 1 : config.maxRequestsPerSecond),
+    }),
+    cycle: async () => {
+      const out: { summary: CycleSummary | null } = { summary: null };
+      const started = work.run('sync', async () => {
+        out.summary = await syncCycle(ctx, logger, config.history, metrics, health);
+      });
+      if (!started) {
+        await work.running;
+        return null;
+      }
+      const ok = (await started) && out.summary !== null;
+      return { ok, eventsNew: out.summary?.stats.eventsNew ?? 0, behind: out.summary?.result.behind ?? false };
+    },
+    onPause: (delayMs, outcome) => logger.debug({ delayMs: Math.round(delayMs), ...outcome }, 'continuous: next change-log read'),
+  };
 }
 
 /** One piece of work at a time (sync or reconcile); a tick that finds work running is skipped and noted. */
@@ -260,7 +324,7 @@ async function syncCycle(
   history: Resources['config']['history'],
   metrics: DaemonMetrics,
   health: HealthTracker,
-): Promise<CycleResult | null> {
+): Promise<CycleSummary | null> {
   const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
@@ -293,7 +357,7 @@ async function syncCycle(
   // tell how far behind it is (docs/operations.md).
   metrics.lag.set(summary.lagSeconds ?? Number.NaN);
   metrics.cycle(summary.result.stopped ? 'aborted' : 'success', summary.stats);
-  return summary.result;
+  return summary;
 }
 
 /** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */

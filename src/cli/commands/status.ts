@@ -1,6 +1,8 @@
 import { createApiClient } from '../../api/index.js';
 import type { Config } from '../../config/index.js';
 import {
+  asOfField,
+  asOfLine,
   collectStatus,
   describeState,
   duration,
@@ -102,7 +104,12 @@ function mirrorLive(mirror: Omit<StatusReport, 'live'>): LiveStatus {
     version: null,
     startedAt: null,
     uptimeSeconds: null,
-    freshness: { lagSeconds: facts.lagSeconds, lastSuccessAt: facts.lastSuccessAt, watermark: mirror.watermark },
+    freshness: {
+      lagSeconds: facts.lagSeconds,
+      lastSuccessAt: facts.lastSuccessAt,
+      watermark: mirror.watermark,
+      ...asOfField(mirror.currentAsOf?.asOf),
+    },
     cycles: [],
     charts: null,
     requestCeilingPerMinute: null,
@@ -126,6 +133,7 @@ function renderStatus(r: StatusReport): string {
     `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
     ...(r.upstream !== null && r.upstream.error === undefined ? [`Clock:       ${clockLine(r.upstream)}`] : []),
     `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
+    `As of:       ${asOfLine(r)}`,
     `Last cycle:  ${r.lastCycle ? `${r.lastCycle.at}, head ${r.lastCycle.head ?? 'none'}, lag ${r.lastCycle.lagSeconds ?? 'unknown'} s` : 'none'}`,
     `Last run:    ${r.lastRun ? lastRunLine(r.lastRun) : 'none'}`,
     `Last success: ${r.lastSuccessAt ?? 'never'}`,

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { IDLE_SHARE, MAX_FAILURE_PAUSE_MS, nextPollDelay, type PollOutcome } from './continuous.js';
+
+const pacing = { minPollIntervalMs: 500, ratePerSecond: 10 };
+const idle: PollOutcome = { ok: true, requests: 2, eventsNew: 0, behind: false };
+
+describe('continuous pacing (docs/design.md §4.10)', () => {
+  it('spaces idle polls so that they spend at most the idle share of the rate', () => {
+    // Two requests at a fifth of 10/s: one idle poll a second, 2 requests/s.
+    expect(nextPollDelay(idle, 100, 0, pacing)).toBe(900);
+    for (const rate of [1, 5, 10, 37, 100]) {
+      for (const requests of [1, 2, 3, 9]) {
+        const spacing = 40 + nextPollDelay({ ...idle, requests }, 40, 0, { ...pacing, ratePerSecond: rate });
+        expect(requests / (spacing / 1000)).toBeLessThanOrEqual(IDLE_SHARE * rate + 1e-9);
+        expect(spacing).toBeGreaterThanOrEqual(pacing.minPollIntervalMs);
+      }
+    }
+  });
+
+  it('reads again at once after a busy cycle, but never sooner than minPollIntervalMs after it began', () => {
+    expect(nextPollDelay({ ...idle, eventsNew: 40 }, 120, 0, pacing)).toBe(380);
+    expect(nextPollDelay({ ...idle, eventsNew: 40, requests: 30 }, 4000, 0, pacing)).toBe(0);
+    expect(nextPollDelay({ ...idle, behind: true }, 900, 0, pacing)).toBe(0);
+  });
+
+  it('backs off after failures, doubling to a bound, and still counts their retries against the idle share', () => {
+    const failed = { ...idle, ok: false, requests: 1 };
+    expect([1, 2, 3, 4].map((n) => nextPollDelay(failed, 10_000, n, pacing))).toEqual([500, 1000, 2000, 4000]);
+    expect(nextPollDelay(failed, 10_000, 30, pacing)).toBe(MAX_FAILURE_PAUSE_MS);
+    // Twelve attempts in 300 ms: the idle share wants 6 s between starts.
+    expect(nextPollDelay({ ...failed, requests: 12 }, 300, 1, pacing)).toBe(5700);
+  });
+});
