@@ -10,6 +10,7 @@ import * as m0700 from './0700_owner_keyed_children.js';
 import * as m0800 from './0800_dirty_failed_reads.js';
 import * as m0900 from './0900_history_gaps.js';
 import * as m1000 from './1000_current_as_of.js';
+import * as m1100 from './1100_sync_runs_cycles.js';
 
 /**
  * Every migration, by name, in the order they apply. A static list (not a directory scan) so the
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0800_dirty_failed_reads': m0800,
   '0900_history_gaps': m0900,
   '1000_current_as_of': m1000,
+  '1100_sync_runs_cycles': m1100,
 };

@@ -206,6 +206,8 @@ export interface SyncRunsTable {
   requests: number | null;
   retries: number | null;
   error: string | null;
+  /** Cycles this row stands for: idle polls of continuous mode fold into one row (migration 1100). */
+  cycles: Generated<number>;
 }
 
 export interface SyncStateTable {

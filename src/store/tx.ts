@@ -8,6 +8,7 @@ import { upsertMany, type BulkWriter } from './bulk.js';
 import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
+import { foldIdleRun } from './run-fold.js';
 import { StoreError } from './errors.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
@@ -64,7 +65,11 @@ export interface StoreTx {
   clearQuarantine(entityType: string, entityId: string): Promise<void>;
   /** Inserts a sync_runs row with outcome 'running'; returns its id. */
   startRun(kind: string, at: string): Promise<number>;
-  finishRun(id: number, r: RunResult): Promise<void>;
+  /**
+   * Finishes a sync_runs row. With `foldIdle`, an idle run folds into the idle row before it
+   * (src/store/run-fold.ts); returns true when it did.
+   */
+  finishRun(id: number, r: RunResult, options?: { foldIdle?: boolean }): Promise<boolean>;
 }
 
 const iso = (v: string, what: string) => requiredTs(v, what);
@@ -146,7 +151,7 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
         .executeTakeFirstOrThrow();
       return Number(row.id);
     },
-    async finishRun(id, r) {
+    async finishRun(id, r, options) {
       await db
         .updateTable('sync_runs')
         .set({
@@ -161,6 +166,7 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
         })
         .where('id', '=', id)
         .execute();
+      return options?.foldIdle === true && foldIdleRun(db, id, r);
     },
   };
 }

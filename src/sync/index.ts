@@ -30,7 +30,7 @@ export {
 } from './window.js';
 export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
 export { refreshPipelines } from './pipelines.js';
-export { recordRun } from './runs.js';
+export { recordRun, type RecordRunOptions } from './runs.js';
 export { emptyStats, type RunStats } from './stats.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';

@@ -2,23 +2,37 @@ import { refreshSyncHealthOnly } from '../report/index.js';
 import type { SyncContext } from './context.js';
 import { emptyStats, requestMeter, type RunStats } from './stats.js';
 
+export interface RecordRunOptions {
+  /**
+   * Fold an idle run (nothing new, nothing re-read) into the idle row before it, so continuous
+   * mode's polls of a quiet workspace do not write a row a second (src/store/run-fold.ts).
+   * Default false: every run is its own row.
+   */
+  foldIdle?: boolean;
+}
+
 /**
  * Wraps one command run in a `sync_runs` row: started before the work, finished with its outcome
  * and figures after. A process killed mid-run leaves the row unfinished, which `status` reports.
+ * `folded` is true when the finished run was folded into the row before it.
  */
 export async function recordRun<T>(
   ctx: SyncContext,
   kind: string,
   work: (stats: RunStats) => Promise<T>,
-): Promise<{ result: T; stats: RunStats; durationMs: number }> {
+  options: RecordRunOptions = {},
+): Promise<{ result: T; stats: RunStats; durationMs: number; folded: boolean }> {
   const started = Date.now();
+  let folded = false;
   const runId = await ctx.store.transaction((tx) => tx.startRun(kind, ctx.now()));
   const stats = emptyStats();
   const measure = requestMeter(ctx.client);
   const finish = async (outcome: 'success' | 'failed' | 'aborted', error: string | null) => {
     measure(stats);
-    await ctx.store.transaction((tx) =>
-      tx.finishRun(runId, {
+    folded = await ctx.store.transaction((tx) =>
+      tx.finishRun(
+        runId,
+        {
         finishedAt: ctx.now(),
         outcome,
         eventsRead: stats.eventsRead,
@@ -27,7 +41,9 @@ export async function recordRun<T>(
         requests: stats.requests,
         retries: stats.retries,
         error,
-      }),
+        },
+        { foldIdle: options.foldIdle === true },
+      ),
     );
     // rpt_sync_health was last written while this run was still running; write it again so it
     // describes the run just finished (an alert on last_run_outcome = 'failed' must be able to fire).
@@ -38,7 +54,7 @@ export async function recordRun<T>(
   try {
     const result = await work(stats);
     await finish(ctx.stopSignal.aborted ? 'aborted' : 'success', null);
-    return { result, stats, durationMs: Date.now() - started };
+    return { result, stats, durationMs: Date.now() - started, folded };
   } catch (err) {
     const code = (err as { code?: string }).code;
     await finish(ctx.stopSignal.aborted ? 'aborted' : 'failed', `${code ? `${code}: ` : ''}${(err as Error).message ?? String(err)}`).catch(

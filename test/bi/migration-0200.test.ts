@@ -120,6 +120,7 @@ for (const dialect of dialects)
         '0800_dirty_failed_reads',
         '0900_history_gaps',
         '1000_current_as_of',
+        '1100_sync_runs_cycles',
       ]);
       const db = store.db;
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();

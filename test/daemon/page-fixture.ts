@@ -44,6 +44,7 @@ export function mirrorPart(over: Partial<Omit<StatusReport, 'live'>> = {}): Omit
         requests: 70,
         retries: 0,
         error: null,
+        cycles: 1,
       },
     ],
     lastVerify: null,

@@ -109,6 +109,17 @@ for (const dialect of dialects)
       const idle = await requestsSeen(sim, sim.control.requests().length, 16);
       expect(new Set(idle.map((r) => r.path))).toEqual(new Set(['/api/v1/pipelines', '/api/v1/events']));
       expect(overBudget(idle, 2)).toBeLessThanOrEqual(0.5);
+      // Those idle polls fold into one sync_runs row (docs/schema.md, sync_runs), not a row each.
+      const runs = await openStore({ database: target.database, readonly: true });
+      try {
+        const folded = await runs.db
+          .selectFrom('sync_runs')
+          .select((eb) => eb.fn.max('cycles').as('most'))
+          .executeTakeFirstOrThrow();
+        expect(Number(folded.most)).toBeGreaterThanOrEqual(5);
+      } finally {
+        await runs.close();
+      }
 
       // 429s and 503s at random: the retries count against the share too.
       sim.control.setFaults({ rateLimitRate: 0.2, errorRate: 0.2, retryAfterSeconds: 0 });

@@ -26,7 +26,7 @@ for (const dialect of dialects)
       await sql`INSERT INTO rpt_tickets (ticket_id, history_complete, refreshed_at) VALUES ('t1', ${1}, ${at})`.execute(store.db);
       await sql`INSERT INTO rpt_deals (deal_id, history_complete, refreshed_at) VALUES ('d1', ${0}, ${at})`.execute(store.db);
 
-      expect((await store.migrate()).applied).toEqual(['0900_history_gaps', '1000_current_as_of']);
+      expect((await store.migrate()).applied).toEqual(['0900_history_gaps', '1000_current_as_of', '1100_sync_runs_cycles']);
       // A process killed before the migrator recorded it runs it again: harmless.
       await m0900.up(store.db);
       const t = await sql<{ ticket_id: string; history_incomplete_reason: string | null }>`

@@ -20,6 +20,7 @@ import {
   readBackfill,
   readWatermark,
   recordRun,
+  type RecordRunOptions,
   runBackfill,
   runVerify,
   type CycleResult,
@@ -243,7 +244,7 @@ function continuousLoop(
     cycle: async () => {
       const out: { summary: CycleSummary | null } = { summary: null };
       const started = work.run('sync', async () => {
-        out.summary = await syncCycle(ctx, logger, config.history, metrics, health);
+        out.summary = await syncCycle(ctx, logger, config.history, metrics, health, { foldIdle: true });
       });
       if (!started) {
         await work.running;
@@ -324,6 +325,7 @@ async function syncCycle(
   history: Resources['config']['history'],
   metrics: DaemonMetrics,
   health: HealthTracker,
+  runOptions: RecordRunOptions = {},
 ): Promise<CycleSummary | null> {
   const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
@@ -350,7 +352,7 @@ async function syncCycle(
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return null;
   }
-  const summary = await syncOnce(ctx, 'sync', null);
+  const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);
   health.state.lagSeconds = summary.lagSeconds;
   // Unknown is NaN, never the last value or 0: a stale or zero lag would hide a mirror that cannot

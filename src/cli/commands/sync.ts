@@ -1,4 +1,12 @@
-import { recordLastCycle, recordRun, runSyncCycle, type CycleResult, type RunStats, type SyncContext } from '../../sync/index.js';
+import {
+  recordLastCycle,
+  recordRun,
+  runSyncCycle,
+  type CycleResult,
+  type RecordRunOptions,
+  type RunStats,
+  type SyncContext,
+} from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
 import type { SecretRedactor } from '../secrets.js';
@@ -22,13 +30,23 @@ export interface CycleSummary {
   lagSeconds: number | null;
 }
 
-/** One recorded cycle with its summary log line (one summary line per cycle, as the README promises). */
-export async function syncOnce(ctx: SyncContext, kind: string, knownHead: string | null): Promise<CycleSummary> {
-  const { result, stats, durationMs } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s));
+/**
+ * One recorded cycle with its summary log line (one summary line per cycle, as the README
+ * promises). With `foldIdle` (continuous mode), an idle cycle that follows an idle cycle folds into
+ * its sync_runs row and logs its summary at debug: a quiet workspace polled every second must not
+ * write a row and an info line a second.
+ */
+export async function syncOnce(
+  ctx: SyncContext,
+  kind: string,
+  knownHead: string | null,
+  options: RecordRunOptions = {},
+): Promise<CycleSummary> {
+  const { result, stats, durationMs, folded } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s), options);
   const head = result.head ?? knownHead;
   const lagSeconds = lagBetween(head, result.watermark);
   await ctx.store.transaction((tx) => recordLastCycle(tx, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
-  ctx.logger.info(
+  ctx.logger[folded ? 'debug' : 'info'](
     {
       eventsRead: stats.eventsRead,
       eventsNew: stats.eventsNew,

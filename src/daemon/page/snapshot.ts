@@ -62,7 +62,8 @@ export function cycleRows(live: LiveStatus, mirror: Omit<StatusReport, 'live'> |
     rows.push({
       startedAt: run.started_at ?? '',
       durationMs: run.finished_at === null ? null : Date.parse(run.finished_at) - started,
-      kind: run.kind,
+      // An idle row of continuous mode stands for many polls (sync_runs.cycles).
+      kind: run.cycles > 1 ? `${run.kind} ×${run.cycles}` : run.kind,
       eventsRead: run.events_read,
       eventsNew: run.events_new,
       records: null,
