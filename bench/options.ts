@@ -13,6 +13,10 @@ export interface BenchOptions {
   sizes: SizeSpec[];
   /** Writes applied between the backfill and the measured sync. */
   writes: number;
+  /** Interleaved rounds of the backfill (raw, lean, wsmirror) and of the tick sync (raw, wsmirror); medians reported. Default 3. */
+  rounds: number;
+  /** Write a CPU profile summary of one more backfill and tick sync per size and dialect. Default true. */
+  profile: boolean;
   postgresUrl?: string;
   /** The "auto" rate run: the simulator's allowance and the workspace size of the backfill. */
   auto: { enabled: boolean; allowance: number; tickets: number; deals: number; headers: Array<'all' | 'no-policy' | 'none'> };
@@ -71,6 +75,8 @@ export function parseBenchOptions(argv: string[], env: NodeJS.ProcessEnv): Bench
   return {
     sizes: skip.has('throughput') ? [] : sizes,
     writes: Number(get('writes', 'BENCH_WRITES') ?? 2000),
+    rounds: Math.max(1, Math.floor(Number(get('rounds', 'BENCH_ROUNDS') ?? 3))),
+    profile: !skip.has('profile'),
     postgresUrl: env.WSMIRROR_BENCH_POSTGRES_URL || undefined,
     auto: {
       enabled: !skip.has('auto'),

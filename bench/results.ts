@@ -4,6 +4,7 @@ import { cpus, totalmem, release, platform, arch } from 'node:os';
 import Database from 'better-sqlite3';
 import type { AutoRateFigures } from './auto-rate.js';
 import type { FreshnessFigures } from './freshness.js';
+import { PROFILE_GROUPS } from './profile.js';
 import type { LeanFigures, PhaseFigures, ThroughputFigures } from './throughput.js';
 import { root } from './sim.js';
 import { readFileSync } from 'node:fs';
@@ -180,6 +181,79 @@ export function printLean(rows: ThroughputFigures[]): void {
       });
     }),
   );
+}
+
+/**
+ * Medians of the interleaved rounds (bench/README.md, "Rounds and goals"): the backfill against
+ * the lean job (goal: wsmirror / lean at most 1.5), the tick sync against the raw loop.
+ */
+export function printRounds(rows: ThroughputFigures[]): void {
+  const out: string[][] = [];
+  for (const r of rows) {
+    for (const [job, p] of [
+      ['backfill', r.backfill],
+      ['tick sync', r.tick],
+    ] as const) {
+      const x = p?.rounds;
+      if (!x) continue;
+      out.push([
+        r.size,
+        r.dialect,
+        job,
+        String(x.rounds),
+        fmt(x.rawMs),
+        x.leanMs === undefined ? '–' : fmt(x.leanMs),
+        fmt(x.wsmirrorMs),
+        x.leanRatio?.toFixed(2) ?? '–',
+        x.leanCpuMs === undefined ? '–' : `${fmt(x.wsmirrorCpuMs)} / ${fmt(x.leanCpuMs)}`,
+        x.leanCpuRatio?.toFixed(2) ?? '–',
+        x.rawRatio.toFixed(2),
+      ]);
+    }
+  }
+  if (out.length === 0) return;
+  console.log('\nInterleaved rounds (medians):');
+  printTable(
+    [
+      'size',
+      'db',
+      'job',
+      'rounds',
+      'raw ms',
+      'lean ms',
+      'wsmirror ms',
+      'wsmirror / lean',
+      'CPU ms wsmirror / lean',
+      'CPU ratio',
+      'wsmirror / raw',
+    ],
+    out,
+  );
+}
+
+/** Where wsmirror's own CPU went, per job (bench/profile.ts): share of sampled busy time per group. */
+export function printProfiles(rows: ThroughputFigures[]): void {
+  const groups = PROFILE_GROUPS.filter((g) => g !== 'idle');
+  const out: string[][] = [];
+  for (const r of rows) {
+    for (const [job, p] of [
+      ['backfill', r.backfill],
+      ['tick sync', r.tick],
+    ] as const) {
+      const prof = p?.profile;
+      if (!prof) continue;
+      out.push([r.size, r.dialect, job, fmt(prof.busyMs), ...groups.map((g) => `${((prof.groups[g] ?? 0) * 100).toFixed(1)}`)]);
+    }
+  }
+  if (out.length === 0) return;
+  console.log('\nCPU profile of wsmirror (share of its busy time, %):');
+  printTable(['size', 'db', 'job', 'busy ms', ...groups], out);
+  for (const r of rows) {
+    const prof = r.backfill.profile;
+    if (!prof) continue;
+    console.log(`\nTop self time, ${r.size} ${r.dialect} backfill:`);
+    for (const t of prof.top.slice(0, 10)) console.log(`  ${(t.share * 100).toFixed(1).padStart(5)} %  ${t.group.padEnd(14)} ${t.fn}`);
+  }
 }
 
 function phasesOf(r: ThroughputFigures): [string, PhaseFigures][] {

@@ -18,6 +18,8 @@ import {
   printCpu,
   printFreshness,
   printLean,
+  printProfiles,
+  printRounds,
   printThroughput,
   saveResults,
   type BenchResults,
@@ -65,13 +67,17 @@ async function main(): Promise<void> {
     for (const dialect of dialects) {
       await part(results, `throughput ${size.name} ${dialect}`, async () => {
         console.log(`Throughput ${size.name} on ${dialect}...`);
-        results.throughput.push(await measureThroughput(size, dialect, options.writes, options.postgresUrl));
+        results.throughput.push(
+          await measureThroughput(size, dialect, options.writes, options.postgresUrl, { rounds: options.rounds, profile: options.profile }),
+        );
       });
     }
   }
   printThroughput(results.throughput);
   printCpu(results.throughput);
   printLean(results.throughput);
+  printRounds(results.throughput);
+  printProfiles(results.throughput);
 
   if (options.auto.enabled) {
     for (const headers of options.auto.headers) {

@@ -9,6 +9,8 @@ import pg from 'pg';
 import type { SizeSpec } from './options.js';
 import { processCpuMs, postgresCpuSampler, type CpuSampler } from './cpu.js';
 import { runJob, type JobResult } from './jobs.js';
+import { summarizeProfile, type ProfileSummary } from './profile.js';
+import { roundDatabases, summarizeRounds, type Round, type RoundDatabases, type RoundsSummary } from './rounds.js';
 import { control, KEY, simNow, startSim, takeRequests, type SeenRequests } from './sim.js';
 
 export interface JobFigures {
@@ -70,6 +72,10 @@ export interface PhaseFigures {
   /** Sync only: the list-based floor (bench/worker.ts listPlan) and wsmirror requests / it. */
   listPlan?: number;
   listPlanRatio?: number;
+  /** Medians of interleaved rounds (bench/rounds.ts); the first round is the figures above. */
+  rounds?: RoundsSummary;
+  /** Where one more run of wsmirror's job spent its own CPU (bench/profile.ts). */
+  profile?: ProfileSummary;
   /** Sync only: the list-based floor plus the change-log pages the documented window re-reads (lookback or overlap). */
   rulesPlan?: number;
   rulesPlanRatio?: number;
@@ -184,6 +190,12 @@ async function spreadWrites(url: string, writes: number): Promise<void> {
   }
 }
 
+/** How a phase is repeated: interleaved rounds, one profiled run, and where their databases come from. */
+export interface RepeatOptions {
+  rounds: number;
+  profile: boolean;
+}
+
 /** One measured sync: writes, the raw loop over the window the mirror will read, then wsmirror's cycle. */
 async function measureSync(
   url: string,
@@ -192,15 +204,57 @@ async function measureSync(
   writes: number,
   watermarkMs: number,
   sinceMs: number,
+  repeat?: RepeatOptions & { dbs: RoundDatabases; label: string; profileFile: string },
 ): Promise<{ figures: PhaseFigures; watermarkMs: number | undefined }> {
   await spreadWrites(url, writes);
   await takeRequests(url);
-  const window = { since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() };
-  const raw = await measured(cpu, () => runJob('raw-sync', url, JSON.stringify(window)));
+  const window = JSON.stringify({ since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() });
+  // The mirror as the writes left it, so every round and the profiled run sync the same window from the same state.
+  const snapshot = repeat && (repeat.rounds > 1 || repeat.profile) ? await repeat.dbs.copy(database, `${repeat.label}_snap`) : undefined;
+  const raw = await measured(cpu, () => runJob('raw-sync', url, window));
   const rawSeen = await takeRequests(url);
   const ws = await measured(cpu, () => runJob('wsmirror-sync', url, JSON.stringify({ database })));
   const wsSeen = await takeRequests(url);
-  return { figures: phase(raw, rawSeen, ws, wsSeen), watermarkMs: ws.result.watermarkMs };
+  const figures = phase(raw, rawSeen, ws, wsSeen);
+  if (repeat && snapshot) {
+    const each: Round[] = [{ rawMs: raw.result.ms!, wsmirrorMs: ws.result.ms!, wsmirrorCpuMs: ws.result.cpuMs! }];
+    for (let i = 2; i <= repeat.rounds; i++) {
+      const r = await runJob('raw-sync', url, window);
+      const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_${i}`);
+      const w = await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }));
+      each.push({ rawMs: r.ms!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs! });
+    }
+    figures.rounds = summarizeRounds(each);
+    if (repeat.profile) {
+      const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_prof`);
+      await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }), repeat.profileFile);
+      figures.profile = summarizeProfile(repeat.profileFile);
+    }
+    await takeRequests(url);
+  }
+  return { figures, watermarkMs: ws.result.watermarkMs };
+}
+
+/** Rounds 2.. of the backfill (raw, lean, wsmirror in turn, each into a fresh database) and one profiled wsmirror backfill. */
+async function repeatBackfill(
+  url: string,
+  first: Round,
+  repeat: RepeatOptions & { dbs: RoundDatabases; profileFile: string },
+): Promise<{ rounds: RoundsSummary; profile?: ProfileSummary }> {
+  const each: Round[] = [first];
+  for (let i = 2; i <= repeat.rounds; i++) {
+    const raw = await runJob('raw-backfill', url);
+    const lean = await runJob('floor-backfill', url, JSON.stringify({ database: await repeat.dbs.fresh(`lean_${i}`) }));
+    const ws = await runJob('wsmirror-backfill', url, JSON.stringify({ database: await repeat.dbs.fresh(`backfill_${i}`) }));
+    each.push({ rawMs: raw.ms!, leanMs: lean.ms!, leanCpuMs: lean.cpuMs!, wsmirrorMs: ws.ms!, wsmirrorCpuMs: ws.cpuMs! });
+  }
+  let profile: ProfileSummary | undefined;
+  if (repeat.profile) {
+    await runJob('wsmirror-backfill', url, JSON.stringify({ database: await repeat.dbs.fresh('backfill_prof') }), repeat.profileFile);
+    profile = summarizeProfile(repeat.profileFile);
+  }
+  await takeRequests(url);
+  return { rounds: summarizeRounds(each), ...(profile ? { profile } : {}) };
 }
 
 async function withPostgresDatabase<T>(url: string, name: string, fn: (dbUrl: string) => Promise<T>): Promise<T> {
@@ -258,8 +312,11 @@ export async function measureThroughput(
   dialect: 'sqlite' | 'postgres',
   writes: number,
   postgresUrl?: string,
+  repeatOptions: RepeatOptions = { rounds: 1, profile: false },
 ): Promise<ThroughputFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-'));
+  const dbs = roundDatabases(dir, dialect === 'postgres' ? postgresUrl : undefined);
+  const repeat = { ...repeatOptions, dbs };
   // A fresh workspace per dialect, so each sync sees only its own writes.
   const sim = await startSim(size);
   const measure = async (database: string, leanDatabases: [string, string], dbCpu?: CpuSampler): Promise<ThroughputFigures> => {
@@ -277,13 +334,28 @@ export async function measureThroughput(
     const leanSpecOnly = await leanJob(leanDatabases[1], true);
     const wsBackfill = await measured(cpu, () => runJob('wsmirror-backfill', sim.url, JSON.stringify({ database })));
     const wsBackfillSeen = await takeRequests(sim.url);
+    const backfillRepeat = await repeatBackfill(
+      sim.url,
+      {
+        rawMs: rawBackfill.result.ms!,
+        leanMs: leanBackfill.ms,
+        leanCpuMs: leanBackfill.cpuMs,
+        wsmirrorMs: wsBackfill.result.ms!,
+        wsmirrorCpuMs: wsBackfill.result.cpuMs!,
+      },
+      { ...repeat, profileFile: join(dir, 'backfill.cpuprofile') },
+    );
     // The first sync is a full window, from the hand-over watermark minus lookbackSeconds; the
     // next one a tick, from its watermark minus tickOverlapSeconds. The raw loop reads the same
     // windows (the simulator's clock stands in should the mirror's watermark be unreadable).
     const handover = wsBackfill.result.watermarkMs ?? (await simNow(sim.url));
     const first = await measureSync(sim.url, cpu, database, writes, handover, handover - LOOKBACK_MS);
     const afterFirst = first.watermarkMs ?? (await simNow(sim.url));
-    const tick = await measureSync(sim.url, cpu, database, writes, afterFirst, afterFirst - TICK_OVERLAP_MS);
+    const tick = await measureSync(sim.url, cpu, database, writes, afterFirst, afterFirst - TICK_OVERLAP_MS, {
+      ...repeat,
+      label: 'tick',
+      profileFile: join(dir, 'tick.cpuprofile'),
+    });
     return {
       size: size.name,
       dialect,
@@ -293,6 +365,7 @@ export async function measureThroughput(
         ...phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
         lean: leanBackfill,
         leanSpecOnly,
+        ...backfillRepeat,
       },
       sync: first.figures,
       tick: tick.figures,
@@ -310,6 +383,7 @@ export async function measureThroughput(
     );
   } finally {
     await sim.stop();
+    await dbs.dropAll().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
   }
 }

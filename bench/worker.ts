@@ -3,6 +3,8 @@
  * its own. Prints one JSON line. Modes: wsmirror-backfill, raw-backfill, floor-backfill (bench/floor.ts),
  * wsmirror-sync, raw-sync, load.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { Pool } from 'undici';
 import { createApiClient } from '../src/api/index.js';
 import { silentLogger } from '../src/log/index.js';
@@ -47,12 +49,14 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
     now: () => new Date().toISOString(),
   };
   const stats = emptyStats();
+  const profiler = await startProfile();
   const started = performance.now();
   const cpuStart = process.cpuUsage();
   if (kind === 'backfill') await runBackfill(ctx, stats);
   else await runSyncCycle(ctx, stats);
   const ms = performance.now() - started;
   const cpuMs = cpuSince(cpuStart);
+  await profiler?.();
   const { requests, rateLimited } = client.stats();
   // Where the next sync's window starts: the raw loop reads the same window.
   const mark = await readWatermark(store);
@@ -67,6 +71,25 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
     records: stats.recordsFetched,
     events: stats.eventsRead,
     ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}),
+  };
+}
+
+/**
+ * With BENCH_CPU_PROFILE=FILE, a V8 CPU profile of the job alone (not the process's start, nor the
+ * store's opening) is written to FILE (bench/profile.ts reads it). Returns what stops it.
+ */
+async function startProfile(): Promise<(() => Promise<void>) | undefined> {
+  const file = process.env.BENCH_CPU_PROFILE;
+  if (!file) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 500 });
+  await session.post('Profiler.start');
+  return async () => {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(file, JSON.stringify(profile));
+    session.disconnect();
   };
 }
 

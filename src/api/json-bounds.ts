@@ -33,6 +33,9 @@ export function quote(value: unknown, max = MAX_QUOTED_CHARS): string {
 
 /** Path to the first place nested deeper than `max` levels, or null. Iterative: any depth is safe. */
 export function tooDeepAt(value: unknown, max = MAX_JSON_DEPTH): string | null {
+  // Every record is checked; almost none is too deep. The walk that names the place allocates a
+  // path and an entry list per object, so it runs only once the cheap walk found one.
+  if (value === null || typeof value !== 'object' || !deeperThan(value, 0, max)) return null;
   const stack: Array<{ v: unknown; depth: number; path: string }> = [{ v: value, depth: 0, path: '' }];
   while (stack.length > 0) {
     const { v, depth, path } = stack.pop()!;
@@ -44,6 +47,25 @@ export function tooDeepAt(value: unknown, max = MAX_JSON_DEPTH): string | null {
     }
   }
   return null;
+}
+
+/** True when `v` (at `depth`) holds an object `max` levels down. Recursion is bounded by `max`. */
+function deeperThan(v: object, depth: number, max: number): boolean {
+  if (depth >= max) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      if (x !== null && typeof x === 'object' && deeperThan(x, depth + 1, max)) return true;
+    }
+    return false;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k in o) {
+    if (!Object.hasOwn(o, k)) continue;
+    const x = o[k];
+    if (x !== null && typeof x === 'object' && deeperThan(x, depth + 1, max)) return true;
+  }
+  return false;
 }
 
 /**

@@ -1,9 +1,8 @@
 /**
  * One GET with everything docs/design.md §4.8 asks of a request: bearer key, User-Agent, timeout, the
  * client-wide concurrency gate and rate ceiling (per attempt, so retries are paced too), retries
- * per the retry table through p-retry, counters and the metrics hook.
+ * per the retry table, counters and the metrics hook.
  */
-import pRetry, { AbortError as PRetryAbort } from 'p-retry';
 import type { Agent } from 'undici';
 import {
   ApiError,
@@ -17,6 +16,7 @@ import {
   UpstreamUnavailableError,
   type ApiErrorDetails,
 } from './errors.js';
+import { AbortFanout, AttemptAbort } from './attempt-abort.js';
 import { BodyBudget, readBounded, type BodyStream } from './body.js';
 import { clipText } from './json-bounds.js';
 import type { Clock, Pacer, Semaphore } from './limiter.js';
@@ -70,6 +70,7 @@ export class Transport {
   private readonly headers: Record<string, string>;
   /** All 2xx bodies in flight together buffer at most maxResponseBytes (plus the oldest one's). */
   private readonly budget: BodyBudget;
+  private readonly fanout = new AbortFanout();
 
   constructor(private readonly d: TransportDeps) {
     this.budget = new BodyBudget(d.opts.maxResponseBytes);
@@ -87,50 +88,29 @@ export class Transport {
     // Not AbortSignal.any: on Node 20 it keeps every composite of the client's long-lived signal (src/util/signals.ts).
     const linked = callerSignal === undefined || this.d.signal === undefined ? null : linkSignals([this.d.signal, callerSignal]);
     const signal = linked?.signal ?? callerSignal ?? this.d.signal;
-    let retriesDone = 0;
-    let attempts = 0;
     try {
-      return await pRetry(
-        async (attempt) => {
-          attempts = attempt;
-          try {
-            return await this.attempt(target, hasCursor, attempt, signal);
-          } catch (err) {
-            // Final errors skip p-retry's retry logic entirely; abort reasons pass through as-is.
-            if (err instanceof ApiError) throw new PRetryAbort(err);
-            throw err;
-          }
-        },
-        {
-          retries: this.d.opts.maxAttempts - 1,
-          minTimeout: 0, // the wait is ours (Retry-After aware), done in shouldRetry
-          maxTimeout: 0,
-          signal,
-          shouldRetry: async ({ error }) => {
-            if (signal?.aborted) throw signal.reason;
-            if (!(error instanceof RetryableFailure)) throw error;
-            retriesDone++;
-            const delayMs = retryDelay(error.rule, retriesDone, error.retryAfterMs, this.d.opts, this.d.random);
-            this.stats.retries++;
-            this.d.logger?.warn(
-              {
-                method: 'GET',
-                path: shownPath(target),
-                attempt: attempts,
-                status: error.details.status ?? null,
-                errorCode: error.key,
-                delayMs,
-              },
-              'upstream request failed; retrying',
-            );
-            await this.d.clock.sleep(delayMs, signal);
-            return true;
-          },
-        },
-      );
-    } catch (err) {
-      if (err instanceof RetryableFailure) throw exhausted(err, attempts);
-      throw err;
+      // The retry table's loop (docs/design.md §4.8): final errors and abort reasons end it as they are.
+      for (let attempt = 1, retriesDone = 0; ; attempt++) {
+        signal?.throwIfAborted();
+        try {
+          const answer = await this.attempt(target, hasCursor, attempt, signal);
+          // An answer that arrived as the call was aborted is not used.
+          signal?.throwIfAborted();
+          return answer;
+        } catch (err) {
+          if (!(err instanceof RetryableFailure)) throw err;
+          if (attempt >= this.d.opts.maxAttempts) throw exhausted(err, attempt);
+          if (signal?.aborted) throw signal.reason;
+          retriesDone++;
+          const delayMs = retryDelay(err.rule, retriesDone, err.retryAfterMs, this.d.opts, this.d.random);
+          this.stats.retries++;
+          this.d.logger?.warn(
+            { method: 'GET', path: shownPath(target), attempt, status: err.details.status ?? null, errorCode: err.key, delayMs },
+            'upstream request failed; retrying',
+          );
+          await this.d.clock.sleep(delayMs, signal);
+        }
+      }
     } finally {
       linked?.dispose();
     }
@@ -145,8 +125,13 @@ export class Transport {
       await this.d.limiter.acquire(signal);
       started = this.d.clock.now();
       this.stats.requests++;
-      const timeout = linkSignals([signal], this.d.opts.requestTimeoutMs);
-      detachTimeout = timeout.dispose;
+      const timeout = new AttemptAbort();
+      const leave = signal === undefined ? undefined : this.fanout.join(signal, timeout);
+      timeout.startTimer(this.d.opts.requestTimeoutMs);
+      detachTimeout = () => {
+        timeout.clearTimer();
+        leave?.();
+      };
       let status: number;
       let text: string;
       let retryAfter: string | string[] | undefined;
@@ -158,7 +143,7 @@ export class Transport {
           path: target,
           method: 'GET',
           headers: this.headers,
-          signal: timeout.signal,
+          signal: timeout,
         });
         status = res.statusCode;
         event.status = status;

@@ -16,6 +16,8 @@ function daysInMonth(year: number, month: number): number {
 
 /** Milliseconds since the epoch of a UTC calendar date and time; years 0–99 stay years 0–99. */
 function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  // Date.UTC reads years 0–99 as 1900–1999; from 100 on it is exact and allocates nothing.
+  if (y >= 100) return Date.UTC(y, mo - 1, d, h, mi, s, ms);
   const date = new Date(0);
   date.setUTCFullYear(y, mo - 1, d);
   date.setUTCHours(h, mi, s, ms);
