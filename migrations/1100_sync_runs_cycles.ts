@@ -14,7 +14,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // SQLite runs migrations outside a transaction: a process killed before the migrator's
   // bookkeeping runs this again, so the step must be safe to repeat.
   const have = await sql<{ name: string }>`SELECT name FROM pragma_table_info('sync_runs')`.execute(db);
-  if (!have.rows.some((c) => c.name === 'cycles')) await sql`ALTER TABLE sync_runs ADD COLUMN cycles INTEGER NOT NULL DEFAULT 1`.execute(db);
+  if (!have.rows.some((c) => c.name === 'cycles'))
+    await sql`ALTER TABLE sync_runs ADD COLUMN cycles INTEGER NOT NULL DEFAULT 1`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
