@@ -75,7 +75,7 @@ export function expectedHistory(truth: Truth, skip: ReadonlySet<string> = new Se
     if (column === undefined || skip.has(`${c.entityType}:${c.entityId}`)) continue;
     if (column === 'amount') add(c, column, money(c.from), money(c.to));
     else add(c, column, c.from, c.to);
-    if (column === 'stage_id') add(c, 'status', category.get(c.from as string), category.get(c.to as string));
+    if (column === 'stage_id') add(c, 'status', category.get(c.from), category.get(c.to));
   }
   return out.sort();
 }
