@@ -143,7 +143,9 @@ async function compareWithTruth(store: Store, truth: Truth, now: string): Promis
     for (const r of extra) out.push(`${t} has ${r}`);
   }
   const flagged = await incompleteReasons(store);
-  for (const key of new Set([...flagged.keys(), ...hidden.keys()]))
+  // The rpt_ tables hold live records only: a deleted or hidden record's flag is nowhere to read.
+  const live = new Set([...(truth.tickets as any[]).map((t) => `ticket:${t.id}`), ...(truth.deals as any[]).map((d) => `deal:${d.id}`)]);
+  for (const key of new Set([...flagged.keys(), ...[...hidden.keys()].filter((k) => live.has(k))]))
     if (flagged.has(key) !== hidden.has(key))
       out.push(`${key} history_complete is ${flagged.has(key) ? 0 : 1}, truth says ${hidden.has(key) ? 0 : 1}`);
   const q = `SELECT 'ticket' AS kind, ticket_id AS id, field, from_value, to_value, changed_at, source FROM ticket_history
