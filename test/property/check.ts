@@ -52,10 +52,6 @@ async function mirror(db: Dialect): Promise<{ store: Store; drop: () => Promise<
  * table (figures.ts), each computed from the truth alone.
  */
 export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
-  const t0 = performance.now();
-  const lap = (what: string) => {
-    if (process.env.WSMIRROR_FUZZ_PROFILE) console.log(what, Math.round(performance.now() - t0));
-  };
   const dialect = randomDialect(drawsRng(life.dialect));
   const sim = await startSimulator({
     seed: life.seed,
@@ -68,7 +64,6 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
     startTime: new Date('2024-03-01T08:00:00.000Z'),
     dialect,
   });
-  lap('sim');
   const client = createApiClient({
     baseUrl: sim.url,
     apiKey: KEY,
@@ -88,9 +83,7 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
   const backfill = (ctx: SyncContext) => recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: 'all' }));
   try {
     const ctx = context(live.store);
-    lap('mirror');
     await backfill(ctx);
-    lap('backfill');
     const teams = [...new Set((sim.control.truth().tickets as any[]).map((t) => t.team?.id).filter(Boolean))] as string[];
     await play(
       {
@@ -101,16 +94,11 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
       life.steps,
       teams,
     );
-    lap('played');
     await runSyncCycle(ctx, emptyStats());
-    lap('synced');
     const truth = sim.control.truth();
     const diffs = (await diffMirror(live.store.db, truth)).map((d) => `live: ${d}`);
-
-    lap('diffed');
     past = await mirror(db);
     await backfill(context(past.store));
-    lap('imported');
     diffs.push(...(await diffMirror(past.store.db, truth)).map((d) => `imported: ${d}`));
 
     const now = sim.control.now();
@@ -121,7 +109,6 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
       await refreshRptTables(m, { tickets: 'all', deals: 'all' }, { now });
       diffs.push(...(await compareWithTruth(m, truth, now.toISOString())).map((d) => `${name}: ${d}`));
     }
-    lap('compared');
     return diffs;
   } finally {
     await client.close();

@@ -112,7 +112,8 @@ export interface LifeTarget {
 
 /** Plays the steps; returns how many the workspace accepted (for the runs' figures). */
 export async function play(target: LifeTarget, steps: readonly Step[], teams: readonly string[]): Promise<number> {
-  const { sim, api } = target;
+  const { sim } = target;
+  const api = (method: string, path: string, body?: unknown) => target.api(method, path, body);
   const at = <T>(list: readonly T[], i: number): T | undefined => (list.length === 0 ? undefined : list[i % list.length]);
   const truth = () => sim.control.truth() as any;
   const members = (truth().members as any[]).map((m) => m.id as string);

@@ -12,11 +12,11 @@ import { lifeArb } from './life.js';
  * shrinks to a minimal life and prints its seed (fast-check's report: rerun with
  * WSMIRROR_FUZZ_SEED and WSMIRROR_FUZZ_PATH).
  *
- * `npm test` lives WSMIRROR_FUZZ_LIVES (default 50) lives on SQLite and a fifth of that on
+ * `npm test` lives WSMIRROR_FUZZ_LIVES (default 30, about a minute of one core) lives on SQLite and a fifth of that on
  * PostgreSQL when it is configured; `npm run fuzz` lives 2,000.
  */
 const env = process.env;
-const LIVES = Number(env.WSMIRROR_FUZZ_LIVES ?? 50);
+const LIVES = Number(env.WSMIRROR_FUZZ_LIVES ?? 30);
 const SEED = env.WSMIRROR_FUZZ_SEED === undefined ? undefined : Number(env.WSMIRROR_FUZZ_SEED);
 const PATH = env.WSMIRROR_FUZZ_PATH;
 
