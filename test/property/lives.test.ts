@@ -12,16 +12,16 @@ import { lifeArb } from './life.js';
  * shrinks to a minimal life and prints its seed (fast-check's report: rerun with
  * WSMIRROR_FUZZ_SEED and WSMIRROR_FUZZ_PATH).
  *
- * `npm test` lives WSMIRROR_FUZZ_LIVES (default 30, about a minute of one core) lives on SQLite and a fifth of that on
+ * `npm test` lives WSMIRROR_FUZZ_LIVES (default 20, about 30 s of one core) lives on SQLite and a tenth of that (at least one) on
  * PostgreSQL when it is configured; `npm run fuzz` lives 2,000.
  */
 const env = process.env;
-const LIVES = Number(env.WSMIRROR_FUZZ_LIVES ?? 30);
+const LIVES = Number(env.WSMIRROR_FUZZ_LIVES ?? 20);
 const SEED = env.WSMIRROR_FUZZ_SEED === undefined ? undefined : Number(env.WSMIRROR_FUZZ_SEED);
 const PATH = env.WSMIRROR_FUZZ_PATH;
 
 for (const db of dialects) {
-  const runs = db.name === 'sqlite' ? LIVES : Math.max(1, Math.round(LIVES / 5));
+  const runs = db.name === 'sqlite' ? LIVES : Math.max(1, Math.round(LIVES / 10));
   describe(`workspace lives under random dialects (${db.name})`, () => {
     it(`${runs} lives: both mirrors equal the truth`, { timeout: runs * 10_000 + 600_000 }, async () => {
       await fc.assert(
