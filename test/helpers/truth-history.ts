@@ -32,14 +32,16 @@ export function logHidesChanges(truth: Truth): boolean {
 /**
  * Every record a client cannot know the whole tracked history of, keyed `kind:id`, with the ids of
  * the events that hide its changes, oldest first: under a log that hides its changes, each record
- * with a change of a tracked field. (Records created before the log starts are the caller's
- * business: the lives the tests script are all inside it.)
+ * with a change. Any change, not only a tracked one: an event without from/to may hide a tracked
+ * change whatever it names (docs/sync.md, "Exact, or it says it is not": a prose summary names
+ * nothing a client can rely on, and a `changed` list is read the same way), so a record whose
+ * only change was its subject is incomplete too. (Records created before the log starts are the
+ * caller's business: the lives the tests script are all inside it.)
  */
 export function unreadableRecords(truth: Truth): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (!logHidesChanges(truth)) return out;
   for (const c of [...truth.changes].reverse()) {
-    if (!(c.field in TRACKED[c.entityType])) continue;
     const key = `${c.entityType}:${c.entityId}`;
     const events = out.get(key) ?? [];
     if (!events.includes(c.eventId)) events.push(c.eventId);
