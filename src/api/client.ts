@@ -55,7 +55,7 @@ export interface ApiClient {
   eventsPage(q: EventsQuery, opts?: CallOptions): Promise<Page<WorkspaceEvent>>;
   ticketsPage(q: TicketsQuery, opts?: CallOptions): Promise<Page<Ticket>>;
   dealsPage(q: DealsQuery, opts?: CallOptions): Promise<Page<Deal>>;
-  /** Pages (not items) from `q.cursor` (or the start) until `nextCursor` is null. */
+  /** Pages (not items) from `q.cursor` (or the start) until the last page (`nextCursor` null, "" or absent). */
   iterateEvents(q: EventsQuery, opts?: CallOptions): AsyncIterable<Page<WorkspaceEvent>>;
   iterateTickets(q?: TicketsQuery, opts?: CallOptions): AsyncIterable<Page<Ticket>>;
   iterateDeals(q?: DealsQuery, opts?: CallOptions): AsyncIterable<Page<Deal>>;
@@ -160,12 +160,13 @@ async function page<S extends z.ZodType>(
   const items = envelope !== null && typeof envelope === 'object' ? envelope[key] : undefined;
   if (!Array.isArray(items))
     throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
+  // The document shows the last page as `nextCursor: null`; a server may as well send "" or leave
+  // the key out (docs/sync.md, "Where the API document is silent"): all three end the listing.
   const next = envelope?.nextCursor;
-  if (next !== null && typeof next !== 'string') {
-    throw new InvalidResponseError('"nextCursor" is neither a string nor null', { ...where, status: 200 });
+  if (next !== undefined && next !== null && typeof next !== 'string') {
+    throw new InvalidResponseError('"nextCursor" is neither a string, null nor absent', { ...where, status: 200 });
   }
-  // An empty cursor cannot be sent back meaningfully; treat it as the last page rather than loop.
-  return { ...validateItems(entityType, schema, items), nextCursor: next === '' ? null : next, serverDate };
+  return { ...validateItems(entityType, schema, items), nextCursor: next === undefined || next === '' ? null : next, serverDate };
 }
 
 async function* iterate<T>(

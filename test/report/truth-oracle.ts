@@ -1,9 +1,14 @@
 /* eslint-disable @typescript-eslint/no-explicit-any */
+import type { Truth } from '../../src/simulator/index.js';
+import { changesOf, unreadableRecords, type Kind } from '../helpers/truth-history.js';
 import { DAY, MIN, percentileCont } from './oracle.js';
 
 /**
  * The reporting figures computed in plain JS from the simulator's ground truth (its records and
- * change log), independently of the mirror and of the refresh SQL. Definitions follow docs/bi.md.
+ * canonical change list, `truth.changes`, whatever the dialect spells in its log), independently of
+ * the mirror and of the refresh SQL. Definitions follow docs/bi.md. A record whose changes the log
+ * hides (test/helpers/truth-history.ts) gets `history_complete: 0`; only the figures that use no
+ * history (`HISTORY_FREE`) are then known.
  */
 type Rec = Record<string, any>;
 const RESOLVED = new Set(['solved', 'closed']);
@@ -12,26 +17,33 @@ const ms = (iso: string) => Date.parse(iso);
 const mins = (a: string, b: string) => (ms(b) - ms(a)) / MIN;
 const cents = (amount: string | null) => (amount === null ? null : Math.round(Number(amount) * 100));
 
-/** Events of one record and type, oldest first (the log is newest first). */
-function eventsOf(truth: Rec, type: string, id: string): Rec[] {
-  return (truth.events as Rec[]).filter((e) => e.type === type && e.entityId === id).reverse();
+/** One record's changes of one field, oldest first, as `{occurredAt, from, to}` (canonical, whatever the dialect). */
+function changes(truth: Rec, kind: Kind, id: string, field: string): Rec[] {
+  return changesOf(truth as Truth, kind, id, field);
 }
 
 /** The value held at `at`: last change at or before it, else the first change's from, else `current`. */
-function valueAt(changes: Rec[], at: string, current: unknown): unknown {
-  const before = changes.filter((c) => ms(c.occurredAt) <= ms(at));
-  if (before.length > 0) return before.at(-1)!.payload.to;
-  return changes.length > 0 ? changes[0]!.payload.from : current;
+function valueAt(moves: Rec[], at: string, current: unknown): unknown {
+  const before = moves.filter((c) => ms(c.occurredAt) <= ms(at));
+  if (before.length > 0) return before.at(-1)!.to;
+  return moves.length > 0 ? moves[0]!.from : current;
+}
+
+/** 1 when a client can know the record's whole tracked history, else 0. */
+function completeness(truth: Rec): (kind: Kind, id: string) => number {
+  const hidden = unreadableRecords(truth as Truth);
+  return (kind, id) => (hidden.has(`${kind}:${id}`) ? 0 : 1);
 }
 
 export function ticketFigures(truth: Rec, now: string) {
+  const complete = completeness(truth);
   const tickets: Rec[] = [];
   const intervals: Rec[] = [];
   for (const t of truth.tickets as Rec[]) {
-    const moves = eventsOf(truth, 'ticket.status_changed', t.id);
-    const assigned = eventsOf(truth, 'ticket.assigned', t.id);
-    const stays: Rec[] = [{ status: moves[0]?.payload.from ?? t.status, from: t.createdAt }];
-    for (const m of moves) stays.push({ status: m.payload.to, from: m.occurredAt });
+    const moves = changes(truth, 'ticket', t.id, 'status');
+    const assigned = changes(truth, 'ticket', t.id, 'assigneeId');
+    const stays: Rec[] = [{ status: moves[0]?.from ?? t.status, from: t.createdAt }];
+    for (const m of moves) stays.push({ status: m.to, from: m.occurredAt });
     stays.forEach((s, i) => {
       const prev = stays[i - 1];
       const next = stays[i + 1];
@@ -45,6 +57,7 @@ export function ticketFigures(truth: Rec, now: string) {
         is_resolution: Number(!!prev && RESOLVED.has(s.status) && !RESOLVED.has(prev.status)),
         is_reopen: Number(!!prev && !RESOLVED.has(s.status) && RESOLVED.has(prev.status)),
         assignee_id: valueAt(assigned, s.from, t.assignee?.id ?? null),
+        _complete: complete('ticket', t.id),
       });
     });
     const res = intervals.filter((i) => i.ticket_id === t.id && i.is_resolution === 1).map((i) => i.valid_from);
@@ -96,7 +109,7 @@ export function ticketFigures(truth: Rec, now: string) {
       resolve_sla: resSla,
       resolve_sla_at: resSla === 'achieved' ? fullRes : resSla === 'breached' ? (sla.resolveBreachedAt ?? sla.resolveDueAt) : null,
       age_minutes: resolved ? null : Math.trunc(mins(t.createdAt, now)),
-      history_complete: 1,
+      history_complete: complete('ticket', t.id),
       _created: t.createdAt,
       _reply: reply,
       _fullRes: fullRes,
@@ -180,16 +193,14 @@ export function agentDaily(truth: Rec, now: string) {
 }
 
 export function dealFigures(truth: Rec, now: string) {
+  const complete = completeness(truth);
   const stages = new Map<string, Rec>();
   for (const p of truth.pipelines as Rec[]) for (const s of p.stages) stages.set(s.id, { ...s, pipelineId: p.id });
   const deals: Rec[] = [];
   const intervals: Rec[] = [];
   for (const d of truth.deals as Rec[]) {
-    const moves = eventsOf(truth, 'deal.stage_changed', d.id);
-    const stays = [
-      { stage: moves[0]?.payload.from ?? d.stage.id, at: d.createdAt },
-      ...moves.map((m) => ({ stage: m.payload.to, at: m.occurredAt })),
-    ];
+    const moves = changes(truth, 'deal', d.id, 'stageId');
+    const stays = [{ stage: moves[0]?.from ?? d.stage.id, at: d.createdAt }, ...moves.map((m) => ({ stage: m.to, at: m.occurredAt }))];
     stays.forEach((s, i) => {
       const next = stays[i + 1];
       const prevPos = i > 0 ? stages.get(stays[i - 1]!.stage)?.position : undefined;
@@ -202,6 +213,7 @@ export function dealFigures(truth: Rec, now: string) {
         exited_at: next?.at ?? null,
         minutes: next ? mins(s.at, next.at) : null,
         direction: i === 0 ? null : pos >= prevPos ? 'forward' : 'back',
+        _complete: complete('deal', d.id),
       });
     });
     const mine = intervals.filter((i) => i.deal_id === d.id);
@@ -221,7 +233,7 @@ export function dealFigures(truth: Rec, now: string) {
       stage_entered_at: mine.at(-1)!.entered_at,
       days_open: d.status === 'open' ? Math.trunc(mins(d.createdAt, now)) / 1440 : null,
       days_to_close: closedAt ? (ms(closedAt) - ms(d.createdAt)) / DAY : null,
-      history_complete: 1,
+      history_complete: complete('deal', d.id),
       _pipeline: d.pipeline.id,
       _created: d.createdAt,
     });
