@@ -1,3 +1,5 @@
+import type { RecordType } from '../entities/index.js';
+
 /**
  * The upstream records as wsmirror relies on them (API document part 2). Field names follow the
  * API exactly. Every object may carry extra fields the document does not list; the zod schemas in
@@ -131,7 +133,7 @@ export interface WorkspaceEvent {
 
 /** A record of a list page (or a single read) that failed validation: quarantined, never fatal. */
 export interface InvalidItem {
-  entityType: 'ticket' | 'deal' | 'event' | 'pipeline';
+  entityType: RecordType | 'event' | 'pipeline';
   /** The record's id when it could be read at all. */
   id: string | null;
   reason: string;

@@ -1,3 +1,4 @@
+import type { RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import { StoreError } from './errors.js';
@@ -100,18 +101,18 @@ export interface Store {
   /** Oldest occurred_at first. */
   listDirty(limit: number): Promise<t.DirtyEntry[]>;
   dirtyCount(): Promise<number>;
-  mirroredVersions(entityType: 'ticket' | 'deal'): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
+  mirroredVersions(entityType: RecordType): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
   /**
    * updated_at of the given records that the mirror holds, keyed `<entityType>:<entityId>`
    * (absent when not mirrored). Lets the sync skip marking records already newer than an event.
    */
-  mirroredUpdatedAt(refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[]): Promise<Map<string, string>>;
+  mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
   /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
-  listedSince(entityType: 'ticket' | 'deal', since: string, limit: number): Promise<ListedCopy[]>;
+  listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
   /** Message count and stored messages of these tickets (absent when not mirrored). */
   ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
   /** Which of these records the mirror holds as deleted. */
-  deletedIds(entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>>;
+  deletedIds(entityType: RecordType, ids: readonly string[]): Promise<Set<string>>;
   /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
   knownStages(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
@@ -121,8 +122,9 @@ export interface Store {
    * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
    * stored copy), keyed by id; records the mirror does not hold are left out. No request.
    */
-  contentDifferences(entityType: 'ticket', items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
-  contentDifferences(entityType: 'deal', items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  ticketDifferences(items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
+  /** As ticketDifferences, for deals (contacts and custom fields). */
+  dealDifferences(items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
   /** The listed pipelines and stages the mirror holds differently, or not at all. */
   pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
@@ -210,10 +212,8 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    contentDifferences: (entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
-      entityType === 'ticket'
-        ? ticketDifferences(db, items as readonly Ticket[], COMPARED_AT)
-        : dealDifferences(db, items as readonly Deal[], COMPARED_AT),
+    ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
+    dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();
@@ -225,7 +225,7 @@ export function buildStore(backend: StoreBackend): Store {
 
 /**
  * Writers migrate (refusing a schema newer than this build knows); readers only check that none
- * pends, since a reader must never change the schema under the writer (docs/design.md §2).
+ * pends, since a reader must never change the schema under the writer (docs/design.md §4.7).
  */
 async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] }> {
   const { db, label, schema } = backend;

@@ -3,16 +3,15 @@ import type { MirrorDatabase } from './schema.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { chunks, json, noNul, unknownId } from './values.js';
 import { runTuples, tupleStatement } from './key-sets.js';
+import type { RecordEntity, RecordType } from '../entities/index.js';
 
 /** A reason is for a person to read: a few KiB at most, whatever the upstream sent. */
 const MAX_REASON = 2048;
 
 type Db = Kysely<MirrorDatabase>;
 
-export type DirtyEntityType = 'ticket' | 'deal';
-
 export interface DirtyEntry {
-  entityType: DirtyEntityType;
+  entityType: RecordType;
   entityId: string;
   occurredAt: string;
   staleReads: number;
@@ -22,7 +21,7 @@ export interface DirtyEntry {
 
 /** A dirty mark to store. `readMessages` absent means true: a caller that does not know is safe. */
 export interface DirtyMarkInput {
-  entityType: DirtyEntityType;
+  entityType: RecordType;
   entityId: string;
   occurredAt: string;
   readMessages?: boolean;
@@ -81,7 +80,7 @@ export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], norm
   }
 }
 
-export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: string, upTo: string): Promise<boolean> {
+export async function clearDirty(db: Db, entityType: RecordType, entityId: string, upTo: string): Promise<boolean> {
   const r = await db
     .deleteFrom('dirty')
     .where('entity_type', '=', entityType)
@@ -93,7 +92,7 @@ export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: 
 
 /** A dirty mark to clear: it leaves only while its occurred_at is at most `upTo` (stored form). */
 export interface DirtyClear {
-  entityType: DirtyEntityType;
+  entityType: RecordType;
   entityId: string;
   upTo: string;
 }
@@ -124,10 +123,7 @@ export async function clearDirtyMany(db: Db, marks: readonly DirtyClear[]): Prom
 }
 
 /** bumpStaleRead for many distinct records: stale_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). */
-export async function bumpStaleReads(
-  db: Db,
-  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
-): Promise<Map<string, number>> {
+export async function bumpStaleReads(db: Db, refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>> {
   if (refs.length === 0) return new Map();
   const rows = await runTuples<{ entity_type: string; entity_id: string; stale_reads: unknown }>(
     db,
@@ -142,10 +138,7 @@ export async function bumpStaleReads(
  * failed_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). The count
  * survives a newer event's mark and leaves with the entry.
  */
-export async function bumpFailedReads(
-  db: Db,
-  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
-): Promise<Map<string, number>> {
+export async function bumpFailedReads(db: Db, refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>> {
   if (refs.length === 0) return new Map();
   const rows = await runTuples<{ entity_type: string; entity_id: string; failed_reads: unknown }>(
     db,
@@ -155,7 +148,7 @@ export async function bumpFailedReads(
   return new Map(rows.map((r) => [`${r.entity_type}:${r.entity_id}`, Number(r.failed_reads)]));
 }
 
-export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityId: string): Promise<number> {
+export async function bumpStaleRead(db: Db, entityType: RecordType, entityId: string): Promise<number> {
   const row = await db
     .updateTable('dirty')
     .set((eb) => ({ stale_reads: eb('stale_reads', '+', 1) }))
@@ -176,7 +169,7 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
     .limit(limit)
     .execute();
   return rows.map((r) => ({
-    entityType: r.entity_type as DirtyEntityType,
+    entityType: r.entity_type as RecordType,
     entityId: r.entity_id,
     // Callers compare it with upstream times, which are ISO text.
     occurredAt: fromDbTimestamp(String(r.occurred_at)) as string,
@@ -230,7 +223,7 @@ const MARK_DELETED = {
 };
 
 /** markDeleted for many records of one table. */
-export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: readonly string[], at: string): Promise<void> {
+export async function markDeletedMany(db: Db, table: RecordEntity['table'], ids: readonly string[], at: string): Promise<void> {
   if (ids.length > 0)
     await runTuples(
       db,
@@ -241,6 +234,6 @@ export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: r
 }
 
 /** Sets deleted_at unless already set: markDeletedMany for one record, so the rule lives in one statement. */
-export async function markDeleted(db: Db, table: 'tickets' | 'deals', id: string, at: string): Promise<void> {
+export async function markDeleted(db: Db, table: RecordEntity['table'], id: string, at: string): Promise<void> {
   await markDeletedMany(db, table, [id], at);
 }

@@ -9,6 +9,7 @@ import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { StoreError } from './errors.js';
+import { entityOf, type RecordType } from '../entities/index.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
 
@@ -36,15 +37,15 @@ export interface StoreTx {
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
-  clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
+  clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
-  bumpStaleRead(entityType: t.DirtyEntityType, entityId: string): Promise<number>;
+  bumpStaleRead(entityType: RecordType, entityId: string): Promise<number>;
   /** clearDirty on many records (distinct), with a statement per few hundred; `upTo` as in clearDirty. */
   clearDirtyMany(marks: readonly t.DirtyClear[]): Promise<void>;
   /** bumpStaleRead on many records (distinct): stale_reads after it, keyed `<entityType>:<entityId>`; absent means no entry (0). */
-  bumpStaleReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
+  bumpStaleReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
   /** Counts a read that failed after its retries: failed_reads after it, keyed as bumpStaleReads. */
-  bumpFailedReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
+  bumpFailedReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
   /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
   upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
   upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
@@ -57,9 +58,9 @@ export interface StoreTx {
   upsertDeals(deals: readonly Deal[], syncedAt: string): Promise<UpsertResult[]>;
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
-  markDeleted(entityType: 'ticket' | 'deal', entityId: string, at: string): Promise<void>;
+  markDeleted(entityType: RecordType, entityId: string, at: string): Promise<void>;
   /** markDeleted on many records of one type. */
-  markDeletedMany(entityType: 'ticket' | 'deal', entityIds: readonly string[], at: string): Promise<void>;
+  markDeletedMany(entityType: RecordType, entityIds: readonly string[], at: string): Promise<void>;
   quarantine(item: t.QuarantineItem, at: string): Promise<void>;
   clearQuarantine(entityType: string, entityId: string): Promise<void>;
   /** Inserts a sync_runs row with outcome 'running'; returns its id. */
@@ -83,7 +84,7 @@ const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: pre
  */
 async function orQuarantine(
   db: Kysely<MirrorDatabase>,
-  entityType: 'ticket' | 'deal',
+  entityType: RecordType,
   record: { id: string },
   at: string,
   write: () => Promise<UpsertResult>,
@@ -123,8 +124,8 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKETS, tickets, iso(syncedAt, 'syncedAt')),
     upsertDeals: (deals, syncedAt) => upsertMany(db, DEALS, deals, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
-    markDeleted: (type, id, at) => t.markDeleted(db, type === 'ticket' ? 'tickets' : 'deals', id, iso(at, 'at')),
-    markDeletedMany: (type, ids, at) => t.markDeletedMany(db, type === 'ticket' ? 'tickets' : 'deals', ids, iso(at, 'at')),
+    markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
+    markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
     clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),
     async startRun(kind, at) {

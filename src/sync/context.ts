@@ -2,6 +2,7 @@ import type { ApiClient } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
+import type { RecordEntity, RecordType } from '../entities/index.js';
 
 /** Everything a sync step needs; built once per command by the CLI. */
 export interface SyncContext {
@@ -26,8 +27,8 @@ export interface SyncContext {
 
 /** Observers for metrics and progress; all optional. */
 export interface SyncHooks {
-  onPage?(kind: 'events' | 'tickets' | 'deals' | 'history', info: { items: number; invalid: number }): void;
-  onRecord?(entityType: 'ticket' | 'deal', outcome: RecordOutcome): void;
+  onPage?(kind: 'events' | RecordEntity['plural'] | 'history', info: { items: number; invalid: number }): void;
+  onRecord?(entityType: RecordType, outcome: RecordOutcome): void;
 }
 
 export type RecordOutcome = 'fresh' | 'stale' | 'stale-accepted' | 'deleted' | 'quarantined';

@@ -1,7 +1,8 @@
 import type { WorkspaceEvent } from '../api/index.js';
+import { entityOf, isRecordType, type RecordType } from '../entities/index.js';
 
 export interface DirtyMark {
-  entityType: 'ticket' | 'deal';
+  entityType: RecordType;
   entityId: string;
   occurredAt: string;
   /**
@@ -11,21 +12,9 @@ export interface DirtyMark {
   readMessages?: boolean;
 }
 
-/**
- * Ticket events that change fields the ticket list carries and never a message (the simulator's
- * shapes, docs/simulator.md). Every other ticket event may touch the messages or take the ticket
- * out of the list: created, replied, note_added, customer_replied, message_removed, deleted, spam,
- * merged, and any type wsmirror does not know, which is read in full to be safe.
- */
-const FIELD_ONLY_TICKET_EVENTS: ReadonlySet<string> = new Set([
-  'ticket.status_changed',
-  'ticket.priority_changed',
-  'ticket.assigned',
-  'ticket.updated',
-]);
-
+/** Whether the event may change what its record's list item does not carry (RecordEntity.touchesUnlisted). */
 export function touchesMessages(event: Pick<WorkspaceEvent, 'type' | 'entityType'>): boolean {
-  return event.entityType === 'ticket' && !FIELD_ONLY_TICKET_EVENTS.has(event.type);
+  return isRecordType(event.entityType) && entityOf(event.entityType).touchesUnlisted(event.type);
 }
 
 /**
@@ -35,7 +24,7 @@ export function touchesMessages(event: Pick<WorkspaceEvent, 'type' | 'entityType
 export function dirtyMarks(events: readonly WorkspaceEvent[]): DirtyMark[] {
   const byKey = new Map<string, DirtyMark>();
   for (const e of events) {
-    if (e.entityType !== 'ticket' && e.entityType !== 'deal') continue;
+    if (!isRecordType(e.entityType)) continue;
     const key = `${e.entityType}:${e.entityId}`;
     const prev = byKey.get(key);
     const readMessages = (prev?.readMessages ?? false) || touchesMessages(e);

@@ -19,6 +19,7 @@ import type { RunStats } from './stats.js';
 import { abandonWindow, type WindowState } from './state.js';
 import type { ProgressWatchdog } from './watchdog.js';
 import { newestFirst, reachedBelow } from './window.js';
+import { RECORD_ENTITIES } from '../entities/index.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -84,8 +85,7 @@ export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: Pr
         'the change log reused event ids for other events; those events are quarantined and their records re-read',
       );
     // A late event can change the history of a record the cycle does not re-read (already newer).
-    for (const id of c.historyOf.tickets) stats.changed.tickets.add(id);
-    for (const id of c.historyOf.deals) stats.changed.deals.add(id);
+    for (const { plural } of RECORD_ENTITIES) for (const id of c.historyOf[plural]) stats.changed[plural].add(id);
     if (c.late !== null && !lateLogged) {
       lateLogged = true;
       logger.info(
