@@ -10,6 +10,8 @@ export {
   readWatermark,
   readWindow,
   recordLastCycle,
+  STATE_VERSION,
+  upgradeStoredState,
   type LastCycle,
   type LateEvent,
   type LookbackState,
