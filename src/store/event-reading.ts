@@ -24,7 +24,7 @@ export interface EventReading {
 /**
  * Verbs of ticket and deal events that change no tracked field, whatever their payload: messages
  * come and go, records are created or leave the list. A server that changes a tracked field in
- * the same write logs that change too (the document's `{from, to}` events).
+ * the same write logs that change too (the `{from, to}` events of docs/upstream.md).
  */
 const UNTRACKED_VERBS = new Set(
   ['created', 'replied', 'note_added', 'customer_replied', 'message_removed', 'deleted', 'spam', 'merged'].map(squash),
