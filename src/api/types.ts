@@ -1,4 +1,4 @@
-import type { RecordType } from '../entities/index.js';
+import type { RecordType } from '../entities/record-type.js';
 
 /**
  * The upstream records as wsmirror relies on them (docs/upstream.md, "Records"). Field names follow the

@@ -1,7 +1,7 @@
 import type { ApiClient, CallOptions, Deal, Page, Ticket, TicketWithMessages } from '../api/index.js';
 import type { ContentDifference, DirtyEntry, Store, StoreTx, UpsertResult } from '../store/index.js';
 import type { TrackedField } from '../store/tracked-fields.js';
-import type { RecordType } from './index.js';
+import type { RecordType } from './record-type.js';
 
 /** A copy as read by id: what the mirror writes. */
 export type MirroredRecord = TicketWithMessages | Deal;

@@ -1,15 +1,11 @@
 import { deal } from './deal.js';
 import type { RecordEntity } from './entity.js';
+import type { RecordType } from './record-type.js';
 import { ticket } from './ticket.js';
 
 export type { ListedRecord, ListTaken, MirroredRecord, RecordEntity } from './entity.js';
 export { pipelines } from './pipeline.js';
-
-/**
- * The mirrored record types: the one place their union is spelled. Everything else names a type
- * through `RecordType` and reaches its behaviour through `entityOf`.
- */
-export type RecordType = 'ticket' | 'deal';
+export type { RecordType } from './record-type.js';
 
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
 export const RECORD_ENTITIES: readonly RecordEntity[] = [ticket, deal];

@@ -45,6 +45,10 @@ export interface SimulatorOptions {
   dialect?: Partial<DialectOptions>;
 }
 
+/** The simulator's own record kinds, spelled apart from the client's registry (src/entities), which it never imports. */
+export const SIM_RECORD_KINDS = ['ticket', 'deal'] as const;
+export type SimRecordKind = (typeof SIM_RECORD_KINDS)[number];
+
 /**
  * A workspace's choices where the upstream is silent (docs/upstream.md). Every option has a default that
  * is the simulator's original behaviour; docs/simulator.md ("Dialects") describes each one.
@@ -192,8 +196,8 @@ export interface SimulatorControl {
   now(): Date;
   advanceClock(ms: number): void;
   hideTicket(id: string, reason: HideReason): void;
-  corrupt(entityType: 'ticket' | 'deal', id: string, how?: CorruptionKind): void;
-  repair(entityType: 'ticket' | 'deal', id: string): void;
+  corrupt(entityType: SimRecordKind, id: string, how?: CorruptionKind): void;
+  repair(entityType: SimRecordKind, id: string): void;
   act(count?: number): ActivityRecord[];
   actEveryKind(): ActivityRecord[];
   burst(count: number): void;
@@ -238,7 +242,7 @@ export interface Truth {
  */
 export interface TruthChange {
   eventId: string;
-  entityType: 'ticket' | 'deal';
+  entityType: SimRecordKind;
   entityId: string;
   field: string;
   from: unknown;
