@@ -28,7 +28,4 @@ export const deal: RecordEntity = {
   read: (client, id, opts) => client.getDeal(id, opts),
   fromList: (_store, items) => Promise.resolve({ copies: items.map((d) => ({ id: d.id, record: d as Deal })), readById: [] }),
   requires: (record) => stageKey((record as Deal).pipeline.id, (record as Deal).stage.id),
-
-  write: (tx, records, syncedAt) => tx.upsertDeals(records as readonly Deal[], syncedAt),
-  differences: (store, items) => store.dealDifferences(items as readonly Deal[]),
 };

@@ -1,12 +1,55 @@
 import type { ApiClient, CallOptions, Deal, Page, Ticket, TicketWithMessages } from '../api/index.js';
-import type { ContentDifference, DirtyEntry, Store, StoreTx, UpsertResult } from '../store/index.js';
-import type { TrackedField } from '../store/tracked-fields.js';
 import type { RecordType } from './record-type.js';
 
 /** A copy as read by id: what the mirror writes. */
 export type MirroredRecord = TicketWithMessages | Deal;
 /** A list item: the whole record for a deal, a ticket without its messages. */
 export type ListedRecord = Ticket | Deal;
+
+/** How a change's from/to values are read into the text history rows hold. */
+export type ValueKind = 'id' | 'text' | 'amount' | 'date';
+
+/**
+ * A field whose changes the mirror keeps in ticket_history / deal_history (docs/schema.md,
+ * "History semantics"). Each entity module declares its own; src/store/tracked-fields.ts reads them.
+ */
+export interface TrackedField {
+  /** The history field, which is also the mirror column compared on a re-read. */
+  readonly field: string;
+  /**
+   * The field's API name. A change-log payload may spell it in any common way: as is or as the
+   * column, camelCase or snake_case, with or without `Id`, in any letter case (`stage`,
+   * `stageId`, `stage_id`, `StageID`); `spelledAs` decides.
+   */
+  readonly name: string;
+  readonly value: ValueKind;
+  /** Event verbs that tell this field's change, beyond `<any spelling>_changed` (`ticket.assigned`). */
+  readonly verbs?: readonly string[];
+  /**
+   * Names of other fields whose change implies one of this field (a deal moved to another
+   * pipeline moves stage): a payload naming one without a readable change of this field may hide one.
+   */
+  readonly implied?: readonly string[];
+  /**
+   * The field this one follows upstream (a deal's status follows its stage): a change of that
+   * field the mirror cannot read may hide one of this field too.
+   */
+  readonly follows?: string;
+}
+
+/** A dirty mark as a drain plan sees it (the store's DirtyEntry). */
+export interface MarkSeen {
+  /** A ticket's messages may have changed: only the single read shows them. */
+  readMessages: boolean;
+}
+
+/**
+ * What the mirror holds of listed records, as a drain asks it (the store answers): a ticket's
+ * message count and messages, to tell whether a list item can stand in for a read by id.
+ */
+export interface HeldCopies {
+  ticketCopies(ids: readonly string[]): Promise<Map<string, { messageCount: number | null; messages: unknown[] | null }>>;
+}
 
 /** What one drain round does with the list items it found (docs/sync.md, "Drain"). */
 export interface ListTaken {
@@ -47,7 +90,7 @@ export interface RecordEntity {
    */
   touchesUnlisted(eventType: string | null): boolean;
   /** Whether a drain plan may take this mark from the list (docs/sync.md, "Drain"): else it is read by id. */
-  listable(entry: DirtyEntry): boolean;
+  listable(mark: MarkSeen): boolean;
 
   /** One list page, newest-updated first. */
   page(client: ApiClient, q: { cursor?: string | null; limit: number }, opts?: CallOptions): Promise<Page<ListedRecord>>;
@@ -56,12 +99,7 @@ export interface RecordEntity {
   /** The single read: the whole copy (404: deleted). */
   read(client: ApiClient, id: string, opts?: CallOptions): Promise<MirroredRecord>;
   /** List items found by a drain, as copies to write or ids to read (a ticket whose messages moved). */
-  fromList(store: Store, items: readonly ListedRecord[]): Promise<ListTaken>;
+  fromList(held: HeldCopies, items: readonly ListedRecord[]): Promise<ListTaken>;
   /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */
   requires?(record: MirroredRecord): string;
-
-  /** Writes copies in one batch, with the outcome of writing them one after another (store/record-upsert.ts). */
-  write(tx: StoreTx, records: readonly MirroredRecord[], syncedAt: string): Promise<UpsertResult[]>;
-  /** What verify compares: every stored column and child table against a list item of the same version. */
-  differences(store: Store, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
 }

@@ -3,7 +3,7 @@ import type { RecordEntity } from './entity.js';
 import type { RecordType } from './record-type.js';
 import { ticket } from './ticket.js';
 
-export type { ListedRecord, ListTaken, MirroredRecord, RecordEntity } from './entity.js';
+export type { HeldCopies, ListedRecord, ListTaken, MarkSeen, MirroredRecord, RecordEntity, TrackedField, ValueKind } from './entity.js';
 export { pipelines } from './pipeline.js';
 export type { RecordType } from './record-type.js';
 

@@ -41,10 +41,10 @@ export const ticket: RecordEntity = {
    * A listed ticket comes with the messages the mirror holds, which is only right when its message
    * count has not moved; one whose count moved, or that the mirror lacks, is read by id instead.
    */
-  async fromList(store, items) {
+  async fromList(held, items) {
     const hits = items as readonly Ticket[];
     if (hits.length === 0) return { copies: [], readById: [] };
-    const stored = await store.ticketCopies(hits.map((t) => t.id));
+    const stored = await held.ticketCopies(hits.map((t) => t.id));
     const taken: Awaited<ReturnType<RecordEntity['fromList']>> = { copies: [], readById: [] };
     for (const item of hits) {
       const copy = stored.get(item.id);
@@ -54,7 +54,4 @@ export const ticket: RecordEntity = {
     }
     return taken;
   },
-
-  write: (tx, records, syncedAt) => tx.upsertTickets(records as readonly TicketWithMessages[], syncedAt),
-  differences: (store, items) => store.ticketDifferences(items as readonly Ticket[]),
 };

@@ -1,4 +1,4 @@
-import type { RecordType } from '../entities/index.js';
+import type { ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import { StoreError } from './errors.js';
@@ -125,6 +125,8 @@ export interface Store {
   ticketDifferences(items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
   /** As ticketDifferences, for deals (contacts and custom fields). */
   dealDifferences(items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  /** ticketDifferences or dealDifferences by the items' type: what verify compares through the entity registry. */
+  recordDifferences(type: RecordType, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
   /** The listed pipelines and stages the mirror holds differently, or not at all. */
   pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
@@ -154,6 +156,13 @@ export interface StoreBackend {
 /** The synced_at a compared copy would get; never compared, never stored. */
 const COMPARED_AT = '1970-01-01 00:00:00.000';
 
+/** What verify compares, per record type: typed per type, so a new entity fails to compile until it has one. */
+const DIFFERENCES: {
+  [K in RecordType]: (db: Kysely<MirrorDatabase>, items: readonly ListedRecord[], at: string) => Promise<Map<string, ContentDifference[]>>;
+} = {
+  ticket: (db, items, at) => ticketDifferences(db, items as readonly Ticket[], at),
+  deal: (db, items, at) => dealDifferences(db, items as readonly Deal[], at),
+};
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
@@ -214,6 +223,7 @@ export function buildStore(backend: StoreBackend): Store {
     pipelineDealCounts: () => r.pipelineDealCounts(db),
     ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
     dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
+    recordDifferences: (type, items) => DIFFERENCES[type](db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();

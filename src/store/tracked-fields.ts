@@ -1,36 +1,7 @@
-import { entityOf, type RecordType } from '../entities/index.js';
+import { entityOf, type RecordType, type TrackedField } from '../entities/index.js';
+
+export type { TrackedField } from '../entities/index.js';
 import { centsText, dateOnly, parseAmount, str } from './values.js';
-
-/** How a change's from/to values are read into the text history rows hold. */
-type ValueKind = 'id' | 'text' | 'amount' | 'date';
-
-/**
- * A field whose changes the mirror keeps in ticket_history / deal_history (docs/schema.md,
- * "History semantics"). Each entity module declares its own (src/entities/).
- */
-export interface TrackedField {
-  /** The history field, which is also the mirror column compared on a re-read. */
-  readonly field: string;
-  /**
-   * The field's API name. A change-log payload may spell it in any common way: as is or as the
-   * column, camelCase or snake_case, with or without `Id`, in any letter case (`stage`,
-   * `stageId`, `stage_id`, `StageID`); `spelledAs` decides.
-   */
-  readonly name: string;
-  readonly value: ValueKind;
-  /** Event verbs that tell this field's change, beyond `<any spelling>_changed` (`ticket.assigned`). */
-  readonly verbs?: readonly string[];
-  /**
-   * Names of other fields whose change implies one of this field (a deal moved to another
-   * pipeline moves stage): a payload naming one without a readable change of this field may hide one.
-   */
-  readonly implied?: readonly string[];
-  /**
-   * The field this one follows upstream (a deal's status follows its stage): a change of that
-   * field the mirror cannot read may hide one of this field too.
-   */
-  readonly follows?: string;
-}
 
 /** The tracked fields of a record type, as its entity declares them (src/entities/). */
 export const trackedFields = (kind: RecordType): readonly TrackedField[] => entityOf(kind).tracked;

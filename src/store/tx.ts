@@ -9,7 +9,7 @@ import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { StoreError } from './errors.js';
-import { entityOf, type RecordType } from '../entities/index.js';
+import { entityOf, type MirroredRecord, type RecordType } from '../entities/index.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
 
@@ -56,6 +56,8 @@ export interface StoreTx {
   upsertTickets(tickets: readonly TicketWithMessages[], syncedAt: string): Promise<UpsertResult[]>;
   /** upsertDeal on each record in order, batched as upsertTickets. */
   upsertDeals(deals: readonly Deal[], syncedAt: string): Promise<UpsertResult[]>;
+  /** upsertTickets or upsertDeals by the records' type: what the sync writes through the entity registry. */
+  upsertRecords(type: RecordType, records: readonly MirroredRecord[], syncedAt: string): Promise<UpsertResult[]>;
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
   markDeleted(entityType: RecordType, entityId: string, at: string): Promise<void>;
@@ -77,6 +79,11 @@ const TICKETS: BulkWriter<TicketWithMessages, PreparedTicket> = {
   write: writeTickets,
 };
 const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: prepareDeal, idOf: (p) => p.row.id, write: writeDeals };
+/** The writer of each record type: typed per type, so a new entity fails to compile until it has one. */
+const WRITERS: { [K in RecordType]: BulkWriter<MirroredRecord, unknown> } = {
+  ticket: TICKETS,
+  deal: DEALS,
+};
 
 /**
  * Bad data must not stop the sync (docs/design.md §4.5): a value the store cannot hold quarantines the record.
@@ -123,6 +130,7 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     },
     upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKETS, tickets, iso(syncedAt, 'syncedAt')),
     upsertDeals: (deals, syncedAt) => upsertMany(db, DEALS, deals, iso(syncedAt, 'syncedAt')),
+    upsertRecords: (type, records, syncedAt) => upsertMany(db, WRITERS[type], records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
     markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),

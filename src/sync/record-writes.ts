@@ -83,7 +83,7 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
     const reads = ofKind('read', type);
     if (reads.length > 0) {
       const records = reads.map((i) => writes[i]!.record as MirroredRecord);
-      const verdicts = await entity.write(tx, records, now);
+      const verdicts = await tx.upsertRecords(entity.type, records, now);
       reads.forEach((i, n) => {
         const { entry } = writes[i]!;
         const fresh = Date.parse(records[n]!.updatedAt) >= Date.parse(entry.occurredAt);

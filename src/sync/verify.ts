@@ -63,7 +63,7 @@ async function verifyRecords(ctx: SyncContext, entity: RecordEntity, drift: Drif
         drift.push({ entityType, entityId: item.id, kind: 'outdated', upstream: item.updatedAt, mirror: mine.updatedAt });
       } else current.push(item);
     }
-    const differences = await entity.differences(store, current);
+    const differences = await store.recordDifferences(entity.type, current);
     for (const [id, diffs] of differences) drift.push(contentDrift(entityType, id, diffs));
     for (const bad of page.invalid) {
       if (bad.id) seen.add(bad.id);
