@@ -1,5 +1,3 @@
-import type { RecordType } from '../entities/record-type.js';
-
 /**
  * The upstream records as wsmirror relies on them (docs/upstream.md, "Records"). Field names follow the
  * API exactly. Every object may carry extra fields docs/upstream.md does not list; the zod schemas in
@@ -133,7 +131,8 @@ export interface WorkspaceEvent {
 
 /** A record of a list page (or a single read) that failed validation: quarantined, never fatal. */
 export interface InvalidItem {
-  entityType: RecordType | 'event' | 'pipeline';
+  /** The upstream entityType of what failed: a record type (src/entities), `event` or `pipeline`. */
+  entityType: string;
   /** The record's id when it could be read at all. */
   id: string | null;
   reason: string;
