@@ -19,11 +19,16 @@ export interface DirtyEntry {
   readMessages: boolean;
 }
 
-/** A dirty mark to store. `readMessages` absent means true: a caller that does not know is safe. */
-export interface DirtyMarkInput {
+/** A record to read again, as the sync marks it and the store keeps it (dirty_entities). */
+export interface DirtyMark {
   entityType: RecordType;
   entityId: string;
   occurredAt: string;
+  /**
+   * A ticket's messages may have changed, so the drain must read `GET /tickets/:id` rather than
+   * take the ticket from its list (docs/sync.md, "Drain"). Absent counts as true: a caller that
+   * does not know is safe.
+   */
   readMessages?: boolean;
 }
 
@@ -52,7 +57,7 @@ export async function setState(db: Db, key: string, value: unknown): Promise<voi
  * read_messages only ever turns on until the entry is cleared: one event that may have touched
  * the messages is enough, whichever event is the newest.
  */
-export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], normalise: (iso: string) => string): Promise<void> {
+export async function markDirty(db: Db, entries: readonly DirtyMark[], normalise: (iso: string) => string): Promise<void> {
   // Collapse first: PostgreSQL refuses to update one row twice in a single ON CONFLICT statement.
   const newest = new Map<string, { entity_type: string; entity_id: string; occurred_at: string; read_messages: number }>();
   for (const e of entries) {

@@ -35,7 +35,7 @@ export interface StoreTx {
    */
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
-  markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
+  markDirty(entries: t.DirtyMark[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
   clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */

@@ -6,7 +6,7 @@ import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
-import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readWindow as readSavedWindow } from './state.js';
+import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readSavedWindow } from './state.js';
 import { planWindow, trustedReadFloor } from './window.js';
 import { readWindow } from './window-read.js';
 import { RECORD_ENTITIES } from '../entities/index.js';

@@ -8,7 +8,7 @@ export {
   readLookback,
   readReadFloor,
   readWatermark,
-  readWindow,
+  readSavedWindow,
   recordLastCycle,
   STATE_VERSION,
   upgradeStoredState,

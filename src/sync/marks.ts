@@ -1,16 +1,8 @@
 import type { WorkspaceEvent } from '../api/index.js';
-import { entityOf, isRecordType, type RecordType } from '../entities/index.js';
+import { entityOf, isRecordType } from '../entities/index.js';
+import type { DirtyMark } from '../store/index.js';
 
-export interface DirtyMark {
-  entityType: RecordType;
-  entityId: string;
-  occurredAt: string;
-  /**
-   * A ticket's messages may have changed, so the drain must read `GET /tickets/:id` rather than
-   * take the ticket from its list (docs/sync.md, "Drain"). Absent counts as true.
-   */
-  readMessages?: boolean;
-}
+export type { DirtyMark } from '../store/index.js';
 
 /** Whether the event may change what its record's list item does not carry (RecordEntity.touchesUnlisted). */
 export function touchesMessages(event: Pick<WorkspaceEvent, 'type' | 'entityType'>): boolean {

@@ -212,7 +212,7 @@ export async function readWatermark(r: StateReader): Promise<string | null> {
 }
 
 /** The window in progress, or null when the last one closed (the next starts afresh). */
-export async function readWindow(r: StateReader): Promise<WindowState | null> {
+export async function readSavedWindow(r: StateReader): Promise<WindowState | null> {
   return (await read<WindowState>(r, KEY.window)) ?? null;
 }
 

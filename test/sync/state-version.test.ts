@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
-import { readBackfill, readWindow, STATE_VERSION, upgradeStoredState } from '../../src/sync/index.js';
+import { readBackfill, readSavedWindow, STATE_VERSION, upgradeStoredState } from '../../src/sync/index.js';
 import { runCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -31,7 +31,7 @@ for (const dialect of dialects)
     it('an older shape reads as today’s, and a writer stores it upgraded with the version', async () => {
       const { store } = await mirror();
       await store.transaction((tx) => tx.setState('window', V1_WINDOW));
-      expect(await readWindow(store)).toEqual({ ...V1_WINDOW, readFloor: null });
+      expect(await readSavedWindow(store)).toEqual({ ...V1_WINDOW, readFloor: null });
       expect(await store.getState('window')).toEqual(V1_WINDOW);
 
       expect(await upgradeStoredState(store)).toBe(1);
@@ -53,7 +53,7 @@ for (const dialect of dialects)
     it('a state newer than this build is refused, not misread', async () => {
       const { store } = await mirror();
       await store.transaction((tx) => tx.setState('state_version', STATE_VERSION + 1));
-      await expect(readWindow(store)).rejects.toMatchObject({ code: 'STATE_NEWER' });
+      await expect(readSavedWindow(store)).rejects.toMatchObject({ code: 'STATE_NEWER' });
     });
   });
 
