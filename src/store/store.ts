@@ -10,7 +10,7 @@ import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
-import { tidyTables } from './bulk-load.js';
+import { tidyTables } from './tidy-tables.js';
 import {
   dealDifferences,
   pipelineDifferences,
@@ -83,7 +83,7 @@ export interface Store {
   /**
    * After a bulk load: PostgreSQL runs VACUUM (ANALYZE) on these tables at once, so the planner's
    * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
-   * round; SQLite does nothing (bulk-load.ts says why). Returns whether anything ran.
+   * round; SQLite does nothing (tidy-tables.ts says why). Returns whether anything ran.
    */
   afterBulkLoad(tables: readonly string[]): Promise<boolean>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */

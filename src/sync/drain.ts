@@ -16,12 +16,12 @@ import {
   readWrite,
   recordFailure,
   type RecordWrite,
-} from './record-writes.js';
+} from './drain-writes.js';
 import { failureReason, FAILED_READS_QUARANTINE_AFTER, ReadFailures, unavailableRead } from './read-failures.js';
 import type { RunStats } from './stats.js';
 import { WriteBatch } from './write-batch.js';
 
-export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './record-writes.js';
+export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './drain-writes.js';
 
 /** Dirty records planned together; the rest wait for the next round of the same drain. */
 const ROUND = 5000;
