@@ -1,6 +1,6 @@
 import type { ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
-import { capabilitiesOf } from './dialect.js';
+import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
@@ -52,7 +52,10 @@ export interface CheckpointResult {
 }
 
 export interface Store {
+  /** The database's name, for tests and messages; code asks `capabilities` what to do instead. */
   readonly dialect: 'sqlite' | 'postgres';
+  /** What the database does differently (src/store/dialect.ts): the only dialect question code outside the store asks. */
+  readonly capabilities: DialectCapabilities;
   /** Readers (status, report, views) query it directly. */
   readonly db: Kysely<MirrorDatabase>;
   /**
@@ -169,6 +172,7 @@ export function buildStore(backend: StoreBackend): Store {
 
   return {
     dialect: backend.dialect,
+    capabilities: capabilitiesOf(db),
     db,
     label,
     migrate: () => migrateStore(backend),
@@ -180,15 +184,15 @@ export function buildStore(backend: StoreBackend): Store {
     isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return (await deferIndexes(db, backend.dialect)).length;
+      return (await deferIndexes(db)).length;
     },
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return restoreDeferredIndexes(db, backend.dialect);
+      return restoreDeferredIndexes(db);
     },
     async afterBulkLoad(tables) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot vacuum or analyze.');
-      return tidyTables(db, backend.dialect, tables);
+      return tidyTables(db, tables);
     },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
@@ -243,7 +247,7 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
     const unknown = await unknownAppliedMigrations(db, schema);
     if (unknown.length > 0) throw schemaNewerError(label, unknown);
     // Before the migrations, which were written against the schema with every index present.
-    await restoreDeferredIndexes(db, backend.dialect);
+    await restoreDeferredIndexes(db);
     return migrateToLatest(db, schema);
   }
   const pending = await pendingMigrations(db, schema);

@@ -42,7 +42,7 @@ export interface WindowRead {
  */
 export async function readWindow(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog, start: WindowState): Promise<WindowRead> {
   const { store, client, logger } = ctx;
-  const { maxPages, maxDelayMs } = groupBounds(pageGroupLimits(store.dialect));
+  const { maxPages, maxDelayMs } = groupBounds(pageGroupLimits(store));
   // The position after the last page read; it commits with the group that holds that page.
   let window = start;
   let head: string | null = null;
