@@ -1,5 +1,5 @@
 import type { ApiClient, CallOptions, Deal, Page, Ticket, TicketWithMessages } from '../api/index.js';
-import type { RecordType } from './record-type.js';
+import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './record-type.js';
 
 /** A copy as read by id: what the mirror writes. */
 export type MirroredRecord = TicketWithMessages | Deal;
@@ -67,15 +67,15 @@ export interface RecordEntity {
   /** The change log's entityType, the dirty set's and quarantine's entity_type, the metric label. */
   readonly type: RecordType;
   /** The list's name: its backfill phase, its page hook, the reports' change set. */
-  readonly plural: 'tickets' | 'deals';
+  readonly plural: RecordTable;
   /** The upstream list (docs/upstream.md, "Lists"). */
   readonly listPath: string;
   /** The record table; `childTables` hold rows that belong to one record and go with it. */
-  readonly table: 'tickets' | 'deals';
+  readonly table: RecordTable;
   readonly childTables: readonly string[];
   /** ticket_history / deal_history, and its column naming the record. */
-  readonly historyTable: 'ticket_history' | 'deal_history';
-  readonly historyOwner: 'ticket_id' | 'deal_id';
+  readonly historyTable: HistoryTable;
+  readonly historyOwner: HistoryOwner;
   /**
    * The fields whose changes the mirror keeps as history (docs/schema.md, "History semantics"),
    * with the event spellings that tell them: the observed diff of two reads, the change-log
