@@ -35,3 +35,4 @@ export { emptyStats, type RunStats } from './stats.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
+export { lagBetween, syncOnce, type CycleSummary } from './lag.js';
