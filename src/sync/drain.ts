@@ -8,15 +8,7 @@ import type { RecordOutcome, SyncContext } from './context.js';
 import { scanList, type ListSink } from './list-scan.js';
 import { planType, rankingDepth, type TypePlan } from './plan.js';
 import { refreshPipelines } from './pipelines.js';
-import {
-  applyWrites,
-  deletedWrite,
-  quarantineAlone,
-  quarantineWrite,
-  readWrite,
-  recordFailure,
-  type RecordWrite,
-} from './drain-writes.js';
+import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, recordFailure, type RecordWrite } from './drain-writes.js';
 import { failureReason, FAILED_READS_QUARANTINE_AFTER, ReadFailures, unavailableRead } from './read-failures.js';
 import type { RunStats } from './stats.js';
 import { WriteBatch } from './write-batch.js';
