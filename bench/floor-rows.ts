@@ -110,7 +110,7 @@ const idOf = (v: unknown): string | null => text(obj(v)?.id);
 /**
  * Converters for one run. The references (users, contacts, companies) are written once each: the
  * floor fills an empty mirror, so the first copy seen is the one stored. `specOnly` stores only
- * the raw copies the product specification asks for: no `ticket_messages.raw_json` (an extra
+ * the raw copies the schema requires (docs/schema.md marks the rest *extra*): no `ticket_messages.raw_json` (an extra
  * column of wsmirror's, docs/schema.md) and a ticket's `raw_json` without its messages, to see
  * what the least raw JSON the contract allows would save.
  */

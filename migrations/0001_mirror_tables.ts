@@ -1,5 +1,7 @@
-import { sql, type Kysely, type CreateTableBuilder, type RawBuilder } from 'kysely';
-import { dialectOf } from '../src/store/dialect.js';
+import { PostgresAdapter, sql, type Kysely, type CreateTableBuilder, type RawBuilder } from 'kysely';
+
+/** Frozen: the migration tells the dialect itself and imports nothing from src/. */
+const isPostgres = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
  * The mirror tables of docs/design.md §5 (a public contract: names only change through a new
@@ -12,7 +14,7 @@ import { dialectOf } from '../src/store/dialect.js';
  * a later change to the live map in src/store/dialect.ts cannot change what 0001 creates.
  */
 function types(db: Kysely<any>) {
-  const pg = dialectOf(db) === 'postgres';
+  const pg = isPostgres(db);
   return {
     timestamp: pg ? 'timestamptz' : 'datetime',
     date: 'date',

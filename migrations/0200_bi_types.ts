@@ -1,5 +1,7 @@
-import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../src/store/dialect.js';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
+
+/** Frozen: the migration tells the dialect itself and imports nothing from src/. */
+const isPostgres = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
  * Types BI tools read as they are (docs/schema.md, "Types"):
@@ -44,7 +46,7 @@ async function historyIndexes(db: Kysely<any>): Promise<void> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) === 'postgres') {
+  if (isPostgres(db)) {
     // The migrator runs PostgreSQL migrations in one transaction.
     await historyIndexes(db);
     await sql`ALTER TABLE rpt_sync_health ADD COLUMN IF NOT EXISTS running_since timestamptz`.execute(db);

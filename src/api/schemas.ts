@@ -1,5 +1,5 @@
 /**
- * Validation of upstream records (API document part 2, docs/design.md §4.5). Loose objects keep unknown
+ * Validation of upstream records (docs/upstream.md, "Records"; docs/design.md §4.5). Loose objects keep unknown
  * fields for the raw JSON; what the mirror stores in typed columns is checked strictly (ids,
  * timestamps, numbers, booleans); status/priority/type strings are open sets. A field the mirror
  * can do without may be missing and defaults to null / [] / {}.

@@ -145,34 +145,7 @@ export class Transport {
           headers: this.headers,
           signal: timeout,
         });
-        status = res.statusCode;
-        event.status = status;
-        retryAfter = res.headers['retry-after'];
-        this.d.limiter.observe?.({ status, headers: res.headers });
-        serverDate = parseDateHeader(res.headers.date);
-        if (serverDate !== null) event.clockSkewMs = Date.parse(serverDate) - Date.now();
-        contentType = String(res.headers['content-type'] ?? '');
-        // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
-        const ok = status >= 200 && status < 300;
-        const limit = ok ? this.d.opts.maxResponseBytes : ERROR_BODY_LIMIT;
-        const body = await readBounded(
-          res.body as BodyStream,
-          limit,
-          headerLength(res.headers['content-length']),
-          ok,
-          ok ? this.budget : undefined,
-        );
-        event.bytes = body.bytes;
-        this.stats.bytesIn += body.bytes;
-        if (body.tooLarge) {
-          throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, {
-            status,
-            method: 'GET',
-            path: shownPath(target),
-            attempts: attempt,
-          });
-        }
-        text = body.text;
+        ({ status, text, retryAfter, serverDate, contentType } = await this.receive(res, target, attempt, event));
       } catch (err) {
         if (err instanceof ResponseTooLargeError) throw err;
         if (signal?.aborted) throw signal.reason;
@@ -197,6 +170,38 @@ export class Transport {
         this.report(event);
       }
     }
+  }
+
+  /** Reads one answer: its headers into `event` and the limiter, its body within the bounds. */
+  private async receive(
+    res: Awaited<ReturnType<typeof this.d.agent.request>>,
+    target: string,
+    attempt: number,
+    event: RequestEvent,
+  ): Promise<{ status: number; text: string; retryAfter: string | string[] | undefined; serverDate: string | null; contentType: string }> {
+    const status = res.statusCode;
+    event.status = status;
+    const retryAfter = res.headers['retry-after'];
+    this.d.limiter.observe?.({ status, headers: res.headers });
+    const serverDate = parseDateHeader(res.headers.date);
+    if (serverDate !== null) event.clockSkewMs = Date.parse(serverDate) - Date.now();
+    const contentType = String(res.headers['content-type'] ?? '');
+    // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
+    const ok = status >= 200 && status < 300;
+    const limit = ok ? this.d.opts.maxResponseBytes : ERROR_BODY_LIMIT;
+    const body = await readBounded(
+      res.body as BodyStream,
+      limit,
+      headerLength(res.headers['content-length']),
+      ok,
+      ok ? this.budget : undefined,
+    );
+    event.bytes = body.bytes;
+    this.stats.bytesIn += body.bytes;
+    if (body.tooLarge) {
+      throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, { status, method: 'GET', path: shownPath(target), attempts: attempt });
+    }
+    return { status, text: body.text, retryAfter, serverDate, contentType };
   }
 
   private report(event: RequestEvent): void {

@@ -1,6 +1,6 @@
 /**
- * The upstream records as wsmirror relies on them (API document part 2). Field names follow the
- * API exactly. Every object may carry extra fields the document does not list; the zod schemas in
+ * The upstream records as wsmirror relies on them (docs/upstream.md, "Records"). Field names follow the
+ * API exactly. Every object may carry extra fields docs/upstream.md does not list; the zod schemas in
  * schemas.ts keep them (passthrough) so the raw JSON stored in the mirror loses nothing.
  * Timestamps are ISO 8601 strings as received (validated as parseable, not reformatted here).
  */
@@ -41,7 +41,7 @@ export interface Ticket {
   fields: Record<string, unknown>;
   contact: ContactRef | null;
   assignee: UserRef | null;
-  /** Shape not shown by the API document; kept as JSON. `id`/`name` used when present. */
+  /** Shape the upstream does not promise; kept as JSON. `id`/`name` used when present. */
   team: Record<string, unknown> | null;
   cc: unknown[];
   messageCount: number;
@@ -131,7 +131,8 @@ export interface WorkspaceEvent {
 
 /** A record of a list page (or a single read) that failed validation: quarantined, never fatal. */
 export interface InvalidItem {
-  entityType: 'ticket' | 'deal' | 'event' | 'pipeline';
+  /** The upstream entityType of what failed: a record type (src/entities), `event` or `pipeline`. */
+  entityType: string;
   /** The record's id when it could be read at all. */
   id: string | null;
   reason: string;

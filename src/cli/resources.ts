@@ -2,7 +2,7 @@ import { createApiClient, type ApiClient, type RequestEvent } from '../api/index
 import { loadConfig, requireUpstream, type Config, type ConfigFlags } from '../config/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
-import type { SyncContext, SyncHooks } from '../sync/index.js';
+import { STATE_VERSION, upgradeStoredState, type SyncContext, type SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { SecretRedactor } from './secrets.js';
 
@@ -76,6 +76,8 @@ export async function openLockedMirror(
   beforeMigrate?.(store, lock);
   const { applied } = await store.migrate();
   if (applied.length > 0) res.logger.info({ applied }, 'migrations applied');
+  const stateFrom = await upgradeStoredState(store);
+  if (stateFrom !== STATE_VERSION) res.logger.debug({ from: stateFrom, to: STATE_VERSION }, 'sync state upgraded');
   return { store, lock, applied };
 }
 

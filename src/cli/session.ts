@@ -28,7 +28,7 @@ export interface WriterSessionOptions {
  * The one way every writing command (backfill, sync, verify --repair, run, migrate, demo) opens
  * the mirror, in an order that keeps a wrong key from writing anything: one probe request (auth,
  * and the upstream head), then the database, the writer lock and, only once it is held, the
- * migrations (docs/design.md §2).
+ * migrations (docs/design.md §4.7).
  */
 export async function openWriterSession(res: Resources, life: Lifecycle, options: WriterSessionOptions): Promise<WriterMirror> {
   const probe = options.client ? await options.client.eventsPage({ limit: 1 }) : null;

@@ -1,4 +1,5 @@
 import { Gauge, Histogram, type Registry } from 'prom-client';
+import { entityOf, RECORD_ENTITIES, type RecordType } from '../entities/index.js';
 
 /**
  * Freshness as users feel it (docs/operations.md, "Metrics"): the mirror's "current as of"
@@ -23,6 +24,9 @@ export class FreshnessMetrics {
       buckets: [0.25, 0.5, 1, 2, 3, 5, 10, 30, 60, 300, 1800, 3600],
       registers: [registry],
     });
+    // Every entity type's series exists from the start (empty), as for the other labelled
+    // metrics: a dashboard and an alert see 0 observations, not a missing metric.
+    for (const { metricLabel } of RECORD_ENTITIES) this.visible.zero({ entity_type: metricLabel });
   }
 
   /** Unknown is NaN, never the last value or 0 (an alert must see that nothing is claimed). */
@@ -35,9 +39,9 @@ export class FreshnessMetrics {
    * A record's write committed, making the change at `occurredAt` visible. The delay is measured
    * against this machine's clock; a workspace clock ahead of it would make it negative: 0 then.
    */
-  changeVisible(entityType: string, occurredAt: string, nowMs: number): void {
+  changeVisible(entityType: RecordType, occurredAt: string, nowMs: number): void {
     const at = Date.parse(occurredAt);
     if (!Number.isFinite(at)) return;
-    this.visible.observe({ entity_type: entityType }, Math.max(0, (nowMs - at) / 1000));
+    this.visible.observe({ entity_type: entityOf(entityType).metricLabel }, Math.max(0, (nowMs - at) / 1000));
   }
 }

@@ -3,6 +3,7 @@ import type { RequestEvent } from '../api/index.js';
 import type { RecordOutcome, RunStats } from '../sync/index.js';
 import { RECORD_OUTCOMES } from './cycle-log.js';
 import { FreshnessMetrics } from './freshness.js';
+import { entityOf, RECORD_ENTITIES, type RecordType } from '../entities/index.js';
 
 /** Where the SQLite sizes come from; null for PostgreSQL (the gauges then stay absent). */
 export type FileSizes = () => { database: number; wal: number } | null;
@@ -124,7 +125,7 @@ export class DaemonMetrics {
     // Every labelled series starts at 0, so dashboards and alerts see it before the first event.
     for (const outcome of ['success', 'failed', 'aborted', 'skipped']) this.cycles.inc({ outcome }, 0);
     for (const kind of ['read', 'new', 'late']) this.events.inc({ kind }, 0);
-    for (const entityType of ['ticket', 'deal']) {
+    for (const { metricLabel: entityType } of RECORD_ENTITIES) {
       for (const outcome of RECORD_OUTCOMES) this.records.inc({ entity_type: entityType, outcome }, 0);
     }
     for (const list of ['deals', 'tickets', 'events']) this.backfillDone.set({ list }, 0);
@@ -176,8 +177,8 @@ export class DaemonMetrics {
     this.duration.observe({ kind }, seconds);
   }
 
-  record(entityType: string, outcome: RecordOutcome): void {
-    this.records.inc({ entity_type: entityType, outcome });
+  record(entityType: RecordType, outcome: RecordOutcome): void {
+    this.records.inc({ entity_type: entityOf(entityType).metricLabel, outcome });
   }
 }
 

@@ -7,7 +7,7 @@ import {
   readLastCycle,
   readLateEvent,
   readWatermark,
-  readWindow,
+  readSavedWindow,
   type AsOfState,
   type LastCycle,
   type LateEvent,
@@ -153,7 +153,7 @@ export async function collectStatus(store: Store, options: CollectOptions): Prom
       ? { phase: backfill.phase, copied: backfill.copied, estimate: backfill.phase === 'done' ? {} : await dealEstimate(store) }
       : null,
     watermark: await readWatermark(store),
-    windowInProgress: (await readWindow(store)) !== null,
+    windowInProgress: (await readSavedWindow(store)) !== null,
     lateEvent: late ? { ...late, wholeOverlapUntil: lateHoldEnd(late.seenAt) } : null,
     deferredIndexes: deferred.map((i) => i.name),
     upstream: options.upstream,

@@ -42,6 +42,27 @@ export function centsToDecimal(cents: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/** Deals won and lost in the calendar quarter (UTC) of `now`, from rpt_sales_monthly. */
+async function readQuarter(store: Store, now: Date): Promise<Headlines['quarter']> {
+  const qStartMonth = Math.floor(now.getUTCMonth() / 3) * 3;
+  const qFrom = new Date(Date.UTC(now.getUTCFullYear(), qStartMonth, 1));
+  const qTo = new Date(Date.UTC(now.getUTCFullYear(), qStartMonth + 3, 0));
+  const { rows } = await sql<{ won: number | null; lost: number | null }>`
+    SELECT sum(won_count) AS won, sum(lost_count) AS lost FROM rpt_sales_monthly WHERE month BETWEEN ${day(qFrom)} AND ${day(qTo)}`.execute(
+    store.db,
+  );
+  const won = Number(rows[0]?.won ?? 0);
+  const lost = Number(rows[0]?.lost ?? 0);
+  return {
+    label: `${now.getUTCFullYear()}-Q${qStartMonth / 3 + 1}`,
+    from: day(qFrom),
+    to: day(qTo),
+    won,
+    lost,
+    winRate: won + lost > 0 ? won / (won + lost) : null,
+  };
+}
+
 export async function readHeadlines(store: Store, now: Date = new Date()): Promise<Headlines> {
   const db = store.db;
   const d = sqlDialect(db);
@@ -70,17 +91,11 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
     SELECT currency, sum(open_deals) AS deals, sum(total_amount_cents) AS cents FROM rpt_pipeline_stages
     GROUP BY currency ORDER BY currency`);
 
-  const qStartMonth = Math.floor(now.getUTCMonth() / 3) * 3;
-  const qFrom = new Date(Date.UTC(now.getUTCFullYear(), qStartMonth, 1));
-  const qTo = new Date(Date.UTC(now.getUTCFullYear(), qStartMonth + 3, 0));
-  const [quarter] = await q(sql<{ won: number | null; lost: number | null }>`
-    SELECT sum(won_count) AS won, sum(lost_count) AS lost FROM rpt_sales_monthly WHERE month BETWEEN ${day(qFrom)} AND ${day(qTo)}`);
+  const quarter = await readQuarter(store, now);
   const [health] = await q(sql<Record<string, string | number | null>>`SELECT * FROM rpt_sync_health`);
 
   const achieved = Number(week?.achieved ?? 0);
   const breached = Number(week?.breached ?? 0);
-  const won = Number(quarter?.won ?? 0);
-  const lost = Number(quarter?.lost ?? 0);
   return {
     asOf: now.toISOString(),
     // rpt_sync_health is rewritten by every refresh; a rpt_tickets row only when its figures move.
@@ -104,14 +119,7 @@ export async function readHeadlines(store: Store, now: Date = new Date()): Promi
       amountCents: Number(p.cents ?? 0),
       amount: centsToDecimal(Number(p.cents ?? 0)),
     })),
-    quarter: {
-      label: `${now.getUTCFullYear()}-Q${qStartMonth / 3 + 1}`,
-      from: day(qFrom),
-      to: day(qTo),
-      won,
-      lost,
-      winRate: won + lost > 0 ? won / (won + lost) : null,
-    },
+    quarter,
     sync: health
       ? {
           watermark: fromDbTimestamp(health.watermark as string | null),

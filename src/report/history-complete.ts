@@ -1,3 +1,5 @@
+import type { RecordType } from '../entities/index.js';
+
 /**
  * Whether the mirror knows a record's whole tracked history, and why not (docs/schema.md,
  * `history_complete`). Complete means both: the mirror holds the record's creation event (so the
@@ -5,7 +7,7 @@
  * tracked change it could not read (no `history_gaps` row). SQL fragments over the record id
  * expression `id`, shared by the per-record and interval rows so they always agree.
  */
-type Kind = 'ticket' | 'deal';
+type Kind = RecordType;
 
 const created = (kind: Kind, id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = '${kind}.created' AND e.entity_id = ${id} AND e.entity_type = '${kind}')`;

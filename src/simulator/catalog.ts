@@ -1,8 +1,8 @@
 import type { Issues } from './errors.js';
 
 /**
- * The workspace's configuration as the simulator defines it, where the API document says
- * "not shown": statuses and their categories, priorities, custom fields, SLA targets.
+ * The workspace's configuration as the simulator defines it, where the upstream leaves
+ * it open (docs/upstream.md): statuses and their categories, priorities, custom fields, SLA targets.
  */
 
 export interface StatusDef {
@@ -19,7 +19,7 @@ export const STATUSES: readonly StatusDef[] = [
   { value: 'closed', label: 'Closed', category: 'resolved' },
 ];
 
-/** Statuses of the `unlistedValues` dialect: values the API document never lists. */
+/** Statuses of the `unlistedValues` dialect: values docs/upstream.md never lists. */
 export const UNLISTED_STATUSES: readonly StatusDef[] = [
   { value: 'waiting_on_customer', label: 'Waiting on customer', category: 'unresolved' },
   { value: 'archived', label: 'Archived', category: 'resolved' },

@@ -1,6 +1,6 @@
 import { logsOriginalForm } from './dialect.js';
 import type { FieldChange, SimEvent } from './model.js';
-import type { DialectOptions } from './types.js';
+import type { DialectOptions, SimRecordKind } from './types.js';
 import type { World } from './world.js';
 
 /**
@@ -8,8 +8,6 @@ import type { World } from './world.js';
  * `opaquePayload`, `changeFieldNames` and `changeValues`. Live writes, automations and the seeded
  * history all log through here, so the whole log speaks one dialect.
  */
-
-export type ChangedEntity = 'ticket' | 'deal';
 
 /** An event to log for a write, before it gets its id, actor and time. */
 export interface ChangeDraft {
@@ -19,7 +17,7 @@ export interface ChangeDraft {
   changes?: FieldChange[];
 }
 
-const DEDICATED_TYPES: Record<ChangedEntity, Record<string, string>> = {
+const DEDICATED_TYPES: Record<SimRecordKind, Record<string, string>> = {
   ticket: { priority: 'ticket.priority_changed', assigneeId: 'ticket.assigned', status: 'ticket.status_changed' },
   deal: { stageId: 'deal.stage_changed' },
 };
@@ -105,7 +103,7 @@ function opaqueSummary(changes: FieldChange[]): string {
 }
 
 /** The events that log one write's `changes` (in the order given), made by one actor at one time. */
-export function changeDrafts(world: World, entity: ChangedEntity, changes: FieldChange[]): ChangeDraft[] {
+export function changeDrafts(world: World, entity: SimRecordKind, changes: FieldChange[]): ChangeDraft[] {
   if (changes.length === 0) return [];
   const d = world.dialect;
   const keep = !logsOriginalForm(d);
@@ -137,7 +135,7 @@ export function changeDrafts(world: World, entity: ChangedEntity, changes: Field
 /** Logs one write's field changes at `ms`. */
 export function logChanges(
   world: World,
-  entity: ChangedEntity,
+  entity: SimRecordKind,
   entityId: string,
   changes: FieldChange[],
   actor: string | null,

@@ -8,7 +8,16 @@ import type { SimEvent } from './model.js';
 import { dealTruth, eventTruth, pipelineOut, ticketTruth } from './render.js';
 import type { RequestLog } from './request-log.js';
 import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-lifecycle.js';
-import type { CorruptionKind, FaultConfig, HideReason, InjectedEvent, SimulatorControl, Truth, TruthChange } from './types.js';
+import type {
+  CorruptionKind,
+  FaultConfig,
+  HideReason,
+  InjectedEvent,
+  SimRecordKind,
+  SimulatorControl,
+  Truth,
+  TruthChange,
+} from './types.js';
 import type { World } from './world.js';
 
 /** The in-process control handle; the HTTP control surface calls the same methods. */
@@ -39,14 +48,14 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
       const into = reason === 'merged' ? world.ticketIndex.newestFirst().find((t) => t.id !== id)?.id : undefined;
       hideTicket(world, id, reason, into);
     },
-    corrupt(entityType: 'ticket' | 'deal', id: string, how: CorruptionKind = 'bad-timestamp'): void {
+    corrupt(entityType: SimRecordKind, id: string, how: CorruptionKind = 'bad-timestamp'): void {
       if (how !== 'bad-timestamp' && how !== 'missing-field' && how !== 'wrong-type')
         throw new TypeError("how must be 'bad-timestamp', 'missing-field' or 'wrong-type'");
       if (entityType === 'ticket') setTicketCorruption(world, id, how);
       else if (entityType === 'deal') setDealCorruption(world, id, how);
       else throw new TypeError("entityType must be 'ticket' or 'deal'");
     },
-    repair(entityType: 'ticket' | 'deal', id: string): void {
+    repair(entityType: SimRecordKind, id: string): void {
       if (entityType === 'ticket') setTicketCorruption(world, id, null);
       else if (entityType === 'deal') setDealCorruption(world, id, null);
       else throw new TypeError("entityType must be 'ticket' or 'deal'");

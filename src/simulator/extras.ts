@@ -1,5 +1,5 @@
 /**
- * Unknown fields of the `extraFields` dialect: what a real workspace adds beyond the document
+ * Unknown fields of the `extraFields` dialect: what a real workspace adds beyond docs/upstream.md
  * (links, metrics, settings). Every object kind gets its own plausible set, mixing strings,
  * numbers, booleans, nested objects, arrays and null. Values derive from the object's id, so a
  * record's answer is the same on every read (and cacheable). None of them is a timestamp.

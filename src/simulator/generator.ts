@@ -1,9 +1,10 @@
 import { COMPANY_SUFFIXES, COMPANY_WORDS, FIRST_NAMES, LAST_NAMES, OPEN_STAGE_NAMES, PIPELINE_NAMES, TEAM_NAMES } from './catalog.js';
-import { changeDrafts, type ChangedEntity } from './change-log.js';
+import { changeDrafts } from './change-log.js';
 import { generateDeals } from './generate-deals.js';
 import { generateTickets } from './generate-tickets.js';
 import type { Contact, FieldChange, Pipeline, SimEvent, Stage } from './model.js';
 import { Rng } from './random.js';
+import type { SimRecordKind } from './types.js';
 import type { World } from './world.js';
 
 export const DAY = 86_400_000;
@@ -36,7 +37,7 @@ export interface GenContext {
 /** Drafts the events that log one write's field changes, in the world's dialect, as a live write would log them. */
 export function draftChanges(
   ctx: GenContext,
-  entity: ChangedEntity,
+  entity: SimRecordKind,
   entityId: string,
   changes: FieldChange[],
   actor: string | null,

@@ -39,7 +39,7 @@ function count(name: string, value: number | undefined, fallback: number): numbe
   return n;
 }
 
-/** Generates a seeded workspace and serves the API document over HTTP until close(). Prints nothing. */
+/** Generates a seeded workspace and serves the workspace API (docs/upstream.md) over HTTP until close(). Prints nothing. */
 export async function startSimulator(options: SimulatorOptions = {}): Promise<Simulator> {
   const seed = count('seed', options.seed, 1);
   const startMs = options.startTime ? options.startTime.getTime() : Date.now();

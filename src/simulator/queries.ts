@@ -6,6 +6,7 @@ import type { Deal, Ticket } from './model.js';
 import { pageBySnapshot } from './recency.js';
 import { dealListJson, dealStatus, eventJson, ticketListJson } from './render.js';
 import { sinceForShown } from './spelling.js';
+import type { SimRecordKind } from './types.js';
 import type { World } from './world.js';
 
 type Query = Record<string, string>;
@@ -139,7 +140,7 @@ function listBody(world: World, key: string, items: string[], next: string | nul
  * A list item as a lagging replica would serve it: the version before the last write (the body
  * kept for stale single reads, without messages), at the record's current place in the list.
  */
-function staleItem(prevBody: Buffer, key: 'ticket' | 'deal'): string {
+function staleItem(prevBody: Buffer, key: SimRecordKind): string {
   const record = (JSON.parse(prevBody.toString()) as Record<string, Record<string, unknown>>)[key]!;
   delete record.messages;
   return JSON.stringify(record);

@@ -5,7 +5,7 @@ import type { Spelling } from './spelling.js';
 import type { World } from './world.js';
 
 /**
- * Output shapes of the API document, part 2, written in a spelling (timestamp form, extra fields,
+ * Output shapes of the upstream records (docs/upstream.md, "Records"), written in a spelling (timestamp form, extra fields,
  * team shape). Serialized JSON is cached per record version in the served spelling (cleared by
  * World.commitWrite and by a change of spelling), so hot reads cost a map lookup and a socket write.
  */

@@ -33,7 +33,7 @@ function methodNotAllowed(allowed: string[]): ApiError {
   return new ApiError(405, 'method_not_allowed', `Use ${allowed.join(' or ')} on this path.`, undefined, { allow: allowed.join(', ') });
 }
 
-/** The twelve endpoints of part 4 of the API document. */
+/** The workspace API's twelve endpoints: the six wsmirror reads (docs/upstream.md, "Endpoints read") and the writes (docs/simulator.md). */
 export function route(world: World, req: ApiRequest): ApiResponse {
   const [collection, id, sub, ...rest] = req.segments;
   const m = req.method;

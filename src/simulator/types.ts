@@ -1,6 +1,6 @@
 /**
  * Public contracts of the bundled workspace simulator. Deliberately independent of src/api: the
- * simulator is a second reading of the API document, so the two sides catch each other's mistakes.
+ * simulator is a second reading of the upstream API (docs/upstream.md), so the two sides catch each other's mistakes.
  */
 
 export interface SimulatorOptions {
@@ -38,15 +38,19 @@ export interface SimulatorOptions {
    */
   realTime?: boolean;
   /**
-   * How the simulated workspace spells what the API document leaves open (see `DialectOptions`),
+   * How the simulated workspace spells what the upstream leaves open (see `DialectOptions`),
    * merged over the defaults. Default: today's spelling (`SIMULATOR_DIALECTS.default`), or the
    * preset named by the environment variable `WSMIRROR_SIMULATOR_DIALECT` when this is not given.
    */
   dialect?: Partial<DialectOptions>;
 }
 
+/** The simulator's own record kinds, spelled apart from the client's registry (src/entities), which it never imports. */
+export const SIM_RECORD_KINDS = ['ticket', 'deal'] as const;
+export type SimRecordKind = (typeof SIM_RECORD_KINDS)[number];
+
 /**
- * A workspace's choices where the API document says "not shown". Every option has a default that
+ * A workspace's choices where the upstream is silent (docs/upstream.md). Every option has a default that
  * is the simulator's original behaviour; docs/simulator.md ("Dialects") describes each one.
  * `changeEvents`, `opaquePayload`, `changeFieldNames`, `changeValues` and `unlistedValues` shape
  * what is logged and generated from then on (the change log is history); `timestamps`, `listEnd`,
@@ -88,7 +92,7 @@ export interface DialectOptions {
   listEnd: 'null' | 'empty' | 'absent';
   /** Unknown extra fields on every object the API returns (records, refs, messages, stages, pipelines, events, envelopes). Default `false`. */
   extraFields: boolean;
-  /** Status, priority and message author types the API document never lists, in data and activity. Default `false`. */
+  /** Status, priority and message author types docs/upstream.md never lists, in data and activity. Default `false`. */
   unlistedValues: boolean;
   /** Team objects: `'plain'` (`{id, name}`) or `'rich'` (`{id, name, email, memberCount, lead: {id, name}}`). Default `'plain'`. */
   teamShape: 'plain' | 'rich';
@@ -192,8 +196,8 @@ export interface SimulatorControl {
   now(): Date;
   advanceClock(ms: number): void;
   hideTicket(id: string, reason: HideReason): void;
-  corrupt(entityType: 'ticket' | 'deal', id: string, how?: CorruptionKind): void;
-  repair(entityType: 'ticket' | 'deal', id: string): void;
+  corrupt(entityType: SimRecordKind, id: string, how?: CorruptionKind): void;
+  repair(entityType: SimRecordKind, id: string): void;
   act(count?: number): ActivityRecord[];
   actEveryKind(): ActivityRecord[];
   burst(count: number): void;
@@ -238,7 +242,7 @@ export interface Truth {
  */
 export interface TruthChange {
   eventId: string;
-  entityType: 'ticket' | 'deal';
+  entityType: SimRecordKind;
   entityId: string;
   field: string;
   from: unknown;

@@ -6,12 +6,13 @@ import type { MirrorDatabase } from './schema.js';
 import { run } from './sql.js';
 import * as t from './sync-tables.js';
 import type { UpsertResult } from './record-upsert.js';
+import type { RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
 /** How one entity type is converted and written in batches (tickets.ts, deals.ts). */
 export interface BulkWriter<R, P> {
-  entityType: 'ticket' | 'deal';
+  entityType: RecordType;
   /** Throws StoreError('INVALID_VALUE') for a value the store cannot hold. */
   prepare(record: R, syncedAt: string): P;
   idOf(prepared: P): string;

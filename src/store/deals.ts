@@ -3,7 +3,7 @@ import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.
 import type { DealsTable, MirrorDatabase } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
-import { TRACKED_FIELDS } from './tracked-fields.js';
+import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
@@ -28,7 +28,7 @@ type Db = Kysely<MirrorDatabase>;
 
 // The amount is compared (and kept in history) as exact decimal text from amount_cents: the
 // stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
-const TRACKED = TRACKED_FIELDS.deal.map((f) => ({ column: f.field as keyof Previous, field: f.field }));
+const TRACKED = trackedFields('deal').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
 function dealRow(d: Deal, syncedAt: string): DealsTable {
   const { amount, cents } = parseAmount(d.amount);

@@ -13,6 +13,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { getState, setState } from './sync-tables.js';
+import { capabilitiesOf } from './dialect.js';
 
 type Db = Kysely<MirrorDatabase> | Transaction<MirrorDatabase>;
 
@@ -40,8 +41,8 @@ export interface DeferredIndex {
  * there costs more than it saves). Returns what it dropped (none: nothing to do). Indexes a user
  * added to those tables are deferred and rebuilt the same way.
  */
-export async function deferIndexes(db: Kysely<MirrorDatabase>, dialect: 'sqlite' | 'postgres'): Promise<DeferredIndex[]> {
-  if (dialect !== 'sqlite') return [];
+export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<DeferredIndex[]> {
+  if (!capabilitiesOf(db).defersIndexesInBulkLoad) return [];
   return db.transaction().execute(async (trx) => {
     if ((await getState(trx, DEFERRED_INDEXES_KEY)) !== undefined) return [];
     const anyTicket = await trx.selectFrom('tickets').select('id').limit(1).executeTakeFirst();
@@ -59,8 +60,8 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>, dialect: 'sqlite'
  * Recreates every saved index the database does not have, then forgets them, in one transaction.
  * Returns how many it built. Safe to call at any time and more than once.
  */
-export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>, dialect: 'sqlite' | 'postgres'): Promise<number> {
-  if (dialect !== 'sqlite' || !(await hasStateTable(db))) return 0;
+export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>): Promise<number> {
+  if (!capabilitiesOf(db).defersIndexesInBulkLoad || !(await hasStateTable(db))) return 0;
   return db.transaction().execute(async (trx) => {
     const saved = await getState<DeferredIndex[]>(trx, DEFERRED_INDEXES_KEY);
     if (saved === undefined) return 0;

@@ -31,6 +31,23 @@ export interface DialectCapabilities {
    * null for anything else (a lost connection, a full disk: the command's problem).
    */
   refusedRecord(err: unknown): string | null;
+  /**
+   * A commit writes every index page the transaction touched (SQLite), so pages of records with
+   * random ids commit far cheaper in groups (docs/sync.md, "Change-log pages commit in groups");
+   * PostgreSQL gains nothing and, as its writes do not block the event loop, keeps the network
+   * busier with a commit per page (L backfill 42-46 s per page, 44-49 s in groups of 10).
+   */
+  commitsPagesInGroups: boolean;
+  /**
+   * A first backfill loads faster without the secondary indexes and builds them at the end
+   * (SQLite: each insert updates every index; src/store/deferred-indexes.ts).
+   */
+  defersIndexesInBulkLoad: boolean;
+  /**
+   * The planner needs VACUUM (ANALYZE) after a bulk load before autovacuum comes round
+   * (PostgreSQL; src/store/tidy-tables.ts says why SQLite does nothing).
+   */
+  tidiesAfterBulkLoad: boolean;
 }
 
 const codeOf = (err: unknown): string => {
@@ -55,8 +72,24 @@ const postgresRefusal = (err: unknown): string | null => {
 };
 
 const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
-  sqlite: { placeholder: '?', failedStatementAbortsTransaction: false, writesUnchangedIndexes: true, refusedRecord: sqliteRefusal },
-  postgres: { placeholder: '$n', failedStatementAbortsTransaction: true, writesUnchangedIndexes: false, refusedRecord: postgresRefusal },
+  sqlite: {
+    placeholder: '?',
+    failedStatementAbortsTransaction: false,
+    writesUnchangedIndexes: true,
+    refusedRecord: sqliteRefusal,
+    commitsPagesInGroups: true,
+    defersIndexesInBulkLoad: true,
+    tidiesAfterBulkLoad: false,
+  },
+  postgres: {
+    placeholder: '$n',
+    failedStatementAbortsTransaction: true,
+    writesUnchangedIndexes: false,
+    refusedRecord: postgresRefusal,
+    commitsPagesInGroups: false,
+    defersIndexesInBulkLoad: false,
+    tidiesAfterBulkLoad: true,
+  },
 };
 
 export function capabilitiesOf(db: { getExecutor(): QueryExecutor }): DialectCapabilities {

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
+import { entityOf, type RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -23,10 +24,10 @@ export interface TicketCopy {
  * Live records updated at or after `since`, newest first, at most `limit`: the drain's estimate
  * of how deep into the upstream's list a dirty mark lies (docs/sync.md, "Drain").
  */
-export async function listedSince(db: Db, entityType: 'ticket' | 'deal', since: string, limit: number): Promise<ListedCopy[]> {
+export async function listedSince(db: Db, entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]> {
   if (limit <= 0) return [];
   const rows = await db
-    .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
+    .selectFrom(entityOf(entityType).table)
     .select(['id', 'updated_at'])
     .where('deleted_at', 'is', null)
     .where('updated_at', '>=', toDbTimestamp(since)!)
@@ -56,11 +57,11 @@ export async function ticketCopies(db: Db, ids: readonly string[]): Promise<Map<
 }
 
 /** Which of these records the mirror holds as deleted (a `*.deleted` event or an earlier 404 set deleted_at). */
-export async function deletedIds(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>> {
+export async function deletedIds(db: Db, entityType: RecordType, ids: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();
   for (const batch of chunks([...new Set(ids)], 500)) {
     const rows = await db
-      .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
+      .selectFrom(entityOf(entityType).table)
       .select('id')
       .where('id', 'in', batch)
       .where('deleted_at', 'is not', null)

@@ -3,9 +3,10 @@ import type { MirrorDatabase } from './schema.js';
 import { clipText } from '../api/index.js';
 import type { EventChange } from './history.js';
 import { readEvent } from './event-reading.js';
-import type { TrackedKind } from './tracked-fields.js';
+import { trackedFields } from './tracked-fields.js';
+import { isRecordType, type RecordType } from '../entities/index.js';
 import { chunks } from './values.js';
-import { stageKey } from './reads.js';
+import { stageKey } from '../entities/pipeline.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -21,7 +22,7 @@ export interface StoredEvent {
 
 /** A change-log event that may hide a change of a tracked field it cannot be read as (docs/sync.md, "History"). */
 export interface HistoryGap {
-  kind: TrackedKind;
+  kind: RecordType;
   entityId: string;
   eventId: string;
   eventType: string | null;
@@ -44,14 +45,15 @@ export async function historyFromEvents(db: Db, events: readonly StoredEvent[]):
   const gaps: HistoryGap[] = [];
   const stageMoves: EventChange[] = [];
   for (const e of events) {
-    if (e.entityId === null || (e.entityType !== 'ticket' && e.entityType !== 'deal')) continue;
-    const kind: TrackedKind = e.entityType;
+    if (e.entityId === null || !isRecordType(e.entityType)) continue;
+    const kind: RecordType = e.entityType;
     const reading = readEvent(kind, e.type, e.payload);
-    const statusTold = reading.changes.some((c) => c.field === 'status');
+    const told = new Set(reading.changes.map((c) => c.field));
     for (const c of reading.changes) {
       const change = { kind, eventId: e.id, entityId: e.entityId, ...c, at: e.at };
       changes.push(change);
-      if (kind === 'deal' && c.field === 'stage_id' && !statusTold) stageMoves.push(change);
+      // A field that follows this one (a deal's status, its stage) and was not told is derived below.
+      if (trackedFields(kind).some((f) => f.follows === c.field && !told.has(f.field))) stageMoves.push(change);
     }
     if (reading.unreadable !== null) {
       const { fields, why } = reading.unreadable;
@@ -113,7 +115,7 @@ async function statusFromStageMoves(db: Db, moves: readonly EventChange[]): Prom
 export function reusedIdGaps(events: readonly StoredEvent[]): HistoryGap[] {
   const gaps: HistoryGap[] = [];
   for (const e of events) {
-    if (e.entityId === null || (e.entityType !== 'ticket' && e.entityType !== 'deal')) continue;
+    if (e.entityId === null || !isRecordType(e.entityType)) continue;
     const reading = readEvent(e.entityType, e.type, e.payload);
     const fields = [...new Set([...reading.changes.map((c) => c.field), ...(reading.unreadable?.fields ?? [])])];
     if (fields.length === 0) continue;

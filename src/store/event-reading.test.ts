@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readEvent } from './event-reading.js';
-import { TRACKED_FIELDS } from './tracked-fields.js';
+import { trackedFields } from './tracked-fields.js';
+import { RECORD_TYPES, type RecordType } from '../entities/index.js';
 
 const ALL_TICKET = ['status', 'priority', 'assignee_id', 'team_id'];
 const ALL_DEAL = ['stage_id', 'amount', 'close_date', 'owner_id', 'status'];
@@ -8,7 +9,7 @@ const ALL_DEAL = ['stage_id', 'amount', 'close_date', 'owner_id', 'status'];
 describe('every spelling of a tracked change reads as the dedicated form does', () => {
   const ref = (id: string) => ({ id, name: `name of ${id}`, extra: [1] });
   // [kind, field, the dedicated event, then every other spelling of the same change]
-  const cases: ['ticket' | 'deal', string, [string, unknown], [string, unknown][]][] = [
+  const cases: [RecordType, string, [string, unknown], [string, unknown][]][] = [
     [
       'deal',
       'stage_id',
@@ -123,13 +124,13 @@ describe('every spelling of a tracked change reads as the dedicated form does', 
 
   it('every tracked field is covered by a case above', () => {
     const covered = new Set(cases.map(([kind, field]) => `${kind}:${field}`));
-    for (const kind of ['ticket', 'deal'] as const) for (const f of TRACKED_FIELDS[kind]) expect(covered).toContain(`${kind}:${f.field}`);
+    for (const kind of RECORD_TYPES) for (const f of trackedFields(kind)) expect(covered).toContain(`${kind}:${f.field}`);
   });
 });
 
 describe('the classifier: what makes a record history incomplete', () => {
   // [kind, type, payload, the fields it may hide (null: complete), why matches]
-  const table: ['ticket' | 'deal', string, unknown, string[] | null, RegExp | null][] = [
+  const table: [RecordType, string, unknown, string[] | null, RegExp | null][] = [
     // Known verbs that change no tracked field, whatever they carry.
     ...['created', 'replied', 'note_added', 'customer_replied', 'message_removed', 'deleted', 'spam', 'merged'].map(
       (v) => ['ticket', `ticket.${v}`, { messageId: 'm1', whatever: ['x'] }, null, null] as ['ticket', string, unknown, null, null],

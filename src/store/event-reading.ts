@@ -1,14 +1,6 @@
 import { clipText } from '../api/index.js';
-import {
-  fieldHintedBy,
-  fieldOfVerb,
-  fieldSpelledBy,
-  readValue,
-  squash,
-  TRACKED_FIELDS,
-  type TrackedField,
-  type TrackedKind,
-} from './tracked-fields.js';
+import { fieldHintedBy, fieldOfVerb, fieldSpelledBy, readValue, squash, trackedFields, type TrackedField } from './tracked-fields.js';
+import type { RecordType } from '../entities/index.js';
 import { json } from './values.js';
 
 /** One tracked field's change an event tells. */
@@ -32,7 +24,7 @@ export interface EventReading {
 /**
  * Verbs of ticket and deal events that change no tracked field, whatever their payload: messages
  * come and go, records are created or leave the list. A server that changes a tracked field in
- * the same write logs that change too (the document's `{from, to}` events).
+ * the same write logs that change too (the `{from, to}` events of docs/upstream.md).
  */
 const UNTRACKED_VERBS = new Set(
   ['created', 'replied', 'note_added', 'customer_replied', 'message_removed', 'deleted', 'spam', 'merged'].map(squash),
@@ -63,15 +55,15 @@ export const verbOf = (type: string | null): string => (type ?? '').slice((type 
  *   `{"summary": "Stage updated"}`) and an empty payload make the event unreadable: it may hide a
  *   change. Untracked fields changed as `{from, to}` (subject, tags, `fields.<key>`, …) are fine.
  */
-export function readEvent(kind: TrackedKind, type: string | null, payload: unknown): EventReading {
+export function readEvent(kind: RecordType, type: string | null, payload: unknown): EventReading {
   const reading = readByVerb(kind, type, payload);
   if (reading.unreadable === null) return reading;
-  const order = TRACKED_FIELDS[kind].map((f) => f.field);
+  const order = trackedFields(kind).map((f) => f.field);
   const fields = [...reading.unreadable.fields].sort((a, b) => order.indexOf(a) - order.indexOf(b));
   return { changes: reading.changes, unreadable: { fields, why: reading.unreadable.why } };
 }
 
-function readByVerb(kind: TrackedKind, type: string | null, payload: unknown): EventReading {
+function readByVerb(kind: RecordType, type: string | null, payload: unknown): EventReading {
   const verb = verbOf(type);
   if (UNTRACKED_VERBS.has(squash(verb))) return { changes: [], unreadable: null };
   const dedicated = fieldOfVerb(kind, verb);
@@ -93,10 +85,10 @@ function readByVerb(kind: TrackedKind, type: string | null, payload: unknown): E
 }
 
 /** A payload of changes, key by key; `seen` holds the tracked fields it told (a change or a no-op). */
-function readChanges(kind: TrackedKind, payload: unknown): EventReading & { seen: Set<string> } {
+function readChanges(kind: RecordType, payload: unknown): EventReading & { seen: Set<string> } {
   const out: EventReading & { seen: Set<string> } = { changes: [], unreadable: null, seen: new Set() };
   if (!isObject(payload) || Object.keys(payload).length === 0) {
-    out.unreadable = { fields: hidden(kind, TRACKED_FIELDS[kind]), why: `its payload ${shown(payload)} names no field` };
+    out.unreadable = { fields: hidden(kind, trackedFields(kind)), why: `its payload ${shown(payload)} names no field` };
     return out;
   }
   for (const [key, value] of Object.entries(payload)) {
@@ -117,7 +109,7 @@ function readChanges(kind: TrackedKind, payload: unknown): EventReading & { seen
       continue;
     }
     if (looksLikeChange(value)) continue; // an untracked field's change: subject, tags, fields.<key>, …
-    out.unreadable = merge(out.unreadable, hidden(kind, TRACKED_FIELDS[kind]), `${key} is ${shown(value)}, not a {from, to} change`);
+    out.unreadable = merge(out.unreadable, hidden(kind, trackedFields(kind)), `${key} is ${shown(value)}, not a {from, to} change`);
   }
   return out;
 }
@@ -131,10 +123,11 @@ function readOne(f: TrackedField, v: unknown): ReadChange | null | 'unreadable' 
   return from === to ? null : { field: f.field, from, to };
 }
 
-/** The fields an unreadable change of `fields` may hide: a deal's stage carries its status. */
-function hidden(kind: TrackedKind, fields: readonly TrackedField[]): string[] {
+/** The fields an unreadable change of `fields` may hide: those that follow them too (a deal's status, its stage). */
+function hidden(kind: RecordType, fields: readonly TrackedField[]): string[] {
   const names = fields.map((f) => f.field);
-  if (kind === 'deal' && names.includes('stage_id') && !names.includes('status')) names.push('status');
+  for (const f of trackedFields(kind))
+    if (f.follows !== undefined && names.includes(f.follows) && !names.includes(f.field)) names.push(f.field);
   return names;
 }
 

@@ -7,6 +7,7 @@ import { historyFromEvents, reusedIdGaps } from './event-history.js';
 import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 import { parseTimestamp } from '../util/time.js';
+import { entityOf, type RecordSets } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -24,7 +25,7 @@ export interface InsertedEvents {
    * Tickets and deals whose history the new events changed (a history row or a gap): their
    * reporting rows must be refreshed even when the record itself is not re-read.
    */
-  historyOf: { tickets: Set<string>; deals: Set<string> };
+  historyOf: RecordSets;
 }
 
 /**
@@ -92,7 +93,7 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     ),
   );
   await writeHistoryGaps(db, gaps);
-  for (const x of [...changes, ...gaps]) (x.kind === 'ticket' ? historyOf.tickets : historyOf.deals).add(x.entityId);
+  for (const x of [...changes, ...gaps]) historyOf[entityOf(x.kind).plural].add(x.entityId);
   return { newIds, reused, historyOf };
 }
 

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
 import { insertRows, insertStatement } from './sql.js';
 import { chunks } from './values.js';
+import { entityOf, RECORD_TYPES, type RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -59,11 +60,11 @@ export function eventsExplain(edges: readonly Edge[], from: string | null, to: s
   return current === to;
 }
 
-type Kind = 'ticket' | 'deal';
-const TABLE = { ticket: 'ticket_history', deal: 'deal_history' } as const;
-const OWNER = { ticket: 'ticket_id', deal: 'deal_id' } as const;
+type Kind = RecordType;
+const TABLE = (kind: Kind) => entityOf(kind).historyTable;
+const OWNER = (kind: Kind) => entityOf(kind).historyOwner;
 
-/** Either history table's row, as the queries below see it: OWNER[kind] is set, the other owner column is absent. */
+/** Either history table's row, as the queries below see it: OWNER(kind) is set, the other owner column is absent. */
 type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { ticket_id: string | null; deal_id: string | null };
 
 /**
@@ -83,10 +84,7 @@ export interface ObservedChanges {
 }
 
 const HISTORY_COLUMNS = ['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id', 'observed_since'];
-const OBSERVED = {
-  ticket: insertStatement(TABLE.ticket, [OWNER.ticket, ...HISTORY_COLUMNS]),
-  deal: insertStatement(TABLE.deal, [OWNER.deal, ...HISTORY_COLUMNS]),
-};
+const OBSERVED = new Map(RECORD_TYPES.map((kind) => [kind, insertStatement(TABLE(kind), [OWNER(kind), ...HISTORY_COLUMNS])]));
 
 /**
  * Observed changes between two reads (docs/sync.md, "History"), for records of one kind with
@@ -117,7 +115,7 @@ export async function writeObservedHistory(db: Db, kind: Kind, all: readonly Obs
     }
     return n;
   });
-  if (rows.length > 0) await insertRows(db, OBSERVED[kind], rows);
+  if (rows.length > 0) await insertRows(db, OBSERVED.get(kind)!, rows);
   return written;
 }
 
@@ -148,15 +146,15 @@ async function eventEdgesOf(db: Db, kind: Kind, spans: readonly Span[]): Promise
     const fields = [...new Set(spans.flatMap((s) => s.fields))];
     for (const ids of chunks([...new Set(spans.map((s) => s.id))], 500)) {
       let q = either(db)
-        .selectFrom(TABLE[kind])
-        .select([OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at'])
-        .where(OWNER[kind], 'in', ids)
+        .selectFrom(TABLE(kind))
+        .select([OWNER(kind), 'field', 'from_value', 'to_value', 'changed_at'])
+        .where(OWNER(kind), 'in', ids)
         .where('field', 'in', fields)
         .where('source', '=', 'event')
         .where('changed_at', '<=', upTo);
       if (after !== null) q = q.where('changed_at', '>', after);
       for (const r of await q.execute()) {
-        const key = keyOf(String(r[OWNER[kind]]), r.field);
+        const key = keyOf(String(r[OWNER(kind)]), r.field);
         const list = byKey.get(key) ?? [];
         list.push({ from: r.from_value, to: r.to_value, at: r.changed_at });
         byKey.set(key, list);
@@ -185,14 +183,14 @@ export interface EventChange {
  */
 export async function writeEventHistory(db: Db, changes: readonly EventChange[]): Promise<number> {
   let inserted = 0;
-  for (const kind of ['ticket', 'deal'] as const) {
+  for (const kind of RECORD_TYPES) {
     const mine = changes.filter((c) => c.kind === kind);
     if (mine.length === 0) continue;
     const rows = await either(db)
-      .insertInto(TABLE[kind])
+      .insertInto(TABLE(kind))
       .values(
         mine.map((e) => ({
-          [OWNER[kind]]: e.entityId,
+          [OWNER(kind)]: e.entityId,
           field: e.field,
           from_value: e.from,
           to_value: e.to,
@@ -218,24 +216,24 @@ export async function writeEventHistory(db: Db, changes: readonly EventChange[])
 async function dropExplainedObservations(db: Db, kind: Kind, events: readonly EventChange[]): Promise<void> {
   const ids = [...new Set(events.map((e) => e.entityId))];
   const observed = await either(db)
-    .selectFrom(TABLE[kind])
-    .select(['id', OWNER[kind], 'field', 'from_value', 'to_value', 'changed_at', 'observed_since'])
-    .where(OWNER[kind], 'in', ids)
+    .selectFrom(TABLE(kind))
+    .select(['id', OWNER(kind), 'field', 'from_value', 'to_value', 'changed_at', 'observed_since'])
+    .where(OWNER(kind), 'in', ids)
     .where('source', '=', 'observed')
     .execute();
   const touched = observed.filter(
     (o) =>
-      o[OWNER[kind]] !== null &&
+      o[OWNER(kind)] !== null &&
       events.some(
         (e) =>
-          e.entityId === o[OWNER[kind]] &&
+          e.entityId === o[OWNER(kind)] &&
           e.field === o.field &&
           e.at <= o.changed_at &&
           (o.observed_since === null || o.observed_since < e.at),
       ),
   );
   const span = (o: (typeof observed)[number]) => ({
-    id: o[OWNER[kind]]!,
+    id: o[OWNER(kind)]!,
     fields: [o.field],
     after: o.observed_since,
     upTo: o.changed_at,
@@ -249,6 +247,6 @@ async function dropExplainedObservations(db: Db, kind: Kind, events: readonly Ev
     explained.map((o) => o.id),
     500,
   )) {
-    await either(db).deleteFrom(TABLE[kind]).where('id', 'in', batch).execute();
+    await either(db).deleteFrom(TABLE(kind)).where('id', 'in', batch).execute();
   }
 }

@@ -5,7 +5,7 @@ export type { StoreTx, RunOutcome, RunResult } from './tx.js';
 export type { UpsertResult } from './record-upsert.js';
 export type { UpsertPipelinesOptions } from './deals.js';
 export type { AcquireLockOptions, WriterLock } from './lock.js';
-export type { DirtyClear, DirtyEntry, DirtyEntityType, DirtyMarkInput, QuarantineItem } from './sync-tables.js';
+export type { DirtyClear, DirtyEntry, DirtyMark, QuarantineItem } from './sync-tables.js';
 export type { ListedCopy, TicketCopy } from './drain-reads.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
 export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';

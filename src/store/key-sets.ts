@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { MAX_PARAMS, q, run } from './sql.js';
 import { chunks } from './values.js';
+import type { RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -55,7 +56,7 @@ export async function selectByIds<R extends { id: string }>(
 }
 
 /** A valid copy clears a record's quarantine entry (docs/design.md §4.5). */
-export async function deleteQuarantined(db: Db, entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<void> {
+export async function deleteQuarantined(db: Db, entityType: RecordType, ids: readonly string[]): Promise<void> {
   for (const batch of chunks(ids, 512).map(padded)) {
     await run(db, `delete from "quarantine" where "entity_type" = '${entityType}' and "entity_id" in (${marks(batch.length)})`, batch);
   }

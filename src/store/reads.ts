@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { fromDbTimestamp } from '../util/time.js';
 import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
+import { entityOf, RECORD_TYPES, type RecordType } from '../entities/index.js';
 
 /** The Store's read queries of the mirror's own rows (docs/schema.md); both dialects run them as written. */
 type Db = Kysely<MirrorDatabase>;
@@ -29,12 +30,9 @@ export async function dirtyCount(db: Db): Promise<number> {
 
 export async function mirroredVersions(
   db: Db,
-  entityType: 'ticket' | 'deal',
+  entityType: RecordType,
 ): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>> {
-  const rows = await db
-    .selectFrom(entityType === 'ticket' ? 'tickets' : 'deals')
-    .select(['id', 'updated_at', 'deleted_at'])
-    .execute();
+  const rows = await db.selectFrom(entityOf(entityType).table).select(['id', 'updated_at', 'deleted_at']).execute();
   return new Map(
     rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]),
   );
@@ -43,17 +41,13 @@ export async function mirroredVersions(
 /** updated_at of the given records the mirror holds, keyed `<entityType>:<entityId>`. */
 export async function mirroredUpdatedAt(
   db: Db,
-  refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[],
+  refs: readonly { entityType: RecordType; entityId: string }[],
 ): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (const type of ['ticket', 'deal'] as const) {
+  for (const type of RECORD_TYPES) {
     const ids = [...new Set(refs.filter((r) => r.entityType === type).map((r) => r.entityId))];
     for (const batch of chunks(ids, 500)) {
-      const rows = await db
-        .selectFrom(type === 'ticket' ? 'tickets' : 'deals')
-        .select(['id', 'updated_at'])
-        .where('id', 'in', batch)
-        .execute();
+      const rows = await db.selectFrom(entityOf(type).table).select(['id', 'updated_at']).where('id', 'in', batch).execute();
       for (const r of rows) if (r.updated_at !== null) out.set(`${type}:${r.id}`, fromDbTimestamp(String(r.updated_at)) as string);
     }
   }
@@ -61,7 +55,8 @@ export async function mirroredUpdatedAt(
 }
 
 /** The key of a stage in knownStages: a stage id names a stage only within its pipeline (migration 0700_owner_keyed_children). */
-export const stageKey = (pipelineId: string, stageId: string): string => `${pipelineId}\u0000${stageId}`;
+import { stageKey } from '../entities/pipeline.js';
+export { stageKey };
 
 export async function knownStages(db: Db): Promise<Set<string>> {
   const rows = await db.selectFrom('stages').select(['pipeline_id', 'id']).execute();

@@ -3,6 +3,7 @@ import type { MirrorDatabase } from './schema.js';
 import { deleteQuarantined, selectByIds } from './key-sets.js';
 import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { parseTimestamp } from '../util/time.js';
+import type { RecordEntity, RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -35,8 +36,8 @@ export interface Known<P, Prev> {
 
 /** What differs between a ticket and a deal on the one upsert path (`writeRecords`). */
 export interface RecordKind<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }> {
-  entityType: 'ticket' | 'deal';
-  table: 'tickets' | 'deals';
+  entityType: RecordType;
+  table: RecordEntity['table'];
   /** Columns of the stored copy that the superseded check and observed history compare. */
   previousColumns: readonly string[];
   /** The rows the batch's records point at (people, companies, stubs), written first. */

@@ -1,5 +1,6 @@
+import type { ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
-import { capabilitiesOf } from './dialect.js';
+import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
@@ -9,7 +10,7 @@ import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
-import { tidyTables } from './bulk-load.js';
+import { tidyTables } from './tidy-tables.js';
 import {
   dealDifferences,
   pipelineDifferences,
@@ -51,7 +52,10 @@ export interface CheckpointResult {
 }
 
 export interface Store {
+  /** The database's name, for tests and messages; code asks `capabilities` what to do instead. */
   readonly dialect: 'sqlite' | 'postgres';
+  /** What the database does differently (src/store/dialect.ts): the only dialect question code outside the store asks. */
+  readonly capabilities: DialectCapabilities;
   /** Readers (status, report, views) query it directly. */
   readonly db: Kysely<MirrorDatabase>;
   /**
@@ -82,7 +86,7 @@ export interface Store {
   /**
    * After a bulk load: PostgreSQL runs VACUUM (ANALYZE) on these tables at once, so the planner's
    * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
-   * round; SQLite does nothing (bulk-load.ts says why). Returns whether anything ran.
+   * round; SQLite does nothing (tidy-tables.ts says why). Returns whether anything ran.
    */
   afterBulkLoad(tables: readonly string[]): Promise<boolean>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
@@ -100,18 +104,18 @@ export interface Store {
   /** Oldest occurred_at first. */
   listDirty(limit: number): Promise<t.DirtyEntry[]>;
   dirtyCount(): Promise<number>;
-  mirroredVersions(entityType: 'ticket' | 'deal'): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
+  mirroredVersions(entityType: RecordType): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
   /**
    * updated_at of the given records that the mirror holds, keyed `<entityType>:<entityId>`
    * (absent when not mirrored). Lets the sync skip marking records already newer than an event.
    */
-  mirroredUpdatedAt(refs: readonly { entityType: 'ticket' | 'deal'; entityId: string }[]): Promise<Map<string, string>>;
+  mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
   /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
-  listedSince(entityType: 'ticket' | 'deal', since: string, limit: number): Promise<ListedCopy[]>;
+  listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
   /** Message count and stored messages of these tickets (absent when not mirrored). */
   ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
   /** Which of these records the mirror holds as deleted. */
-  deletedIds(entityType: 'ticket' | 'deal', ids: readonly string[]): Promise<Set<string>>;
+  deletedIds(entityType: RecordType, ids: readonly string[]): Promise<Set<string>>;
   /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
   knownStages(): Promise<Set<string>>;
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
@@ -121,8 +125,11 @@ export interface Store {
    * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
    * stored copy), keyed by id; records the mirror does not hold are left out. No request.
    */
-  contentDifferences(entityType: 'ticket', items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
-  contentDifferences(entityType: 'deal', items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  ticketDifferences(items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
+  /** As ticketDifferences, for deals (contacts and custom fields). */
+  dealDifferences(items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
+  /** ticketDifferences or dealDifferences by the items' type: what verify compares through the entity registry. */
+  recordDifferences(type: RecordType, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
   /** The listed pipelines and stages the mirror holds differently, or not at all. */
   pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
@@ -152,12 +159,20 @@ export interface StoreBackend {
 /** The synced_at a compared copy would get; never compared, never stored. */
 const COMPARED_AT = '1970-01-01 00:00:00.000';
 
+/** What verify compares, per record type: typed per type, so a new entity fails to compile until it has one. */
+const DIFFERENCES: {
+  [K in RecordType]: (db: Kysely<MirrorDatabase>, items: readonly ListedRecord[], at: string) => Promise<Map<string, ContentDifference[]>>;
+} = {
+  ticket: (db, items, at) => ticketDifferences(db, items as readonly Ticket[], at),
+  deal: (db, items, at) => dealDifferences(db, items as readonly Deal[], at),
+};
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
 
   return {
     dialect: backend.dialect,
+    capabilities: capabilitiesOf(db),
     db,
     label,
     migrate: () => migrateStore(backend),
@@ -169,15 +184,15 @@ export function buildStore(backend: StoreBackend): Store {
     isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return (await deferIndexes(db, backend.dialect)).length;
+      return (await deferIndexes(db)).length;
     },
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return restoreDeferredIndexes(db, backend.dialect);
+      return restoreDeferredIndexes(db);
     },
     async afterBulkLoad(tables) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot vacuum or analyze.');
-      return tidyTables(db, backend.dialect, tables);
+      return tidyTables(db, tables);
     },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
@@ -210,10 +225,9 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    contentDifferences: (entityType: 'ticket' | 'deal', items: readonly (Ticket | Deal)[]) =>
-      entityType === 'ticket'
-        ? ticketDifferences(db, items as readonly Ticket[], COMPARED_AT)
-        : dealDifferences(db, items as readonly Deal[], COMPARED_AT),
+    ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
+    dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
+    recordDifferences: (type, items) => DIFFERENCES[type](db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();
@@ -225,7 +239,7 @@ export function buildStore(backend: StoreBackend): Store {
 
 /**
  * Writers migrate (refusing a schema newer than this build knows); readers only check that none
- * pends, since a reader must never change the schema under the writer (docs/design.md §2).
+ * pends, since a reader must never change the schema under the writer (docs/design.md §4.7).
  */
 async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] }> {
   const { db, label, schema } = backend;
@@ -233,7 +247,7 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
     const unknown = await unknownAppliedMigrations(db, schema);
     if (unknown.length > 0) throw schemaNewerError(label, unknown);
     // Before the migrations, which were written against the schema with every index present.
-    await restoreDeferredIndexes(db, backend.dialect);
+    await restoreDeferredIndexes(db);
     return migrateToLatest(db, schema);
   }
   const pending = await pendingMigrations(db, schema);

@@ -3,16 +3,15 @@ import type { MirrorDatabase } from './schema.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { chunks, json, noNul, unknownId } from './values.js';
 import { runTuples, tupleStatement } from './key-sets.js';
+import type { RecordEntity, RecordType } from '../entities/index.js';
 
 /** A reason is for a person to read: a few KiB at most, whatever the upstream sent. */
 const MAX_REASON = 2048;
 
 type Db = Kysely<MirrorDatabase>;
 
-export type DirtyEntityType = 'ticket' | 'deal';
-
 export interface DirtyEntry {
-  entityType: DirtyEntityType;
+  entityType: RecordType;
   entityId: string;
   occurredAt: string;
   staleReads: number;
@@ -20,11 +19,16 @@ export interface DirtyEntry {
   readMessages: boolean;
 }
 
-/** A dirty mark to store. `readMessages` absent means true: a caller that does not know is safe. */
-export interface DirtyMarkInput {
-  entityType: DirtyEntityType;
+/** A record to read again, as the sync marks it and the store keeps it (dirty_entities). */
+export interface DirtyMark {
+  entityType: RecordType;
   entityId: string;
   occurredAt: string;
+  /**
+   * A ticket's messages may have changed, so the drain must read `GET /tickets/:id` rather than
+   * take the ticket from its list (docs/sync.md, "Drain"). Absent counts as true: a caller that
+   * does not know is safe.
+   */
   readMessages?: boolean;
 }
 
@@ -53,7 +57,7 @@ export async function setState(db: Db, key: string, value: unknown): Promise<voi
  * read_messages only ever turns on until the entry is cleared: one event that may have touched
  * the messages is enough, whichever event is the newest.
  */
-export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], normalise: (iso: string) => string): Promise<void> {
+export async function markDirty(db: Db, entries: readonly DirtyMark[], normalise: (iso: string) => string): Promise<void> {
   // Collapse first: PostgreSQL refuses to update one row twice in a single ON CONFLICT statement.
   const newest = new Map<string, { entity_type: string; entity_id: string; occurred_at: string; read_messages: number }>();
   for (const e of entries) {
@@ -81,7 +85,7 @@ export async function markDirty(db: Db, entries: readonly DirtyMarkInput[], norm
   }
 }
 
-export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: string, upTo: string): Promise<boolean> {
+export async function clearDirty(db: Db, entityType: RecordType, entityId: string, upTo: string): Promise<boolean> {
   const r = await db
     .deleteFrom('dirty')
     .where('entity_type', '=', entityType)
@@ -93,7 +97,7 @@ export async function clearDirty(db: Db, entityType: DirtyEntityType, entityId: 
 
 /** A dirty mark to clear: it leaves only while its occurred_at is at most `upTo` (stored form). */
 export interface DirtyClear {
-  entityType: DirtyEntityType;
+  entityType: RecordType;
   entityId: string;
   upTo: string;
 }
@@ -124,10 +128,7 @@ export async function clearDirtyMany(db: Db, marks: readonly DirtyClear[]): Prom
 }
 
 /** bumpStaleRead for many distinct records: stale_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). */
-export async function bumpStaleReads(
-  db: Db,
-  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
-): Promise<Map<string, number>> {
+export async function bumpStaleReads(db: Db, refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>> {
   if (refs.length === 0) return new Map();
   const rows = await runTuples<{ entity_type: string; entity_id: string; stale_reads: unknown }>(
     db,
@@ -142,10 +143,7 @@ export async function bumpStaleReads(
  * failed_reads after the bump, keyed `<entityType>:<entityId>` (absent: no entry). The count
  * survives a newer event's mark and leaves with the entry.
  */
-export async function bumpFailedReads(
-  db: Db,
-  refs: readonly { entityType: DirtyEntityType; entityId: string }[],
-): Promise<Map<string, number>> {
+export async function bumpFailedReads(db: Db, refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>> {
   if (refs.length === 0) return new Map();
   const rows = await runTuples<{ entity_type: string; entity_id: string; failed_reads: unknown }>(
     db,
@@ -155,7 +153,7 @@ export async function bumpFailedReads(
   return new Map(rows.map((r) => [`${r.entity_type}:${r.entity_id}`, Number(r.failed_reads)]));
 }
 
-export async function bumpStaleRead(db: Db, entityType: DirtyEntityType, entityId: string): Promise<number> {
+export async function bumpStaleRead(db: Db, entityType: RecordType, entityId: string): Promise<number> {
   const row = await db
     .updateTable('dirty')
     .set((eb) => ({ stale_reads: eb('stale_reads', '+', 1) }))
@@ -176,7 +174,7 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
     .limit(limit)
     .execute();
   return rows.map((r) => ({
-    entityType: r.entity_type as DirtyEntityType,
+    entityType: r.entity_type as RecordType,
     entityId: r.entity_id,
     // Callers compare it with upstream times, which are ISO text.
     occurredAt: fromDbTimestamp(String(r.occurred_at)) as string,
@@ -230,7 +228,7 @@ const MARK_DELETED = {
 };
 
 /** markDeleted for many records of one table. */
-export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: readonly string[], at: string): Promise<void> {
+export async function markDeletedMany(db: Db, table: RecordEntity['table'], ids: readonly string[], at: string): Promise<void> {
   if (ids.length > 0)
     await runTuples(
       db,
@@ -241,6 +239,6 @@ export async function markDeletedMany(db: Db, table: 'tickets' | 'deals', ids: r
 }
 
 /** Sets deleted_at unless already set: markDeletedMany for one record, so the rule lives in one statement. */
-export async function markDeleted(db: Db, table: 'tickets' | 'deals', id: string, at: string): Promise<void> {
+export async function markDeleted(db: Db, table: RecordEntity['table'], id: string, at: string): Promise<void> {
   await markDeletedMany(db, table, [id], at);
 }

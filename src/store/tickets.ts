@@ -4,7 +4,7 @@ import { StoreError } from './errors.js';
 import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
-import { TRACKED_FIELDS } from './tracked-fields.js';
+import { trackedFields } from './tracked-fields.js';
 import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, requiredTs, str, ts } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
@@ -13,7 +13,7 @@ import { rowUpsert } from './sql.js';
 type Db = Kysely<MirrorDatabase>;
 
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
-const TRACKED = TRACKED_FIELDS.ticket.map((f) => ({ column: f.field as keyof Previous, field: f.field }));
+const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
 function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
   const team = t.team && typeof t.team === 'object' ? t.team : null;

@@ -1,53 +1,13 @@
+import { entityOf, type RecordType, type TrackedField } from '../entities/index.js';
+
+export type { TrackedField } from '../entities/index.js';
 import { centsText, dateOnly, parseAmount, str } from './values.js';
 
-export type TrackedKind = 'ticket' | 'deal';
-
-/** How a change's from/to values are read into the text history rows hold. */
-type ValueKind = 'id' | 'text' | 'amount' | 'date';
-
-/**
- * A field whose changes the mirror keeps in ticket_history / deal_history (docs/schema.md,
- * "History semantics"), declared once: the observed diff of two reads, the change-log reader and
- * the reports all take their list from here.
- */
-export interface TrackedField {
-  /** The history field, which is also the mirror column compared on a re-read. */
-  readonly field: string;
-  /**
-   * The field's API name. A change-log payload may spell it in any common way: as is or as the
-   * column, camelCase or snake_case, with or without `Id`, in any letter case (`stage`,
-   * `stageId`, `stage_id`, `StageID`); `spelledAs` decides.
-   */
-  readonly name: string;
-  readonly value: ValueKind;
-  /** Event verbs that tell this field's change, beyond `<any spelling>_changed` (`ticket.assigned`). */
-  readonly verbs?: readonly string[];
-  /**
-   * Names of other fields whose change implies one of this field (a deal moved to another
-   * pipeline moves stage): a payload naming one without a readable change of this field may hide one.
-   */
-  readonly implied?: readonly string[];
-}
-
-export const TRACKED_FIELDS: Readonly<Record<TrackedKind, readonly TrackedField[]>> = {
-  ticket: [
-    { field: 'status', name: 'status', value: 'text' },
-    { field: 'priority', name: 'priority', value: 'text' },
-    { field: 'assignee_id', name: 'assignee', value: 'id', verbs: ['assigned', 'reassigned', 'unassigned'] },
-    { field: 'team_id', name: 'team', value: 'id' },
-  ],
-  deal: [
-    { field: 'stage_id', name: 'stage', value: 'id', implied: ['pipeline'] },
-    { field: 'amount', name: 'amount', value: 'amount' },
-    { field: 'close_date', name: 'closeDate', value: 'date' },
-    { field: 'owner_id', name: 'owner', value: 'id' },
-    // A deal's status follows its stage upstream; a server may still log it on its own.
-    { field: 'status', name: 'status', value: 'text' },
-  ],
-};
+/** The tracked fields of a record type, as its entity declares them (src/entities/). */
+export const trackedFields = (kind: RecordType): readonly TrackedField[] => entityOf(kind).tracked;
 
 /** The history fields of a kind, in declaration order. */
-export const trackedFieldNames = (kind: TrackedKind): string[] => TRACKED_FIELDS[kind].map((f) => f.field);
+export const trackedFieldNames = (kind: RecordType): string[] => trackedFields(kind).map((f) => f.field);
 
 /** Letters and digits only, lower case: `stage_id`, `stageId` and `StageID` all become `stageid`. */
 export const squash = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -59,23 +19,23 @@ export function spelledAs(f: TrackedField, key: string): boolean {
 }
 
 /** The tracked field `key` spells, if any. */
-export function fieldSpelledBy(kind: TrackedKind, key: string): TrackedField | undefined {
-  return TRACKED_FIELDS[kind].find((f) => spelledAs(f, key));
+export function fieldSpelledBy(kind: RecordType, key: string): TrackedField | undefined {
+  return trackedFields(kind).find((f) => spelledAs(f, key));
 }
 
 /**
  * The tracked field a key may be about without spelling it (`stageName`, `ownerEmail`,
  * `pipelineId`): its squashed form starts with the field's name or an implied one.
  */
-export function fieldHintedBy(kind: TrackedKind, key: string): TrackedField | undefined {
+export function fieldHintedBy(kind: RecordType, key: string): TrackedField | undefined {
   const k = squash(key);
-  return TRACKED_FIELDS[kind].find((f) => [f.name, ...(f.implied ?? [])].some((n) => k.startsWith(squash(n))));
+  return trackedFields(kind).find((f) => [f.name, ...(f.implied ?? [])].some((n) => k.startsWith(squash(n))));
 }
 
 /** The field whose dedicated event verb this is (`stage_changed`, `owner_changed`, `assigned`), if any. */
-export function fieldOfVerb(kind: TrackedKind, verb: string): TrackedField | undefined {
+export function fieldOfVerb(kind: RecordType, verb: string): TrackedField | undefined {
   const v = squash(verb);
-  return TRACKED_FIELDS[kind].find(
+  return trackedFields(kind).find(
     (f) => (f.verbs ?? []).some((alias) => squash(alias) === v) || (v.endsWith('changed') && spelledAs(f, v.slice(0, -'changed'.length))),
   );
 }

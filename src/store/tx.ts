@@ -10,6 +10,7 @@ import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { foldIdleRun } from './run-fold.js';
 import { StoreError } from './errors.js';
+import { entityOf, type MirroredRecord, type RecordType } from '../entities/index.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
 
@@ -35,17 +36,17 @@ export interface StoreTx {
    */
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readMessages` absent counts as true (a ticket is then read with its messages). */
-  markDirty(entries: t.DirtyMarkInput[]): Promise<void>;
+  markDirty(entries: t.DirtyMark[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
-  clearDirty(entityType: t.DirtyEntityType, entityId: string, upTo: string): Promise<boolean>;
+  clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
-  bumpStaleRead(entityType: t.DirtyEntityType, entityId: string): Promise<number>;
+  bumpStaleRead(entityType: RecordType, entityId: string): Promise<number>;
   /** clearDirty on many records (distinct), with a statement per few hundred; `upTo` as in clearDirty. */
   clearDirtyMany(marks: readonly t.DirtyClear[]): Promise<void>;
   /** bumpStaleRead on many records (distinct): stale_reads after it, keyed `<entityType>:<entityId>`; absent means no entry (0). */
-  bumpStaleReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
+  bumpStaleReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
   /** Counts a read that failed after its retries: failed_reads after it, keyed as bumpStaleReads. */
-  bumpFailedReads(refs: readonly { entityType: t.DirtyEntityType; entityId: string }[]): Promise<Map<string, number>>;
+  bumpFailedReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
   /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
   upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
   upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
@@ -56,11 +57,13 @@ export interface StoreTx {
   upsertTickets(tickets: readonly TicketWithMessages[], syncedAt: string): Promise<UpsertResult[]>;
   /** upsertDeal on each record in order, batched as upsertTickets. */
   upsertDeals(deals: readonly Deal[], syncedAt: string): Promise<UpsertResult[]>;
+  /** upsertTickets or upsertDeals by the records' type: what the sync writes through the entity registry. */
+  upsertRecords(type: RecordType, records: readonly MirroredRecord[], syncedAt: string): Promise<UpsertResult[]>;
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
-  markDeleted(entityType: 'ticket' | 'deal', entityId: string, at: string): Promise<void>;
+  markDeleted(entityType: RecordType, entityId: string, at: string): Promise<void>;
   /** markDeleted on many records of one type. */
-  markDeletedMany(entityType: 'ticket' | 'deal', entityIds: readonly string[], at: string): Promise<void>;
+  markDeletedMany(entityType: RecordType, entityIds: readonly string[], at: string): Promise<void>;
   quarantine(item: t.QuarantineItem, at: string): Promise<void>;
   clearQuarantine(entityType: string, entityId: string): Promise<void>;
   /** Inserts a sync_runs row with outcome 'running'; returns its id. */
@@ -81,6 +84,11 @@ const TICKETS: BulkWriter<TicketWithMessages, PreparedTicket> = {
   write: writeTickets,
 };
 const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: prepareDeal, idOf: (p) => p.row.id, write: writeDeals };
+/** The writer of each record type: typed per type, so a new entity fails to compile until it has one. */
+const WRITERS: { [K in RecordType]: BulkWriter<MirroredRecord, unknown> } = {
+  ticket: TICKETS,
+  deal: DEALS,
+};
 
 /**
  * Bad data must not stop the sync (docs/design.md §4.5): a value the store cannot hold quarantines the record.
@@ -88,7 +96,7 @@ const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: pre
  */
 async function orQuarantine(
   db: Kysely<MirrorDatabase>,
-  entityType: 'ticket' | 'deal',
+  entityType: RecordType,
   record: { id: string },
   at: string,
   write: () => Promise<UpsertResult>,
@@ -127,9 +135,10 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
     },
     upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKETS, tickets, iso(syncedAt, 'syncedAt')),
     upsertDeals: (deals, syncedAt) => upsertMany(db, DEALS, deals, iso(syncedAt, 'syncedAt')),
+    upsertRecords: (type, records, syncedAt) => upsertMany(db, WRITERS[type], records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
-    markDeleted: (type, id, at) => t.markDeleted(db, type === 'ticket' ? 'tickets' : 'deals', id, iso(at, 'at')),
-    markDeletedMany: (type, ids, at) => t.markDeletedMany(db, type === 'ticket' ? 'tickets' : 'deals', ids, iso(at, 'at')),
+    markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
+    markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
     clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),
     async startRun(kind, at) {

@@ -17,6 +17,7 @@ import { refreshPipelines } from './pipelines.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import type { BackfillState } from './state.js';
 import type { RunStats } from './stats.js';
+import type { RecordType } from '../entities/index.js';
 
 export type ListName = 'recent' | 'deals' | 'tickets' | 'history';
 
@@ -89,7 +90,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
  */
 async function settleMarks(
   tx: StoreTx,
-  entityType: 'ticket' | 'deal',
+  entityType: RecordType,
   records: readonly { id: string; updatedAt: string }[],
   pending: ReadonlySet<string>,
 ): Promise<void> {

@@ -154,7 +154,7 @@ async function copyPhase(
       heap.check();
       committed(next);
     },
-    pageGroupLimits(ctx.store.dialect),
+    pageGroupLimits(ctx.store),
   );
 }
 

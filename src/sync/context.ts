@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { AsOfState } from './state.js';
+import type { RecordEntity, RecordType } from '../entities/index.js';
 
 /** Everything a sync step needs; built once per command by the CLI. */
 export interface SyncContext {
@@ -27,9 +28,9 @@ export interface SyncContext {
 
 /** Observers for metrics and progress; all optional. */
 export interface SyncHooks {
-  onPage?(kind: 'events' | 'tickets' | 'deals' | 'history', info: { items: number; invalid: number }): void;
+  onPage?(kind: 'events' | RecordEntity['plural'] | 'history', info: { items: number; invalid: number }): void;
   /** `occurredAt`: the newest event that marked the record (the change the commit made visible). */
-  onRecord?(entityType: 'ticket' | 'deal', outcome: RecordOutcome, occurredAt?: string): void;
+  onRecord?(entityType: RecordType, outcome: RecordOutcome, occurredAt?: string): void;
   /** A cycle recorded the mirror's "current as of" (committed): src/sync/as-of.ts. */
   onAsOf?(state: AsOfState): void;
 }

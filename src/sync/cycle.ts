@@ -7,9 +7,10 @@ import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
-import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readWindow as readSavedWindow } from './state.js';
+import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readSavedWindow } from './state.js';
 import { planWindow, trustedReadFloor } from './window.js';
 import { readWindow } from './window-read.js';
+import { RECORD_ENTITIES } from '../entities/index.js';
 
 /** Drained records checked for a version newer than the watermark; enough to see a busy upstream. */
 const NEWER_CHECK_LIMIT = 2000;
@@ -108,10 +109,9 @@ async function behindReason(
  */
 async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string | null): Promise<boolean> {
   if (watermark === null) return false;
-  const refs = [
-    ...[...stats.changed.tickets].map((entityId) => ({ entityType: 'ticket' as const, entityId })),
-    ...[...stats.changed.deals].map((entityId) => ({ entityType: 'deal' as const, entityId })),
-  ].slice(0, NEWER_CHECK_LIMIT);
+  const refs = RECORD_ENTITIES.flatMap(({ type, plural }) =>
+    [...stats.changed[plural]].map((entityId) => ({ entityType: type, entityId })),
+  ).slice(0, NEWER_CHECK_LIMIT);
   if (refs.length === 0) return false;
   const mark = Date.parse(watermark);
   const now = Date.parse(ctx.now());

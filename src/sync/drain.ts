@@ -1,12 +1,6 @@
-import {
-  AuthRejectedError,
-  clipText,
-  NotFoundError,
-  type Deal,
-  type TicketWithMessages,
-  type UpstreamUnavailableError,
-} from '../api/index.js';
-import { stageKey, type DirtyEntry } from '../store/index.js';
+import { AuthRejectedError, clipText, NotFoundError, type UpstreamUnavailableError } from '../api/index.js';
+import { entityOf, RECORD_ENTITIES, type MirroredRecord, type RecordEntity } from '../entities/index.js';
+import type { DirtyEntry } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { createHeapBudget } from '../util/heap-budget.js';
 import { WsmirrorError } from '../util/errors.js';
@@ -14,20 +8,12 @@ import type { RecordOutcome, SyncContext } from './context.js';
 import { scanList, type ListSink } from './list-scan.js';
 import { planType, rankingDepth, type TypePlan } from './plan.js';
 import { refreshPipelines } from './pipelines.js';
-import {
-  applyWrites,
-  deletedWrite,
-  quarantineAlone,
-  quarantineWrite,
-  readWrite,
-  recordFailure,
-  type RecordWrite,
-} from './record-writes.js';
+import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, recordFailure, type RecordWrite } from './drain-writes.js';
 import { failureReason, FAILED_READS_QUARANTINE_AFTER, ReadFailures, unavailableRead } from './read-failures.js';
 import type { RunStats } from './stats.js';
 import { WriteBatch } from './write-batch.js';
 
-export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './record-writes.js';
+export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './drain-writes.js';
 
 /** Dirty records planned together; the rest wait for the next round of the same drain. */
 const ROUND = 5000;
@@ -72,7 +58,8 @@ export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<voi
 }
 
 async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader: RecordReader): Promise<void> {
-  const plans = [await plan(ctx, 'ticket', round), await plan(ctx, 'deal', round)];
+  const plans: TypePlan[] = [];
+  for (const entity of RECORD_ENTITIES) plans.push(await plan(ctx, entity, round));
   for (const p of plans) {
     if (p.viaList.length + p.viaRecord.length === 0) continue;
     ctx.logger.debug(
@@ -103,10 +90,11 @@ async function drainRound(ctx: SyncContext, round: readonly DirtyEntry[], reader
   await reader.readAll(leftover);
 }
 
-async function plan(ctx: SyncContext, entityType: 'ticket' | 'deal', round: readonly DirtyEntry[]): Promise<TypePlan> {
+async function plan(ctx: SyncContext, entity: RecordEntity, round: readonly DirtyEntry[]): Promise<TypePlan> {
+  const entityType = entity.type;
   const entries = round.filter((e) => e.entityType === entityType);
   const setting = ctx.config.drainPlan ?? 'auto';
-  const listable = entries.filter((e) => entityType === 'deal' || !e.readMessages);
+  const listable = entries.filter((e) => entity.listable(e));
   if (setting === 'record' || listable.length === 0) return planType(entityType, entries, [], true, ctx.config.pageSize, 'record');
   const oldest = listable.reduce((min, e) => (Date.parse(e.occurredAt) < Date.parse(min) ? e.occurredAt : min), listable[0]!.occurredAt);
   const depth = rankingDepth(listable.length, ctx.config.pageSize);
@@ -121,7 +109,7 @@ function committed(ctx: SyncContext, stats: RunStats, w: RecordWrite, outcome: R
   else if (outcome === 'stale-accepted') stats.staleAccepted++;
   else if (outcome === 'deleted') stats.deleted++;
   else if (outcome === 'quarantined') stats.quarantined++;
-  (entry.entityType === 'ticket' ? stats.changed.tickets : stats.changed.deals).add(entry.entityId);
+  stats.changed[entityOf(entry.entityType).plural].add(entry.entityId);
   if (outcome === 'quarantined') {
     // No reason on the write: the store refused one of its values; the quarantine row says which.
     const reason = clipText(w.reason ?? 'a value the mirror cannot store (see its quarantine row)', 500);
@@ -160,9 +148,10 @@ class RecordReader {
   }
 
   /** A copy read by id or from a list page. */
-  async took(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void> {
+  async took(entry: DirtyEntry, record: MirroredRecord): Promise<void> {
     this.failures.served(entry.entityType);
-    if (entry.entityType === 'deal') await this.ensureStage(record as Deal);
+    const stage = entityOf(entry.entityType).requires?.(record);
+    if (stage !== undefined) await this.ensureStage(stage);
     await this.write(readWrite(entry, record));
   }
 
@@ -172,7 +161,7 @@ class RecordReader {
     const startedAt = performance.now();
     let record;
     try {
-      record = entry.entityType === 'ticket' ? await client.getTicket(entry.entityId, call) : await client.getDeal(entry.entityId, call);
+      record = await entityOf(entry.entityType).read(client, entry.entityId, call);
     } catch (err) {
       if (err instanceof NotFoundError) return this.write(deletedWrite(entry));
       // Whether the workspace rejects the key is the change log's call: a 401 here fails this
@@ -214,10 +203,10 @@ class RecordReader {
       await this.write(quarantineWrite(entry, `${reason} (${count} failed reads in a row)`, { status: err.status, path: err.path }));
   }
 
-  /** A deal naming a stage the mirror does not know refreshes pipelines, once per drain (docs/design.md §4.1). */
-  private async ensureStage(deal: Deal): Promise<void> {
+  /** A record naming a stage (stageKey) the mirror does not know refreshes pipelines, once per drain (docs/design.md §4.1). */
+  private async ensureStage(stage: string): Promise<void> {
     this.knownStages ??= this.ctx.store.knownStages();
-    if ((await this.knownStages).has(stageKey(deal.pipeline.id, deal.stage.id))) return;
+    if ((await this.knownStages).has(stage)) return;
     this.stageRefresh ??= refreshPipelines(this.ctx).then(() => {
       this.knownStages = this.ctx.store.knownStages();
     });

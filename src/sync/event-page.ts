@@ -5,6 +5,7 @@ import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
+import { isRecordType, type RecordSets } from '../entities/index.js';
 
 /**
  * One change-log page committed (docs/design.md §4.2): its events, deletions, dirty marks, late
@@ -24,7 +25,7 @@ export interface CommittedPage {
   /** Events whose id the mirror already held for another event: quarantined, their records marked. */
   reused: WorkspaceEvent[];
   /** Records whose history the page's new events changed: their reporting rows are refreshed too. */
-  historyOf: { tickets: Set<string>; deals: Set<string> };
+  historyOf: RecordSets;
 }
 
 /** A change-log page read and checked, waiting for its group's transaction. */
@@ -105,8 +106,7 @@ export async function quarantineReused(tx: StoreTx, reused: readonly WorkspaceEv
 /** Sets deleted_at on the records whose `*.deleted` events are among `fresh` (events new to the mirror). */
 export async function markDeletions(tx: StoreTx, fresh: readonly WorkspaceEvent[]): Promise<void> {
   for (const e of fresh) {
-    if (e.type === 'ticket.deleted' || e.type === 'deal.deleted')
-      await tx.markDeleted(e.entityType as 'ticket' | 'deal', e.entityId, e.occurredAt);
+    if (isRecordType(e.entityType) && e.type === `${e.entityType}.deleted`) await tx.markDeleted(e.entityType, e.entityId, e.occurredAt);
   }
 }
 

@@ -8,10 +8,12 @@ export {
   readLookback,
   readReadFloor,
   readWatermark,
-  readWindow,
+  readSavedWindow,
   recordLastCycle,
   readAsOf,
   type AsOfState,
+  STATE_VERSION,
+  upgradeStoredState,
   type LastCycle,
   type LateEvent,
   type LookbackState,
@@ -36,3 +38,4 @@ export { runVerify, type Drift, type VerifyResult } from './verify.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 export { advanceAsOf, computeAsOf, guaranteedOverlapSeconds } from './as-of.js';
+export { lagBetween, syncOnce, type CycleSummary } from './lag.js';

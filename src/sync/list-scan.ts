@@ -7,12 +7,10 @@ import {
   ResponseTooLargeError,
   UpstreamRejectedError,
   UpstreamUnavailableError,
-  type Deal,
   type InvalidItem,
   type Page,
-  type Ticket,
-  type TicketWithMessages,
 } from '../api/index.js';
+import { entityOf, type ListedRecord, type MirroredRecord, type RecordEntity } from '../entities/index.js';
 import type { DirtyEntry } from '../store/index.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { SyncContext } from './context.js';
@@ -21,7 +19,7 @@ import type { TypePlan } from './plan.js';
 /** Where the list scan hands what it found. */
 export interface ListSink {
   /** A dirty record found in the list: the read that may clear its mark. */
-  found(entry: DirtyEntry, record: TicketWithMessages | Deal): Promise<void>;
+  found(entry: DirtyEntry, record: MirroredRecord): Promise<void>;
   /** A dirty record whose list item failed validation. */
   invalid(entry: DirtyEntry, item: InvalidItem): Promise<void>;
   /** A record the mirror holds as deleted that the list leaves out down to its mark: the deletion is confirmed. */
@@ -29,18 +27,17 @@ export interface ListSink {
 }
 
 export interface ListScanResult {
-  /** Dirty records the scan did not settle: not found down to their mark, or a ticket whose messages moved. Read by id. */
+  /** Dirty records the scan did not settle: not found down to their mark, or an item the list cannot stand in for (a ticket whose messages moved). Read by id. */
   readById: DirtyEntry[];
   pages: number;
 }
 
 /**
- * Pages the upstream's newest-updated-first list (tickets or deals, docs/design.md §4.3) until
+ * Pages the upstream's newest-updated-first list of one record type (docs/design.md §4.3) until
  * every record of `plan.viaList` is found, or the page ends below the oldest of their marks (a
  * record not above its mark was not bumped, is stale or left the list: read by id, where a 404
- * means deleted), or the pages cost as much as the reads they replace. A ticket comes with the
- * messages the mirror holds, which is only right when its message count has not moved; one whose
- * count moved, or that the mirror lacks, is read by id instead.
+ * means deleted), or the pages cost as much as the reads they replace. The entity decides which
+ * items found stand for a whole copy (RecordEntity.fromList); the others are read by id.
  */
 export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink): Promise<ListScanResult> {
   const byId = new Map(plan.viaList.map((e) => [e.entityId, e]));
@@ -48,16 +45,17 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
   const readById: DirtyEntry[] = [];
   const downToMs = Date.parse(plan.listDownTo ?? '');
   const budget = plan.viaList.length;
-  const path = plan.entityType === 'ticket' ? '/api/v1/tickets' : '/api/v1/deals';
+  const entity = entityOf(plan.entityType);
+  const path = entity.listPath;
   const guard = new PagingGuard(path);
   let cursor: string | null = null;
   let pages = 0;
   // True once the pages went below every mark (or to the list's end): what is missing is not listed.
   let passedMarks = false;
   while (targets.size > 0 && pages < budget && !ctx.stopSignal.aborted) {
-    let page: Page<Ticket> | Page<Deal>;
+    let page: Page<ListedRecord>;
     try {
-      page = await listPage(ctx, plan.entityType, cursor);
+      page = await listPage(ctx, entity, cursor);
       guard.check([...page.items.map((i) => i.id), ...page.invalid.map((i) => `invalid:${i.id ?? i.reason}`)], page.nextCursor);
     } catch (err) {
       if (!listUnusable(err)) throw err;
@@ -69,7 +67,7 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
       break;
     }
     pages++;
-    ctx.hooks?.onPage?.(plan.entityType === 'ticket' ? 'tickets' : 'deals', { items: page.items.length, invalid: page.invalid.length });
+    ctx.hooks?.onPage?.(entity.plural, { items: page.items.length, invalid: page.invalid.length });
     ctx.progress?.();
     for (const bad of page.invalid) {
       const entry = bad.id === null ? undefined : targets.get(bad.id);
@@ -79,11 +77,9 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
     }
     const hits = page.items.filter((item) => targets.has(item.id));
     for (const item of hits) targets.delete(item.id);
-    if (plan.entityType === 'deal') {
-      for (const item of hits as Deal[]) await sink.found(byId.get(item.id)!, item);
-    } else {
-      readById.push(...(await foundTickets(ctx, byId, hits as Ticket[], sink)));
-    }
+    const taken = await entity.fromList(ctx.store, hits);
+    for (const { id, record } of taken.copies) await sink.found(byId.get(id)!, record);
+    readById.push(...taken.readById.map((id) => byId.get(id)!));
     const last = page.items[page.items.length - 1];
     if (page.nextCursor === null || (last !== undefined && Date.parse(last.updatedAt) < downToMs)) {
       passedMarks = true;
@@ -119,32 +115,8 @@ async function confirmGone(
   return readById;
 }
 
-async function foundTickets(
-  ctx: SyncContext,
-  byId: ReadonlyMap<string, DirtyEntry>,
-  hits: readonly Ticket[],
-  sink: ListSink,
-): Promise<DirtyEntry[]> {
-  if (hits.length === 0) return [];
-  const copies = await ctx.store.ticketCopies(hits.map((t) => t.id));
-  const readById: DirtyEntry[] = [];
-  for (const item of hits) {
-    const entry = byId.get(item.id)!;
-    const copy = copies.get(item.id);
-    // Messages moved without an event the mirror holds yet (or it has none to keep): read them.
-    if (!copy || copy.messages === null || copy.messageCount !== item.messageCount) {
-      readById.push(entry);
-      continue;
-    }
-    await sink.found(entry, { ...item, messages: copy.messages as TicketWithMessages['messages'] });
-  }
-  return readById;
-}
-
-function listPage(ctx: SyncContext, entityType: 'ticket' | 'deal', cursor: string | null): Promise<Page<Ticket> | Page<Deal>> {
-  const q = { cursor, limit: ctx.config.pageSize };
-  const call = { signal: ctx.cycleSignal };
-  return entityType === 'ticket' ? ctx.client.ticketsPage(q, call) : ctx.client.dealsPage(q, call);
+function listPage(ctx: SyncContext, entity: RecordEntity, cursor: string | null): Promise<Page<ListedRecord>> {
+  return entity.page(ctx.client, { cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
 }
 
 /**

@@ -13,14 +13,11 @@ const DEFAULT_GROUP_PAGES = 10;
 const DEFAULT_GROUP_DELAY_MS = 1000;
 
 /**
- * SQLite commits a group of pages for much less than the pages one by one: a commit writes every
- * index page the transaction touched, and pages of records with random ids share most of theirs
- * (docs/sync.md, "Backfill" and "Change-log pages commit in groups"). PostgreSQL gains nothing
- * and, as its writes do not block the event loop, keeps the network busier with a commit per page
- * (L backfill 42-46 s per page, 44-49 s in groups of 10).
+ * Pages commit in groups where the database makes a group much cheaper than its pages one by one
+ * (the dialect capability `commitsPagesInGroups`, src/store/dialect.ts), else one per commit.
  */
-export function pageGroupLimits(dialect: Store['dialect']): PageGroupLimits {
-  return dialect === 'sqlite' ? {} : { maxPages: 1 };
+export function pageGroupLimits(store: Pick<Store, 'capabilities'>): PageGroupLimits {
+  return store.capabilities.commitsPagesInGroups ? {} : { maxPages: 1 };
 }
 
 /** The limits with their defaults filled in; at least one page per group. */

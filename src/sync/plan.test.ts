@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { DirtyEntry, ListedCopy } from '../store/index.js';
 import { planType, rankingDepth } from './plan.js';
+import type { RecordType } from '../entities/index.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
-const dirty = (entityType: 'ticket' | 'deal', id: string, minute: number, readMessages = false): DirtyEntry => ({
+const dirty = (entityType: RecordType, id: string, minute: number, readMessages = false): DirtyEntry => ({
   entityType,
   entityId: id,
   occurredAt: at(minute),

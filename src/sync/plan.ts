@@ -1,3 +1,4 @@
+import { entityOf, type RecordType } from '../entities/index.js';
 import type { DirtyEntry, ListedCopy } from '../store/index.js';
 
 /** `drainPlan` (docs/sync.md, "Drain"): let the cost model choose, or force one plan. */
@@ -5,7 +6,7 @@ export type DrainPlanSetting = 'auto' | 'list' | 'record';
 
 /** How one drain round reads the dirty records of one entity type. */
 export interface TypePlan {
-  entityType: 'ticket' | 'deal';
+  entityType: RecordType;
   /** Found by paging the newest-first list (newest mark first); those not found get a GET. */
   viaList: DirtyEntry[];
   /** Read by id: tickets whose messages may have changed, and marks too deep in the list to pay. */
@@ -31,18 +32,17 @@ export interface TypePlan {
  * Estimated pages may be Infinity (too deep); with setting 'list' such marks are listed anyway.
  */
 export function planType(
-  entityType: 'ticket' | 'deal',
+  entityType: RecordType,
   entries: readonly DirtyEntry[],
   newest: readonly ListedCopy[],
   newestComplete: boolean,
   pageSize: number,
   setting: DrainPlanSetting,
 ): TypePlan {
-  // Only GET /tickets/:id shows messages; deals' list items are the whole record.
-  const mustRead = entityType === 'ticket' ? entries.filter((e) => e.readMessages) : [];
-  const listable = entries
-    .filter((e) => entityType === 'deal' || !e.readMessages)
-    .sort((a, b) => Date.parse(b.occurredAt) - Date.parse(a.occurredAt));
+  // What the list item lacks (a ticket's messages) only the read by id shows.
+  const entity = entityOf(entityType);
+  const mustRead = entries.filter((e) => !entity.listable(e));
+  const listable = entries.filter((e) => entity.listable(e)).sort((a, b) => Date.parse(b.occurredAt) - Date.parse(a.occurredAt));
   const recordRequests = entries.length;
   if (setting === 'record' || listable.length === 0) return onlyByRecord(entityType, entries);
 
@@ -72,7 +72,7 @@ export function planType(
   };
 }
 
-function onlyByRecord(entityType: 'ticket' | 'deal', entries: readonly DirtyEntry[]): TypePlan {
+function onlyByRecord(entityType: RecordType, entries: readonly DirtyEntry[]): TypePlan {
   return {
     entityType,
     viaList: [],

@@ -1,6 +1,7 @@
 import { MAX_ID_CHARS, type InvalidItem } from '../api/index.js';
 import { cleanText, type Store, type StoreTx } from '../store/index.js';
 import type { DirtyMark } from './marks.js';
+import { isRecordType } from '../entities/index.js';
 
 /** Records of a page that failed validation go to quarantine; the rest of the page syncs (docs/sync.md, "Bad data"). */
 export async function quarantineInvalid(tx: StoreTx, items: readonly InvalidItem[], at: string): Promise<void> {
@@ -40,7 +41,7 @@ export async function quarantineEvents(
     const type = raw?.entityType;
     const id = raw?.entityId;
     if (
-      (type === 'ticket' || type === 'deal') &&
+      isRecordType(type) &&
       typeof id === 'string' &&
       id.length > 0 &&
       id.length <= MAX_ID_CHARS &&

@@ -1,5 +1,5 @@
 import { clipText, UpstreamUnavailableError } from '../api/index.js';
-import type { DirtyEntityType } from '../store/index.js';
+import { entityOf, type RecordType } from '../entities/index.js';
 import type { SyncContext } from './context.js';
 
 /**
@@ -32,13 +32,13 @@ export function failureReason(err: UpstreamUnavailableError): string {
  * upstream is down for that type: the read's error then fails the cycle, as before.
  */
 export class ReadFailures {
-  private readonly servedAt = new Map<DirtyEntityType, number>();
-  private readonly probes = new Map<DirtyEntityType, Promise<void>>();
+  private readonly servedAt = new Map<RecordType, number>();
+  private readonly probes = new Map<RecordType, Promise<void>>();
 
   constructor(private readonly ctx: SyncContext) {}
 
   /** The upstream answered a read of this type (by id, or a list page holding such records). */
-  served(entityType: DirtyEntityType): void {
+  served(entityType: RecordType): void {
     this.servedAt.set(entityType, performance.now());
   }
 
@@ -46,7 +46,7 @@ export class ReadFailures {
    * Resolves when a read of `entityType` begun at `startedAt` (performance.now()) failed for a
    * reason of its record's own; throws `err` when the upstream does not answer that type at all.
    */
-  async blame(entityType: DirtyEntityType, startedAt: number, err: UpstreamUnavailableError): Promise<void> {
+  async blame(entityType: RecordType, startedAt: number, err: UpstreamUnavailableError): Promise<void> {
     if ((this.servedAt.get(entityType) ?? -Infinity) > startedAt) return;
     let probe = this.probes.get(entityType);
     if (!probe) {
@@ -61,10 +61,8 @@ export class ReadFailures {
     if ((this.servedAt.get(entityType) ?? -Infinity) <= startedAt) throw err;
   }
 
-  private async probe(entityType: DirtyEntityType): Promise<void> {
-    const q = { limit: 1 };
-    const call = { signal: this.ctx.cycleSignal };
-    await (entityType === 'ticket' ? this.ctx.client.ticketsPage(q, call) : this.ctx.client.dealsPage(q, call));
+  private async probe(entityType: RecordType): Promise<void> {
+    await entityOf(entityType).page(this.ctx.client, { limit: 1 }, { signal: this.ctx.cycleSignal });
     this.served(entityType);
   }
 }

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { Store, StoreTx } from '../store/index.js';
+import { WsmirrorError } from '../util/errors.js';
 
 /**
  * All incremental state of a mirror lives in `sync_state`, one JSON value per key, and this module
@@ -100,17 +102,124 @@ export interface LastCycle {
 
 type StateReader = Pick<Store, 'getState'> | Pick<StoreTx, 'getState'>;
 
+/**
+ * The shape of the stored state. Each version's step upgrades every key from the version before
+ * (STEPS), so a mirror written by any older build reads as today's; a writer stores the upgraded
+ * values once when it opens the mirror (upgradeStoredState), a reader upgrades what it reads.
+ * Version 1 is every mirror before the version was kept (no `state_version` key).
+ */
+export const STATE_VERSION = 2;
+const VERSION_KEY = 'state_version';
+
+type Step = Partial<Record<string, (old: unknown) => unknown>>;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** STEPS[n] upgrades version n+1 to n+2. Steps are idempotent: a value already upgraded passes unchanged. */
+const STEPS: readonly Step[] = [
+  {
+    // 1 → 2: a window saved before the read floor existed counts as one without (null).
+    [KEY.window]: (old) => (isObject(old) && !('readFloor' in old) ? { ...old, readFloor: null } : old),
+  },
+];
+
+const ts = z.string().min(1);
+const SCHEMAS: Record<string, z.ZodType> = {
+  [KEY.watermark]: ts,
+  [KEY.readFloor]: ts,
+  [KEY.reportingStale]: z.boolean(),
+  [KEY.window]: z
+    .object({
+      since: ts.nullable(),
+      cursor: z.string().nullable(),
+      maxOccurredAt: ts.nullable(),
+      full: z.object({ startedAt: ts, watermark: ts.nullable() }).optional(),
+      readFloor: ts.nullable(),
+      reach: ts.optional(),
+      lateBefore: ts.optional(),
+    })
+    .passthrough(),
+  [KEY.backfill]: z
+    .object({
+      phase: z.enum(['recent', 'deals', 'tickets', 'history', 'done']),
+      handover: ts.nullable(),
+      cursor: z.string().nullable(),
+      startedAt: ts,
+      copied: z.record(z.string(), z.number()),
+      history: z.string(),
+    })
+    .passthrough(),
+  [KEY.lookback]: z.object({ lastFullAt: ts, anchor: ts.nullable() }).passthrough(),
+  [KEY.lastCycle]: z.object({ at: ts, head: ts.nullable(), watermark: ts.nullable(), lagSeconds: z.number().nullable() }).passthrough(),
+  [KEY.lateEvent]: z.object({ seenAt: ts, eventId: z.string(), occurredAt: ts }).passthrough(),
+};
+
+async function storedVersion(r: StateReader): Promise<number> {
+  const v = await r.getState<unknown>(VERSION_KEY);
+  if (v === undefined) return 1;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw corrupt(VERSION_KEY, `${JSON.stringify(v)} is not a version number`);
+  if (v > STATE_VERSION)
+    throw new WsmirrorError(
+      'STATE_NEWER',
+      `The mirror's sync state (sync_state key "${VERSION_KEY}") is version ${v}, newer than this build knows (${STATE_VERSION}): upgrade wsmirror.`,
+    );
+  return v;
+}
+
+function corrupt(key: string, why: string): WsmirrorError {
+  return new WsmirrorError(
+    'STATE_CORRUPT',
+    `The mirror's sync state key "${key}" (table sync_state) cannot be read: ${why}. Delete that row to start it afresh, or restore the database from a backup.`,
+  );
+}
+
+/** The value of `key` upgraded from `version` to STATE_VERSION and checked against its schema; undefined when absent. */
+function upgraded(key: string, raw: unknown, version: number): unknown {
+  if (raw === undefined) return undefined;
+  let value = raw;
+  for (let v = version; v < STATE_VERSION; v++) value = STEPS[v - 1]?.[key]?.(value) ?? value;
+  const schema = SCHEMAS[key];
+  const parsed = schema ? schema.safeParse(value) : { success: true as const, data: value };
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const at = issue.path.length > 0 ? ` at ${issue.path.join('.')}` : '';
+    throw corrupt(key, `${issue.message}${at}`);
+  }
+  return parsed.data;
+}
+
+/** Reads one key of the stored state, upgraded to today's shape and validated. */
+async function read<T>(r: StateReader, key: string): Promise<T | undefined> {
+  return upgraded(key, await r.getState<unknown>(key), await storedVersion(r)) as T | undefined;
+}
+
+/**
+ * A writer opening the mirror stores every key in today's shape and the version with them, in one
+ * transaction; a corrupt key fails here with its name, before any cycle runs. Returns the version found.
+ */
+export async function upgradeStoredState(store: Pick<Store, 'transaction'>): Promise<number> {
+  return store.transaction(async (tx) => {
+    const version = await storedVersion(tx);
+    if (version === STATE_VERSION) return version;
+    for (const key of Object.keys(SCHEMAS)) {
+      const value = upgraded(key, await tx.getState<unknown>(key), version);
+      if (value !== undefined) await tx.setState(key, value);
+    }
+    await tx.setState(VERSION_KEY, STATE_VERSION);
+    return version;
+  });
+}
+
 export async function readWatermark(r: StateReader): Promise<string | null> {
-  return (await r.getState<string>(KEY.watermark)) ?? null;
+  return (await read<string>(r, KEY.watermark)) ?? null;
 }
 
 /** The window in progress, or null when the last one closed (the next starts afresh). */
-export async function readWindow(r: StateReader): Promise<WindowState | null> {
-  return (await r.getState<WindowState>(KEY.window)) ?? null;
+export async function readSavedWindow(r: StateReader): Promise<WindowState | null> {
+  return (await read<WindowState>(r, KEY.window)) ?? null;
 }
 
 export async function readBackfill(r: StateReader): Promise<BackfillState | null> {
-  return (await r.getState<BackfillState>(KEY.backfill)) ?? null;
+  return (await read<BackfillState>(r, KEY.backfill)) ?? null;
 }
 
 /** True once a backfill handed its watermark over: incremental cycles may run. */
@@ -119,12 +228,12 @@ export async function isBackfilled(r: StateReader): Promise<boolean> {
 }
 
 export async function readLookback(r: StateReader): Promise<LookbackState | null> {
-  return (await r.getState<LookbackState>(KEY.lookback)) ?? null;
+  return (await read<LookbackState>(r, KEY.lookback)) ?? null;
 }
 
 /** When a window last read an event visible later than the guaranteed overlap reaches; null if never. */
 export async function readLateEvent(r: StateReader): Promise<LateEvent | null> {
-  return (await r.getState<LateEvent>(KEY.lateEvent)) ?? null;
+  return (await read<LateEvent>(r, KEY.lateEvent)) ?? null;
 }
 
 /** Written with the page that read the event, in the same transaction. */
@@ -134,16 +243,16 @@ export async function recordLateEvent(tx: StoreTx, late: LateEvent): Promise<voi
 
 /** The read floor stored with the watermark by the window that set it; null when unknown. */
 export async function readReadFloor(r: StateReader): Promise<string | null> {
-  return (await r.getState<string>(KEY.readFloor)) ?? null;
+  return (await read<string>(r, KEY.readFloor)) ?? null;
 }
 
 export async function readLastCycle(r: StateReader): Promise<LastCycle | null> {
-  return (await r.getState<LastCycle>(KEY.lastCycle)) ?? null;
+  return (await read<LastCycle>(r, KEY.lastCycle)) ?? null;
 }
 
 /** Set when a reporting refresh failed: the next one rebuilds everything. */
 export async function isReportingStale(r: StateReader): Promise<boolean> {
-  return (await r.getState<boolean>(KEY.reportingStale)) === true;
+  return (await read<boolean>(r, KEY.reportingStale)) === true;
 }
 
 /** A window page committed and more follow: its position, with the rows it covers. */

@@ -1,4 +1,5 @@
 import type { ApiClient } from '../api/index.js';
+import { emptyRecordSets, type RecordSets } from '../entities/index.js';
 
 /** Figures of one command run, persisted in sync_runs and logged as the cycle's summary line. */
 export interface RunStats {
@@ -24,7 +25,7 @@ export interface RunStats {
   /** Time spent refreshing the rpt_ tables at the end of the run. */
   reportRefreshMs: number;
   /** Records written by this run, for the incremental reporting refresh. */
-  changed: { tickets: Set<string>; deals: Set<string> };
+  changed: RecordSets;
 }
 
 export function emptyStats(): RunStats {
@@ -41,7 +42,7 @@ export function emptyStats(): RunStats {
     requests: 0,
     retries: 0,
     reportRefreshMs: 0,
-    changed: { tickets: new Set(), deals: new Set() },
+    changed: emptyRecordSets(),
   };
 }
 

@@ -2,7 +2,7 @@ import type { SyncContext } from './context.js';
 
 /**
  * After a bulk load (a backfill's copy, a full rebuild of the rpt_ tables): PostgreSQL vacuums and
- * analyzes the tables at once instead of whenever autovacuum comes round (src/store/bulk-load.ts,
+ * analyzes the tables at once instead of whenever autovacuum comes round (src/store/tidy-tables.ts,
  * docs/sync.md "Backfill"). Only an optimisation: a failure is logged, and what was written stays.
  */
 export async function tidyAfterBulkLoad(ctx: SyncContext, tables: readonly string[], what: string): Promise<void> {

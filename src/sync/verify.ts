@@ -1,4 +1,5 @@
-import type { Deal, Page, Pipeline, Ticket } from '../api/index.js';
+import type { Pipeline } from '../api/index.js';
+import { isRecordType, RECORD_ENTITIES, RECORD_TYPES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
 import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
@@ -6,7 +7,7 @@ import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
 
 export interface Drift {
-  entityType: 'ticket' | 'deal' | 'pipeline' | 'stage';
+  entityType: RecordType | 'pipeline' | 'stage';
   entityId: string;
   /** `content`: same version (`updatedAt`), different rows; `field` names the first column or child table that differs. */
   kind: 'missing' | 'extra' | 'outdated' | 'deal_count' | 'content';
@@ -19,12 +20,11 @@ export interface Drift {
 }
 
 export interface VerifyResult {
-  checked: { tickets: number; deals: number; pipelines: number };
+  /** Items checked per list (`tickets`, `deals`, …, `pipelines`). */
+  checked: Record<string, number>;
   drift: Drift[];
   repaired: number;
 }
-
-type RecordType = 'ticket' | 'deal';
 
 /**
  * Compares the mirror with what the list pages show (docs/sync.md, "Verify"), at no request
@@ -37,9 +37,8 @@ type RecordType = 'ticket' | 'deal';
  */
 export async function runVerify(ctx: SyncContext, stats: RunStats, options: { repair: boolean }): Promise<VerifyResult> {
   const drift: Drift[] = [];
-  const checked = { tickets: 0, deals: 0, pipelines: 0 };
-  checked.tickets = await verifyRecords(ctx, 'ticket', drift);
-  checked.deals = await verifyRecords(ctx, 'deal', drift);
+  const checked: Record<string, number> = {};
+  for (const entity of RECORD_ENTITIES) checked[entity.plural] = await verifyRecords(ctx, entity, drift);
   const pipelines = await verifyPipelines(ctx, drift);
   checked.pipelines = pipelines.length;
   const repaired = options.repair ? await repair(ctx, stats, drift, pipelines) : 0;
@@ -47,15 +46,14 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: { re
 }
 
 /** One entity type's listing against the mirror; returns how many items it checked. */
-async function verifyRecords(ctx: SyncContext, entityType: RecordType, drift: Drift[]): Promise<number> {
+async function verifyRecords(ctx: SyncContext, entity: RecordEntity, drift: Drift[]): Promise<number> {
   const { client, store } = ctx;
+  const entityType = entity.type;
   const mirrored = await store.mirroredVersions(entityType);
   const seen = new Set<string>();
   let checked = 0;
-  const pages: AsyncIterable<Page<Ticket | Deal>> =
-    entityType === 'ticket' ? client.iterateTickets({ limit: ctx.config.pageSize }) : client.iterateDeals({ limit: ctx.config.pageSize });
-  for await (const page of pages) {
-    const current: (Ticket | Deal)[] = [];
+  for await (const page of entity.iterate(client, { limit: ctx.config.pageSize })) {
+    const current: ListedRecord[] = [];
     for (const item of page.items) {
       seen.add(item.id);
       const mine = mirrored.get(item.id);
@@ -65,10 +63,7 @@ async function verifyRecords(ctx: SyncContext, entityType: RecordType, drift: Dr
         drift.push({ entityType, entityId: item.id, kind: 'outdated', upstream: item.updatedAt, mirror: mine.updatedAt });
       } else current.push(item);
     }
-    const differences =
-      entityType === 'ticket'
-        ? await store.contentDifferences('ticket', current as Ticket[])
-        : await store.contentDifferences('deal', current as Deal[]);
+    const differences = await store.recordDifferences(entity.type, current);
     for (const [id, diffs] of differences) drift.push(contentDrift(entityType, id, diffs));
     for (const bad of page.invalid) {
       if (bad.id) seen.add(bad.id);
@@ -123,13 +118,13 @@ async function repair(ctx: SyncContext, stats: RunStats, drift: readonly Drift[]
   const quarantined = await store.db
     .selectFrom('quarantine')
     .select(['entity_type', 'entity_id'])
-    .where('entity_type', 'in', ['ticket', 'deal'])
+    .where('entity_type', 'in', [...RECORD_TYPES])
     .execute();
   // One mark per record: PostgreSQL refuses an upsert that touches the same row twice.
   const marks = new Map<string, { entityType: RecordType; entityId: string; occurredAt: string }>();
   const add = (entityType: RecordType, entityId: string) =>
     marks.set(`${entityType}:${entityId}`, { entityType, entityId, occurredAt: new Date(0).toISOString() });
-  for (const d of drift) if (d.entityType === 'ticket' || d.entityType === 'deal') add(d.entityType, d.entityId);
+  for (const d of drift) if (isRecordType(d.entityType)) add(d.entityType, d.entityId);
   for (const q of quarantined) add(q.entity_type as RecordType, q.entity_id);
   if (marks.size === 0) return 0;
   await store.transaction(async (tx) => {

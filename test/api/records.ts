@@ -1,4 +1,4 @@
-/** Valid upstream records per the API document part 2, with overrides for the bad-data cases. */
+/** Valid upstream records per docs/upstream.md ("Records"), with overrides for the bad-data cases. */
 export const T = '2024-05-01T12:00:00.000Z';
 
 export function ticket(over: Record<string, unknown> = {}): Record<string, unknown> {

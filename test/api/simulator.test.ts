@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient, type ApiClient, type Page } from '../../src/api/index.js';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 
-// The simulator is an independent reading of the API document: agreement here is the real test.
+// The simulator is an independent reading of the upstream API (docs/upstream.md): agreement here is the real test.
 let sim: Simulator;
 let client: ApiClient;
 

@@ -7,7 +7,7 @@ import { cliConfig, useSimulator } from './env.js';
 
 const KEY = 'sk-live-9f8e7d6c5b4a39281706';
 
-/** The API key appears in no log line, error, file or table (DEVELOPERS.md). */
+/** The API key appears in no log line, error, file or table (docs/design.md §3). */
 describe('the API key never leaks', () => {
   const sim = useSimulator({ seed: 17, tickets: 15, deals: 6, apiKeys: { [KEY]: '' } });
 

@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { openStore } from '../../src/store/index.js';
-import { readWatermark, readWindow } from '../../src/sync/index.js';
+import { readSavedWindow, readWatermark } from '../../src/sync/index.js';
 import { cliConfig } from '../cli/env.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
@@ -221,7 +221,7 @@ for (const dialect of dialects) {
       expect(r.code).toBe(4);
       // Ended by the paging guard (its message), not by a test timeout: no wall-clock bound needed.
       expect(r.stderr).toMatch(/already given in this listing/);
-      expect(await withMirror(readWindow)).toBeNull();
+      expect(await withMirror(readSavedWindow)).toBeNull();
       expect(await withMirror(readWatermark)).toBe(before);
       await settles();
     }, 60_000);
@@ -233,7 +233,7 @@ for (const dialect of dialects) {
       expect(r.code).toBe(4);
       expect(r.stderr).toMatch(/brought nothing new/);
       expect(hostile.log.length - requests).toBeLessThan(20);
-      expect(await withMirror(readWindow)).toBeNull();
+      expect(await withMirror(readSavedWindow)).toBeNull();
       await settles();
     }, 60_000);
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Page, WorkspaceEvent } from '../../src/api/index.js';
-import { lagBetween } from '../../src/cli/commands/sync.js';
+import { lagBetween } from '../../src/sync/index.js';
 import { FUTURE_TOLERANCE_MS, plausibleHead } from '../../src/sync/index.js';
 
 const event = (occurredAt: string): WorkspaceEvent => ({

@@ -222,6 +222,9 @@ for (const dialect of dialects)
           dirty_records: 1,
           quarantined_records: 0,
           running_since: '2024-03-05T23:59:55.000Z',
+          // No cycle has recorded a "current as of" in this hand-written mirror (test/freshness covers it).
+          current_as_of: null,
+          current_as_of_age_seconds: null,
         },
       ]);
 

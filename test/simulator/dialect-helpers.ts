@@ -1,9 +1,9 @@
 import type { Client, Wire } from './helpers.js';
 
 /**
- * Test-side knowledge of the API document for the dialect tests: the documented keys of every
+ * Test-side knowledge of the upstream API (docs/upstream.md) for the dialect tests: the documented keys of every
  * object kind, a walk over the documented objects of an answer, and a tour that collects answers
- * of every endpoint. Written from the document, not from the simulator's code.
+ * of every endpoint. Written from the documented shapes, not from the simulator's code.
  */
 
 export const DOC_KEYS: Record<string, readonly string[]> = {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { emptyStats, readWindow, runSyncCycle, type SyncContext } from '../../src/sync/index.js';
+import { emptyStats, readSavedWindow, runSyncCycle, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
 
@@ -111,7 +111,7 @@ for (const dialect of dialects)
       expect(first.pages()).toBe(3);
       expect(eventRequests()).toBe(3);
       // The three pages committed with the cursor after the third, not just some of them.
-      expect((await readWindow(hh.store))?.cursor).not.toBeNull();
+      expect((await readSavedWindow(hh.store))?.cursor).not.toBeNull();
       expect((await storedEvents()) - before).toBe(15);
 
       hh.sim.control.clearRequests();
@@ -129,7 +129,7 @@ for (const dialect of dialects)
         if (n === 4) hh.sim.control.failNext({ status: 500, count: 1000, path: '/api/v1/events' });
       });
       await expect(runSyncCycle(ctx, emptyStats())).rejects.toThrow();
-      expect((await readWindow(hh.store))?.cursor).not.toBeNull();
+      expect((await readSavedWindow(hh.store))?.cursor).not.toBeNull();
       expect((await storedEvents()) - before).toBe(20);
       hh.sim.control.clearFaults();
       await hh.sync();

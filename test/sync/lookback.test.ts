@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ActivityRecord } from '../../src/simulator/index.js';
-import { emptyStats, readLookback, readWindow, runSyncCycle, type CycleResult, type SyncContext } from '../../src/sync/index.js';
+import { emptyStats, readLookback, readSavedWindow, runSyncCycle, type CycleResult, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
@@ -137,7 +137,7 @@ for (const dialect of dialects)
       const stopped = await cycle({ ...h.ctx, stopSignal: stop.signal });
       expect(stopped).toMatchObject({ stopped: true, behind: false, fullLookback: true });
       expect(await readLookback(h.store)).toBeNull();
-      expect((await readWindow(h.store))?.full).toBeDefined();
+      expect((await readSavedWindow(h.store))?.full).toBeDefined();
       const resumed = await cycle(h.ctx);
       expect(resumed).toMatchObject({ stopped: false, behind: true, behindReason: 'resumed-window', fullLookback: true });
       expect(await readLookback(h.store)).not.toBeNull();

@@ -11,7 +11,7 @@ import { openWriterSession, usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
 import { printMirrorCounts } from './mirror-counts.js';
 import { formatHeadlines } from './report.js';
-import { syncOnce } from './sync.js';
+import { syncOnce } from '../../sync/index.js';
 
 const DEMO_KEY = 'demo-key';
 

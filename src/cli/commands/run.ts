@@ -30,7 +30,7 @@ import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
-import { syncOnce, type CycleSummary } from './sync.js';
+import { syncOnce, type CycleSummary } from '../../sync/index.js';
 import type { SecretRedactor } from '../secrets.js';
 
 /**

@@ -61,7 +61,7 @@ export function addDialectFlags(cmd: Command): Command {
     cmd.addOption(new Option(`--${flag} <value>`, `${DIALECT_HELP[key]} (${DIALECT_VALUES[key].join(', ')})`));
   return cmd
     .addOption(new Option('--extra-fields', 'unknown extra fields on every object the API returns'))
-    .addOption(new Option('--unlisted-values', 'statuses, priorities and author types the API document never lists'));
+    .addOption(new Option('--unlisted-values', 'statuses, priorities and author types the upstream never lists'));
 }
 
 function preset(name: string, source: string): Partial<DialectOptions> {

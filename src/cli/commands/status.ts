@@ -15,7 +15,7 @@ import { CLOCK_TRUST_MS, lateLately, plausibleHead, readWatermark } from '../../
 import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
-import { lagBetween } from './sync.js';
+import { lagBetween } from '../../sync/index.js';
 import type { SecretRedactor } from '../secrets.js';
 
 export type { StatusReport } from '../../daemon/index.js';

@@ -1,12 +1,4 @@
-import {
-  recordLastCycle,
-  recordRun,
-  runSyncCycle,
-  type CycleResult,
-  type RecordRunOptions,
-  type RunStats,
-  type SyncContext,
-} from '../../sync/index.js';
+import { syncOnce } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
 import type { SecretRedactor } from '../secrets.js';
@@ -21,62 +13,4 @@ export async function syncCommand(flags: GlobalFlags, redactor: SecretRedactor):
   } finally {
     await session.life.close();
   }
-}
-
-export interface CycleSummary {
-  result: CycleResult;
-  stats: RunStats;
-  durationMs: number;
-  lagSeconds: number | null;
-}
-
-/**
- * One recorded cycle with its summary log line (one summary line per cycle, as the README
- * promises). With `foldIdle` (continuous mode), an idle cycle that follows an idle cycle folds into
- * its sync_runs row and logs its summary at debug: a quiet workspace polled every second must not
- * write a row and an info line a second.
- */
-export async function syncOnce(
-  ctx: SyncContext,
-  kind: string,
-  knownHead: string | null,
-  options: RecordRunOptions = {},
-): Promise<CycleSummary> {
-  const { result, stats, durationMs, folded } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s), options);
-  const head = result.head ?? knownHead;
-  const lagSeconds = lagBetween(head, result.watermark);
-  await ctx.store.transaction((tx) => recordLastCycle(tx, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
-  ctx.logger[folded ? 'debug' : 'info'](
-    {
-      eventsRead: stats.eventsRead,
-      eventsNew: stats.eventsNew,
-      eventsLate: stats.eventsLate,
-      recordsFetched: stats.recordsFetched,
-      staleReads: stats.staleReads,
-      staleAccepted: stats.staleAccepted,
-      deleted: stats.deleted,
-      quarantined: stats.quarantined,
-      requests: stats.requests,
-      retries: stats.retries,
-      reportRefreshMs: Math.round(stats.reportRefreshMs),
-      durationMs,
-      lagSeconds,
-      watermark: result.watermark,
-      fullLookback: result.fullLookback,
-      behind: result.behindReason,
-    },
-    result.stopped ? 'sync cycle stopped early' : 'sync cycle',
-  );
-  return { result, stats, durationMs, lagSeconds };
-}
-
-/**
- * Lag = how far the mirror's watermark trails the newest upstream event (0 when caught up); null
- * when it cannot be known: no head while the mirror has a watermark (a resumed window, or a newest
- * event beyond the upstream's clock).
- */
-export function lagBetween(head: string | null, watermark: string | null): number | null {
-  if (head === null) return watermark === null ? 0 : null;
-  if (watermark === null) return null;
-  return Math.max(0, (Date.parse(head) - Date.parse(watermark)) / 1000);
 }

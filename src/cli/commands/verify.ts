@@ -46,8 +46,9 @@ function print(result: Awaited<ReturnType<typeof runVerify>>, json?: boolean): v
     return;
   }
   const { checked, drift, repaired } = result;
+  const lists = Object.entries(checked).map(([list, n]) => `${n} ${list}`);
   process.stdout.write(
-    `Checked ${checked.tickets} tickets, ${checked.deals} deals, ${checked.pipelines} pipelines: ${drift.length === 0 ? 'no drift' : `${drift.length} difference(s)`}${repaired ? `, ${repaired} record(s) re-read` : ''}.\n`,
+    `Checked ${lists.join(', ')}: ${drift.length === 0 ? 'no drift' : `${drift.length} difference(s)`}${repaired ? `, ${repaired} record(s) re-read` : ''}.\n`,
   );
   for (const d of drift.slice(0, 50)) {
     const what = d.field ? `${d.field}: ` : '';

@@ -12,6 +12,7 @@
  * choose plans no test has seen. It has no visibility map to set.
  */
 import { sql, type Kysely } from 'kysely';
+import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
 
 /**
@@ -19,8 +20,8 @@ import type { MirrorDatabase } from './schema.js';
  * any transaction: VACUUM cannot run in one. It blocks neither readers nor writers. Returns false
  * when the dialect has nothing to do.
  */
-export async function tidyTables(db: Kysely<MirrorDatabase>, dialect: 'sqlite' | 'postgres', tables: readonly string[]): Promise<boolean> {
-  if (dialect !== 'postgres' || tables.length === 0) return false;
+export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<boolean> {
+  if (!capabilitiesOf(db).tidiesAfterBulkLoad || tables.length === 0) return false;
   await sql`VACUUM (ANALYZE) ${sql.join(tables.map((t) => sql.table(t)))}`.execute(db);
   return true;
 }

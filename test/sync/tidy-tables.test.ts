@@ -9,7 +9,7 @@ import { harness as makeHarness, type Harness } from './harness.js';
 /**
  * A backfill is a bulk load: on PostgreSQL it ends with VACUUM (ANALYZE) of the tables it filled
  * and of the rebuilt rpt_ tables, so the next cycles are planned from statistics that describe the
- * rows and index-only scans need not visit them (src/store/bulk-load.ts). SQLite keeps planning
+ * rows and index-only scans need not visit them (src/store/tidy-tables.ts). SQLite keeps planning
  * without statistics, on purpose.
  */
 for (const dialect of dialects)

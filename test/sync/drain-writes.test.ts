@@ -3,7 +3,7 @@ import { createApiClient } from '../../src/api/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { openStore, type DirtyEntry, type Store } from '../../src/store/index.js';
 import type { RecordOutcome, SyncContext } from '../../src/sync/index.js';
-import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, type RecordWrite } from '../../src/sync/record-writes.js';
+import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, type RecordWrite } from '../../src/sync/drain-writes.js';
 import { WriteBatch } from '../../src/sync/write-batch.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';

@@ -5,9 +5,8 @@ import {
   InvalidResponseError,
   ResponseTooLargeError,
   UpstreamRejectedError,
-  type Deal,
-  type TicketWithMessages,
 } from '../api/index.js';
+import { RECORD_ENTITIES, type MirroredRecord, type RecordType } from '../entities/index.js';
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { refusedValueState } from './write-batch.js';
@@ -21,13 +20,13 @@ export const STALE_READS_ACCEPTED_AFTER = 3;
  */
 export type RecordWrite =
   /** A copy read by id or from a list page. */
-  | { kind: 'read'; entry: DirtyEntry; record: TicketWithMessages | Deal; reason?: undefined }
+  | { kind: 'read'; entry: DirtyEntry; record: MirroredRecord; reason?: undefined }
   /** A 404: deleted_at is set and the row stays for history. */
   | { kind: 'deleted'; entry: DirtyEntry; record: null; reason?: undefined }
   /** Quarantined and out of the dirty set: its next event, or verify --repair, retries it. */
   | { kind: 'quarantine'; entry: DirtyEntry; record: unknown; reason: string };
 
-export const readWrite = (entry: DirtyEntry, record: TicketWithMessages | Deal): RecordWrite => ({ kind: 'read', entry, record });
+export const readWrite = (entry: DirtyEntry, record: MirroredRecord): RecordWrite => ({ kind: 'read', entry, record });
 
 export const deletedWrite = (entry: DirtyEntry): RecordWrite => ({ kind: 'deleted', entry, record: null });
 
@@ -77,17 +76,17 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
   const outcomes: RecordOutcome[] = Array<RecordOutcome>(writes.length);
   const cleared: number[] = [];
   const stale: number[] = [];
-  const ofKind = (kind: RecordWrite['kind'], type: 'ticket' | 'deal') =>
+  const ofKind = (kind: RecordWrite['kind'], type: RecordType) =>
     writes.flatMap((w, i) => (w.kind === kind && w.entry.entityType === type ? [i] : []));
-  for (const type of ['ticket', 'deal'] as const) {
+  for (const entity of RECORD_ENTITIES) {
+    const type = entity.type;
     const reads = ofKind('read', type);
     if (reads.length > 0) {
-      const records = reads.map((i) => writes[i]!.record);
-      const verdicts =
-        type === 'ticket' ? await tx.upsertTickets(records as TicketWithMessages[], now) : await tx.upsertDeals(records as Deal[], now);
+      const records = reads.map((i) => writes[i]!.record as MirroredRecord);
+      const verdicts = await tx.upsertRecords(entity.type, records, now);
       reads.forEach((i, n) => {
-        const { entry, record } = writes[i]!;
-        const fresh = Date.parse((record as Deal).updatedAt) >= Date.parse(entry.occurredAt);
+        const { entry } = writes[i]!;
+        const fresh = Date.parse(records[n]!.updatedAt) >= Date.parse(entry.occurredAt);
         if (verdicts[n]!.quarantined || fresh) {
           outcomes[i] = verdicts[n]!.quarantined ? 'quarantined' : 'fresh';
           cleared.push(i);

@@ -1,0 +1,31 @@
+import type { Deal } from '../api/index.js';
+import type { RecordEntity } from './entity.js';
+import { stageKey } from './pipeline.js';
+
+/** Deals: a list item is the whole record; a deal names a stage of the pipelines' reference data. */
+export const deal: RecordEntity = {
+  type: 'deal',
+  plural: 'deals',
+  listPath: '/api/v1/deals',
+  table: 'deals',
+  childTables: ['deal_contacts', 'deal_fields'],
+  historyTable: 'deal_history',
+  historyOwner: 'deal_id',
+  tracked: [
+    { field: 'stage_id', name: 'stage', value: 'id', implied: ['pipeline'] },
+    { field: 'amount', name: 'amount', value: 'amount' },
+    { field: 'close_date', name: 'closeDate', value: 'date' },
+    { field: 'owner_id', name: 'owner', value: 'id' },
+    // A deal's status follows its stage upstream; a server may still log it on its own.
+    { field: 'status', name: 'status', value: 'text', follows: 'stage_id' },
+  ],
+  metricLabel: 'deal',
+  touchesUnlisted: () => false,
+  listable: () => true,
+
+  page: (client, q, opts) => client.dealsPage(q, opts),
+  iterate: (client, q) => client.iterateDeals(q),
+  read: (client, id, opts) => client.getDeal(id, opts),
+  fromList: (_store, items) => Promise.resolve({ copies: items.map((d) => ({ id: d.id, record: d as Deal })), readById: [] }),
+  requires: (record) => stageKey((record as Deal).pipeline.id, (record as Deal).stage.id),
+};

@@ -1,0 +1,105 @@
+import type { ApiClient, CallOptions, Deal, Page, Ticket, TicketWithMessages } from '../api/index.js';
+import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './record-type.js';
+
+/** A copy as read by id: what the mirror writes. */
+export type MirroredRecord = TicketWithMessages | Deal;
+/** A list item: the whole record for a deal, a ticket without its messages. */
+export type ListedRecord = Ticket | Deal;
+
+/** How a change's from/to values are read into the text history rows hold. */
+export type ValueKind = 'id' | 'text' | 'amount' | 'date';
+
+/**
+ * A field whose changes the mirror keeps in ticket_history / deal_history (docs/schema.md,
+ * "History semantics"). Each entity module declares its own; src/store/tracked-fields.ts reads them.
+ */
+export interface TrackedField {
+  /** The history field, which is also the mirror column compared on a re-read. */
+  readonly field: string;
+  /**
+   * The field's API name. A change-log payload may spell it in any common way: as is or as the
+   * column, camelCase or snake_case, with or without `Id`, in any letter case (`stage`,
+   * `stageId`, `stage_id`, `StageID`); `spelledAs` decides.
+   */
+  readonly name: string;
+  readonly value: ValueKind;
+  /** Event verbs that tell this field's change, beyond `<any spelling>_changed` (`ticket.assigned`). */
+  readonly verbs?: readonly string[];
+  /**
+   * Names of other fields whose change implies one of this field (a deal moved to another
+   * pipeline moves stage): a payload naming one without a readable change of this field may hide one.
+   */
+  readonly implied?: readonly string[];
+  /**
+   * The field this one follows upstream (a deal's status follows its stage): a change of that
+   * field the mirror cannot read may hide one of this field too.
+   */
+  readonly follows?: string;
+}
+
+/** A dirty mark as a drain plan sees it (the store's DirtyEntry). */
+export interface MarkSeen {
+  /** A ticket's messages may have changed: only the single read shows them. */
+  readMessages: boolean;
+}
+
+/**
+ * What the mirror holds of listed records, as a drain asks it (the store answers): a ticket's
+ * message count and messages, to tell whether a list item can stand in for a read by id.
+ */
+export interface HeldCopies {
+  ticketCopies(ids: readonly string[]): Promise<Map<string, { messageCount: number | null; messages: unknown[] | null }>>;
+}
+
+/** What one drain round does with the list items it found (docs/sync.md, "Drain"). */
+export interface ListTaken {
+  /** Items that are whole copies, ready to write. */
+  copies: { id: string; record: MirroredRecord }[];
+  /** Items the list cannot stand in for: read by id instead. */
+  readById: string[];
+}
+
+/**
+ * One mirrored record type, declared once (docs/design.md, "Adding an entity"): sync, store,
+ * verify, metrics and status iterate over these and hold no branch of their own on the type.
+ */
+export interface RecordEntity {
+  /** The change log's entityType, the dirty set's and quarantine's entity_type, the metric label. */
+  readonly type: RecordType;
+  /** The list's name: its backfill phase, its page hook, the reports' change set. */
+  readonly plural: RecordTable;
+  /** The upstream list (docs/upstream.md, "Lists"). */
+  readonly listPath: string;
+  /** The record table; `childTables` hold rows that belong to one record and go with it. */
+  readonly table: RecordTable;
+  readonly childTables: readonly string[];
+  /** ticket_history / deal_history, and its column naming the record. */
+  readonly historyTable: HistoryTable;
+  readonly historyOwner: HistoryOwner;
+  /**
+   * The fields whose changes the mirror keeps as history (docs/schema.md, "History semantics"),
+   * with the event spellings that tell them: the observed diff of two reads, the change-log
+   * reader and the reports all take their list from here.
+   */
+  readonly tracked: readonly TrackedField[];
+  /** The label of this type's series (wsmirror_records_total{entity_type}). */
+  readonly metricLabel: string;
+  /**
+   * Whether an event of this type may change what the list item does not carry (a ticket's
+   * messages): its mark is then read by id (`readMessages`). Unknown event types answer true.
+   */
+  touchesUnlisted(eventType: string | null): boolean;
+  /** Whether a drain plan may take this mark from the list (docs/sync.md, "Drain"): else it is read by id. */
+  listable(mark: MarkSeen): boolean;
+
+  /** One list page, newest-updated first. */
+  page(client: ApiClient, q: { cursor?: string | null; limit: number }, opts?: CallOptions): Promise<Page<ListedRecord>>;
+  /** Every page of the list (verify). */
+  iterate(client: ApiClient, q: { limit: number }): AsyncIterable<Page<ListedRecord>>;
+  /** The single read: the whole copy (404: deleted). */
+  read(client: ApiClient, id: string, opts?: CallOptions): Promise<MirroredRecord>;
+  /** List items found by a drain, as copies to write or ids to read (a ticket whose messages moved). */
+  fromList(held: HeldCopies, items: readonly ListedRecord[]): Promise<ListTaken>;
+  /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */
+  requires?(record: MirroredRecord): string;
+}

@@ -1,0 +1,34 @@
+import { deal } from './deal.js';
+import type { RecordEntity } from './entity.js';
+import type { RecordType } from './record-type.js';
+import { ticket } from './ticket.js';
+
+export type { HeldCopies, ListedRecord, ListTaken, MarkSeen, MirroredRecord, RecordEntity, TrackedField, ValueKind } from './entity.js';
+export { pipelines } from './pipeline.js';
+export type { RecordType } from './record-type.js';
+
+/** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
+export const RECORD_ENTITIES: readonly RecordEntity[] = [ticket, deal];
+
+const BY_TYPE = new Map<string, RecordEntity>(RECORD_ENTITIES.map((e) => [e.type, e]));
+
+/** True for an entityType the mirror keeps records of (the change log names more: contacts, tasks, …). */
+export function isRecordType(type: unknown): type is RecordType {
+  return typeof type === 'string' && BY_TYPE.has(type);
+}
+
+export function entityOf(type: RecordType): RecordEntity {
+  const entity = BY_TYPE.get(type);
+  if (!entity) throw new Error(`no entity is registered for ${String(type)}`);
+  return entity;
+}
+
+/** Ids of records per list (`tickets`, `deals`): what a run changed, for the reports' refresh. */
+export type RecordSets = Record<RecordEntity['plural'], Set<string>>;
+
+export function emptyRecordSets(): RecordSets {
+  return Object.fromEntries(RECORD_ENTITIES.map((e) => [e.plural, new Set<string>()])) as RecordSets;
+}
+
+/** The record types, as the database's entity_type values. */
+export const RECORD_TYPES: readonly RecordType[] = RECORD_ENTITIES.map((e) => e.type);

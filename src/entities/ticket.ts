@@ -1,0 +1,57 @@
+import type { Ticket, TicketWithMessages } from '../api/index.js';
+import type { RecordEntity } from './entity.js';
+
+/**
+ * Ticket events that change fields the ticket list carries and never a message (docs/upstream.md,
+ * "Change log"). Every other ticket event may touch the messages or take the ticket out of the
+ * list: created, replied, note_added, customer_replied, message_removed, deleted, spam, merged,
+ * and any type wsmirror does not know, which is read in full to be safe.
+ */
+const FIELD_ONLY_EVENTS: ReadonlySet<string> = new Set([
+  'ticket.status_changed',
+  'ticket.priority_changed',
+  'ticket.assigned',
+  'ticket.updated',
+]);
+
+/** Tickets: list items lack messages, which only `GET /tickets/:id` shows. */
+export const ticket: RecordEntity = {
+  type: 'ticket',
+  plural: 'tickets',
+  listPath: '/api/v1/tickets',
+  table: 'tickets',
+  childTables: ['ticket_messages', 'ticket_tags', 'ticket_fields'],
+  historyTable: 'ticket_history',
+  historyOwner: 'ticket_id',
+  tracked: [
+    { field: 'status', name: 'status', value: 'text' },
+    { field: 'priority', name: 'priority', value: 'text' },
+    { field: 'assignee_id', name: 'assignee', value: 'id', verbs: ['assigned', 'reassigned', 'unassigned'] },
+    { field: 'team_id', name: 'team', value: 'id' },
+  ],
+  metricLabel: 'ticket',
+  touchesUnlisted: (eventType) => eventType === null || !FIELD_ONLY_EVENTS.has(eventType),
+  // A mark whose events may have touched the messages is read by id, the only read that shows them.
+  listable: (entry) => !entry.readMessages,
+
+  page: (client, q, opts) => client.ticketsPage(q, opts),
+  iterate: (client, q) => client.iterateTickets(q),
+  read: (client, id, opts) => client.getTicket(id, opts),
+  /**
+   * A listed ticket comes with the messages the mirror holds, which is only right when its message
+   * count has not moved; one whose count moved, or that the mirror lacks, is read by id instead.
+   */
+  async fromList(held, items) {
+    const hits = items as readonly Ticket[];
+    if (hits.length === 0) return { copies: [], readById: [] };
+    const stored = await held.ticketCopies(hits.map((t) => t.id));
+    const taken: Awaited<ReturnType<RecordEntity['fromList']>> = { copies: [], readById: [] };
+    for (const item of hits) {
+      const copy = stored.get(item.id);
+      // Messages moved without an event the mirror holds yet (or it has none to keep): read them.
+      if (!copy || copy.messages === null || copy.messageCount !== item.messageCount) taken.readById.push(item.id);
+      else taken.copies.push({ id: item.id, record: { ...item, messages: copy.messages as TicketWithMessages['messages'] } });
+    }
+    return taken;
+  },
+};
