@@ -143,12 +143,18 @@ describe('the classifier: what makes a record history incomplete', () => {
     ['deal', 'deal.updated', { name: { from: 'a', to: 'b' }, currency: { from: 'EUR', to: 'USD' } }, null, null],
     ['deal', 'deal.updated', { companyId: { from: 'c1', to: null }, contactIds: { from: [], to: ['c2'] } }, null, null],
     ['deal', 'deal.updated', { subject: { to: 'b' } }, null, null],
+    // A list of changed field names that names only untracked fields.
+    ['ticket', 'ticket.updated', { changed: ['subject', 'tags', 'fields.plan'] }, null, null],
+    ['deal', 'deal.updated', { changes: ['name'] }, null, null],
     // A tracked change that is no change.
     ['deal', 'deal.stage_changed', { from: 's1', to: 's1' }, null, null],
     ['deal', 'deal.updated', { stage: { from: { id: 's1' }, to: 's1' } }, null, null],
     // Unreadable: the payload names the change without a readable from/to.
     ['deal', 'deal.updated', { summary: 'Stage updated' }, ALL_DEAL, /summary is "Stage updated", not a \{from, to\} change/],
-    ['deal', 'deal.updated', { changed: ['stage'] }, ALL_DEAL, /changed is \["stage"\]/],
+    ['deal', 'deal.updated', { changed: ['stage'] }, ['stage_id', 'status'], /changed is \["stage"\], naming a change without from\/to/],
+    ['ticket', 'ticket.updated', { changed: ['subject', 'assignee'] }, ['assignee_id'], /changed is \["subject","assignee"\]/],
+    ['ticket', 'ticket.updated', { changedFields: ['team_id', 'priorityLevel'] }, ['priority', 'team_id'], /changedFields is/],
+    ['ticket', 'ticket.updated', { changed: [] }, ALL_TICKET, /changed is \[\], not a \{from, to\} change/],
     ['deal', 'deal.updated', { stage: 's2' }, ['stage_id', 'status'], /stage is "s2", not a readable/],
     ['deal', 'deal.updated', { stage: { to: 's2' } }, ['stage_id', 'status'], /stage is \{"to":"s2"\}/],
     ['deal', 'deal.updated', { stageId: { from: { name: 'Lead' }, to: 's2' } }, ['stage_id', 'status'], /stageId/],

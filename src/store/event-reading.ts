@@ -38,6 +38,14 @@ const isChange = (v: unknown): v is { from: unknown; to: unknown } => isObject(v
 /** A value that plainly describes a change (of an untracked field): an object with `from` or `to`. */
 const looksLikeChange = (v: unknown) => isObject(v) && ('from' in v || 'to' in v);
 
+/**
+ * Keys under which a payload may list the names of the fields an event changed, without their
+ * values (`{"changed": ["subject"]}`): docs/sync.md, "History".
+ */
+const FIELD_LIST_KEYS = new Set(['changed', 'changes', 'changedfields', 'updatedfields', 'fields']);
+
+const isNameList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
 const shown = (v: unknown) => clipText(json(v) ?? 'undefined', 120);
 
 /** The verb of an event type: what follows the last dot (`deal.stage_changed` → `stage_changed`). */
@@ -54,6 +62,8 @@ export const verbOf = (type: string | null): string => (type ?? '').slice((type 
  *   key hinting at one such as `stageName`, or any key whose value is not a change at all, like
  *   `{"summary": "Stage updated"}`) and an empty payload make the event unreadable: it may hide a
  *   change. Untracked fields changed as `{from, to}` (subject, tags, `fields.<key>`, …) are fine.
+ *   A list of the changed fields' names (`{"changed": ["subject"]}`) hides the tracked fields it
+ *   names, and nothing when it names only untracked ones.
  */
 export function readEvent(kind: RecordType, type: string | null, payload: unknown): EventReading {
   const reading = readByVerb(kind, type, payload);
@@ -109,6 +119,14 @@ function readChanges(kind: RecordType, payload: unknown): EventReading & { seen:
       continue;
     }
     if (looksLikeChange(value)) continue; // an untracked field's change: subject, tags, fields.<key>, …
+    if (FIELD_LIST_KEYS.has(squash(key)) && isNameList(value) && value.length > 0) {
+      // A list of the fields changed, without from/to: the tracked ones it names (or hints at) are
+      // hidden; a list that names only untracked fields (subject, tags, …) plainly hides nothing.
+      const named = namedFields(kind, value);
+      if (named.length > 0)
+        out.unreadable = merge(out.unreadable, hidden(kind, named), `${key} is ${shown(value)}, naming a change without from/to`);
+      continue;
+    }
     out.unreadable = merge(out.unreadable, hidden(kind, trackedFields(kind)), `${key} is ${shown(value)}, not a {from, to} change`);
   }
   return out;
@@ -124,6 +142,16 @@ function readOne(f: TrackedField, v: unknown): ReadChange | null | 'unreadable' 
 }
 
 /** The fields an unreadable change of `fields` may hide: those that follow them too (a deal's status, its stage). */
+/** The tracked fields a list of field names names, under any spelling, or hints at. */
+function namedFields(kind: RecordType, names: readonly string[]): TrackedField[] {
+  const out: TrackedField[] = [];
+  for (const name of names) {
+    const field = fieldSpelledBy(kind, name) ?? fieldHintedBy(kind, name);
+    if (field && !out.includes(field)) out.push(field);
+  }
+  return out;
+}
+
 function hidden(kind: RecordType, fields: readonly TrackedField[]): string[] {
   const names = fields.map((f) => f.field);
   for (const f of trackedFields(kind))

@@ -31,17 +31,22 @@ export function logHidesChanges(truth: Truth): boolean {
 
 /**
  * Every record a client cannot know the whole tracked history of, keyed `kind:id`, with the ids of
- * the events that hide its changes, oldest first: under a log that hides its changes, each record
- * with a change. Any change, not only a tracked one: an event without from/to may hide a tracked
- * change whatever it names (docs/sync.md, "Exact, or it says it is not": a prose summary names
- * nothing a client can rely on, and a `changed` list is read the same way), so a record whose
- * only change was its subject is incomplete too. (Records created before the log starts are the
- * caller's business: the lives the tests script are all inside it.)
+ * the events that hide its changes, oldest first, under a log that hides its changes
+ * (docs/sync.md, "Exact, or it says it is not"):
+ * - a prose summary (`opaquePayload: "summary"`) names nothing a client can rely on, so every
+ *   event with a change hides one, whatever it changed (a subject-only change too);
+ * - a list of the changed fields' names (`opaquePayload: "changed"`) plainly says which fields
+ *   changed, so only an event that changed a tracked field hides one.
+ * (Records created before the log starts are the caller's business: the lives the tests script
+ * are all inside it.)
  */
 export function unreadableRecords(truth: Truth): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (!logHidesChanges(truth)) return out;
+  const namesFields = truth.dialect.opaquePayload === 'changed';
   for (const c of [...truth.changes].reverse()) {
+    const hiding = !namesFields || truth.changes.some((o) => o.eventId === c.eventId && TRACKED[o.entityType][o.field] !== undefined);
+    if (!hiding) continue;
     const key = `${c.entityType}:${c.entityId}`;
     const events = out.get(key) ?? [];
     if (!events.includes(c.eventId)) events.push(c.eventId);
