@@ -88,9 +88,7 @@ function childDifference(
  */
 export async function ticketDifferences(db: Db, items: readonly Ticket[], syncedAt: string): Promise<Map<string, ContentDifference[]>> {
   const ids = items.map((t) => t.id);
-  const stored = new Map(
-    (await selectIn<Record<string, unknown>>(db, TICKET_COLUMNS, 'tickets', 'id', ids)).map((r) => [String(r.id), r] as const),
-  );
+  const stored = await storedById(db, TICKET_COLUMNS, 'tickets', ids);
   const tags = await storedChildren(db, TAGS, ids);
   const fields = await storedChildren(db, TICKET_FIELDS, ids);
   const messages = await storedChildren(db, MESSAGES, ids);
@@ -137,12 +135,20 @@ function messageDifference(raw: unknown, stored: Map<string, Record<string, unkn
   return childDifference(MESSAGES, rows, stored);
 }
 
+/** The stored rows of `table` with these ids, by id. */
+async function storedById(
+  db: Db,
+  columns: readonly string[],
+  table: string,
+  ids: readonly string[],
+): Promise<Map<string, Record<string, unknown>>> {
+  return new Map((await selectIn<Record<string, unknown>>(db, columns, table, 'id', ids)).map((r) => [String(r.id), r] as const));
+}
+
 /** As ticketDifferences, for deals: every stored column, the contacts (primary flag, position) and custom fields. */
 export async function dealDifferences(db: Db, items: readonly Deal[], syncedAt: string): Promise<Map<string, ContentDifference[]>> {
   const ids = items.map((d) => d.id);
-  const stored = new Map(
-    (await selectIn<Record<string, unknown>>(db, DEAL_COLUMNS, 'deals', 'id', ids)).map((r) => [String(r.id), r] as const),
-  );
+  const stored = await storedById(db, DEAL_COLUMNS, 'deals', ids);
   const contacts = await storedChildren(db, CONTACTS, ids);
   const fields = await storedChildren(db, DEAL_FIELDS, ids);
   const out = new Map<string, ContentDifference[]>();
