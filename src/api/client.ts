@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Agent } from 'undici';
 import { WsmirrorError } from '../util/errors.js';
-import type { z } from 'zod';
 import {
   ApiError,
   AuthRejectedError,
@@ -19,9 +18,9 @@ import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedO
 import { PagingGuard } from './paging.js';
 import { unsafePathSegment } from './path-ids.js';
 import { makeRedactor } from './redact.js';
-import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
+import { DEAL_LIST, DEAL_READ, EVENT_LIST, pipelineSchema, TICKET_LIST, TICKET_READ } from './schemas.js';
 import { shownPath, Transport, toQueryString } from './transport.js';
-import type { Deal, InvalidItem, Page, Pipeline, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
+import type { Deal, InvalidItem, ListSource, Page, Pipeline, RecordSource, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
 import { validateItems, validateRecord } from './validate.js';
 
 export interface CallOptions {
@@ -51,7 +50,20 @@ export interface DealsQuery {
   [filter: string]: unknown;
 }
 
+/** A page of any list: its cursor, its size and the list's own filters. */
+export interface ListQuery {
+  cursor?: string | null;
+  limit?: number;
+  [filter: string]: unknown;
+}
+
 export interface ApiClient {
+  /** One page of the list `source` names (src/entities): what the engine reads any entity's list with. */
+  listPage<T>(source: ListSource<T>, q: ListQuery, opts?: CallOptions): Promise<Page<T>>;
+  /** Pages (not items) of that list from `q.cursor` (or the start) until the last page. */
+  iterateList<T>(source: ListSource<T>, q?: ListQuery, opts?: CallOptions): AsyncIterable<Page<T>>;
+  /** The record `id` as `source` names it. Throws NotFoundError on 404, InvalidRecordError when it fails validation. */
+  readRecord<T>(source: RecordSource<T>, id: string, opts?: CallOptions): Promise<T>;
   eventsPage(q: EventsQuery, opts?: CallOptions): Promise<Page<WorkspaceEvent>>;
   ticketsPage(q: TicketsQuery, opts?: CallOptions): Promise<Page<Ticket>>;
   dealsPage(q: DealsQuery, opts?: CallOptions): Promise<Page<Deal>>;
@@ -82,15 +94,17 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
   const io = openTransport(options, internals);
   const { transport, agent, lifetime } = io;
   const client: ApiClient = {
-    eventsPage: (q, o) => page(io, '/api/v1/events', 'events', 'event', eventSchema, { ...q }, o?.signal),
-    ticketsPage: (q, o) => page(io, '/api/v1/tickets', 'tickets', 'ticket', ticketSchema, q, o?.signal),
-    dealsPage: (q, o) => page(io, '/api/v1/deals', 'deals', 'deal', dealSchema, q, o?.signal),
-    iterateEvents: (q, o) => iterate(io, { ...q }, (p) => client.eventsPage(p, o), '/api/v1/events'),
-    iterateTickets: (q = {}, o) => iterate(io, q, (p) => client.ticketsPage(p, o), '/api/v1/tickets'),
-    iterateDeals: (q = {}, o) => iterate(io, q, (p) => client.dealsPage(p, o), '/api/v1/deals'),
-    getTicket: async (id, o) =>
-      single(io, entityPath('tickets', 'ticket', id), 'ticket', 'ticket', id, ticketWithMessagesSchema, o?.signal),
-    getDeal: async (id, o) => single(io, entityPath('deals', 'deal', id), 'deal', 'deal', id, dealSchema, o?.signal),
+    listPage: (source, q, o) => page(io, source, q, o?.signal),
+    iterateList: (source, q = {}, o) => iterate(io, q, (p) => client.listPage(source, p, o), source.path),
+    readRecord: (source, id, o) => single(io, source, id, o?.signal),
+    eventsPage: (q, o) => client.listPage(EVENT_LIST, { ...q }, o),
+    ticketsPage: (q, o) => client.listPage(TICKET_LIST, q, o),
+    dealsPage: (q, o) => client.listPage(DEAL_LIST, q, o),
+    iterateEvents: (q, o) => client.iterateList(EVENT_LIST, { ...q }, o),
+    iterateTickets: (q = {}, o) => client.iterateList(TICKET_LIST, q, o),
+    iterateDeals: (q = {}, o) => client.iterateList(DEAL_LIST, q, o),
+    getTicket: (id, o) => client.readRecord(TICKET_READ, id, o),
+    getDeal: (id, o) => client.readRecord(DEAL_READ, id, o),
     listPipelines: (o) => pipelines(io, o?.signal),
     stats: () => ({ ...transport.stats, byStatus: { ...transport.stats.byStatus }, ratePerSecond: io.pacer.rate }),
     async close() {
@@ -142,15 +156,12 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
   return { opts, transport, agent, lifetime, pacer };
 }
 
-async function page<S extends z.ZodType>(
+async function page<T>(
   { opts, transport }: ClientIo,
-  path: string,
-  key: string,
-  entityType: EntityType,
-  schema: S,
+  { path, key, entityType, schema }: ListSource<T>,
   q: Record<string, unknown>,
   signal?: AbortSignal,
-): Promise<Page<z.output<S>>> {
+): Promise<Page<T>> {
   const query = { ...q, limit: q.limit ?? opts.pageSize, cursor: q.cursor ?? undefined };
   const { json, serverDate } = await transport.getJson(path, query, signal).catch((err: unknown) => {
     throw query.cursor === undefined ? notTheApi(err) : err;
@@ -187,15 +198,13 @@ async function* iterate<T>(
   }
 }
 
-async function single<S extends z.ZodType>(
+async function single<T>(
   { opts, transport }: ClientIo,
-  path: string,
-  key: string,
-  entityType: EntityType,
+  { collection, key, entityType, schema }: RecordSource<T>,
   requestedId: string,
-  schema: S,
   signal?: AbortSignal,
-): Promise<z.output<S>> {
+): Promise<T> {
+  const path = entityPath(collection, entityType, requestedId);
   const { json } = await transport.getJson(path, {}, signal).catch((err: unknown) => {
     // A 403 on one record is that record's problem; the workspace's key is judged by the change log.
     if (err instanceof AuthRejectedError && err.status === 403) {

@@ -1,7 +1,7 @@
 // The API client's public surface: the sync engine, the CLI and the tests import from here only.
 export { createApiClient } from './client.js';
 export { MAX_PAGES_WITHOUT_NEW_ITEMS, PagingGuard } from './paging.js';
-export type { ApiClient, CallOptions, DealsQuery, EventsQuery, TicketsQuery } from './client.js';
+export type { ApiClient, CallOptions, DealsQuery, EventsQuery, ListQuery, TicketsQuery } from './client.js';
 export type { ApiClientOptions, ClientStats, RequestEvent } from './options.js';
 export type {
   Company,
@@ -9,9 +9,11 @@ export type {
   Deal,
   DealContact,
   InvalidItem,
+  ListSource,
   Message,
   Page,
   Pipeline,
+  RecordSource,
   Sla,
   Stage,
   Ticket,
@@ -36,6 +38,11 @@ export {
 export { clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
 export type { ApiErrorDetails } from './errors.js';
 export {
+  DEAL_LIST,
+  DEAL_READ,
+  EVENT_LIST,
+  TICKET_LIST,
+  TICKET_READ,
   amountSchema,
   companySchema,
   contactRefSchema,

@@ -8,20 +8,7 @@ import { z } from 'zod';
 import { isCalendarDate, readInstant } from '../util/time.js';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import { unsafePathSegment } from './path-ids.js';
-import type {
-  Company,
-  ContactRef,
-  Deal,
-  DealContact,
-  Message,
-  Pipeline,
-  Sla,
-  Stage,
-  Ticket,
-  TicketWithMessages,
-  UserRef,
-  WorkspaceEvent,
-} from './types.js';
+import type { ListSource, RecordSource } from './types.js';
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 const DECIMAL = /^-?\d+(\.\d{1,2})?$/;
@@ -106,6 +93,7 @@ const ticketShape = {
   fields: objectOrEmpty,
   contact: contactRefSchema.nullable().default(null),
   assignee: userRefSchema.nullable().default(null),
+  // A shape the upstream does not promise: kept as JSON; `id`/`name` are used when present.
   team: jsonObject.nullable().default(null),
   cc: unknownArray,
   messageCount: int.nonnegative(),
@@ -195,6 +183,7 @@ export const dealSchema = z.looseObject({
   amount: amountSchema,
   currency: optionalString,
   closeDate,
+  // `open`, `won`, `lost`, or anything else a server sends: stored as it comes (docs/design.md §4.5).
   status: z.string({ error: 'must be a string' }),
   pipeline: z.looseObject({ id, name: optionalString }),
   stage: stageSchema,
@@ -219,20 +208,34 @@ export const eventSchema = z.looseObject({
   occurredAt: timestamp,
 });
 
-// Compile-time proof that every schema yields values of the shared record types.
-type Yields<S extends z.ZodType, T> = z.output<S> extends T ? true : never;
-const proofs: [
-  Yields<typeof userRefSchema, UserRef>,
-  Yields<typeof contactRefSchema, ContactRef>,
-  Yields<typeof slaSchema, Sla>,
-  Yields<typeof ticketSchema, Ticket>,
-  Yields<typeof messageSchema, Message>,
-  Yields<typeof ticketWithMessagesSchema, TicketWithMessages>,
-  Yields<typeof stageSchema, Stage>,
-  Yields<typeof pipelineSchema, Pipeline>,
-  Yields<typeof companySchema, Company>,
-  Yields<typeof dealContactSchema, DealContact>,
-  Yields<typeof dealSchema, Deal>,
-  Yields<typeof eventSchema, WorkspaceEvent>,
-] = [true, true, true, true, true, true, true, true, true, true, true, true];
-void proofs;
+/*
+ * The record types are what the schemas yield (`z.output`): declared once, so a field added to a
+ * schema is a field of the type, and a new entity's type is one line beside its schema. Every
+ * object keeps the fields the schema does not list (loose objects), so the raw JSON stored in the
+ * mirror loses nothing; timestamps are ISO 8601 strings as received (checked, not reformatted).
+ */
+export type UserRef = z.output<typeof userRefSchema>;
+export type ContactRef = z.output<typeof contactRefSchema>;
+export type Sla = z.output<typeof slaSchema>;
+/** A ticket list item: no messages (only `GET /tickets/:id` carries them). */
+export type Ticket = z.output<typeof ticketSchema>;
+export type Message = z.output<typeof messageSchema>;
+export type TicketWithMessages = z.output<typeof ticketWithMessagesSchema>;
+export type Stage = z.output<typeof stageSchema>;
+export type Pipeline = z.output<typeof pipelineSchema>;
+export type Company = z.output<typeof companySchema>;
+export type DealContact = z.output<typeof dealContactSchema>;
+export type Deal = z.output<typeof dealSchema>;
+export type WorkspaceEvent = z.output<typeof eventSchema>;
+
+/** Where tickets and deals are read (docs/upstream.md, "Lists" and "Single reads"); src/entities names them. */
+export const TICKET_LIST: ListSource<Ticket> = { path: '/api/v1/tickets', key: 'tickets', entityType: 'ticket', schema: ticketSchema };
+export const TICKET_READ: RecordSource<TicketWithMessages> = {
+  collection: 'tickets',
+  key: 'ticket',
+  entityType: 'ticket',
+  schema: ticketWithMessagesSchema,
+};
+export const DEAL_LIST: ListSource<Deal> = { path: '/api/v1/deals', key: 'deals', entityType: 'deal', schema: dealSchema };
+export const DEAL_READ: RecordSource<Deal> = { collection: 'deals', key: 'deal', entityType: 'deal', schema: dealSchema };
+export const EVENT_LIST: ListSource<WorkspaceEvent> = { path: '/api/v1/events', key: 'events', entityType: 'event', schema: eventSchema };

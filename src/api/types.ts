@@ -1,132 +1,45 @@
 /**
- * The upstream records as wsmirror relies on them (docs/upstream.md, "Records"). Field names follow the
- * API exactly. Every object may carry extra fields docs/upstream.md does not list; the zod schemas in
- * schemas.ts keep them (passthrough) so the raw JSON stored in the mirror loses nothing.
- * Timestamps are ISO 8601 strings as received (validated as parseable, not reformatted here).
+ * What the client answers besides the records themselves. The record types (Ticket, Deal, …) are
+ * derived from their zod schemas in schemas.ts (docs/upstream.md, "Records") and re-exported here
+ * for the modules that import them by this name.
  */
+export type {
+  Company,
+  ContactRef,
+  Deal,
+  DealContact,
+  Message,
+  Pipeline,
+  Sla,
+  Stage,
+  Ticket,
+  TicketWithMessages,
+  UserRef,
+  WorkspaceEvent,
+} from './schemas.js';
 
-export interface UserRef {
-  id: string;
-  name: string | null;
-  email: string | null;
-  [extra: string]: unknown;
+import type { z } from 'zod';
+
+/**
+ * Where one list is read and how its items are checked (docs/upstream.md, "Lists"): a mirrored
+ * entity names its own (src/entities), so the client reads any list without a method per type.
+ */
+export interface ListSource<T> {
+  /** The list's path under the base URL (`/api/v1/tickets`). */
+  readonly path: string;
+  /** The answer's array key (`{"tickets": [...]}`). */
+  readonly key: string;
+  /** The entityType an invalid item is quarantined under. */
+  readonly entityType: string;
+  readonly schema: z.ZodType<T>;
 }
 
-export interface ContactRef {
-  id: string;
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  [extra: string]: unknown;
-}
-
-export interface Sla {
-  firstReplyDueAt: string | null;
-  resolveDueAt: string | null;
-  firstReplyBreachedAt: string | null;
-  resolveBreachedAt: string | null;
-  [extra: string]: unknown;
-}
-
-export interface Ticket {
-  id: string;
-  number: number;
-  key: string;
-  subject: string;
-  /** Stored as it comes: unknown statuses are not an error (docs/design.md §4.5). */
-  status: string;
-  priority: string;
-  summary: string | null;
-  tags: string[];
-  fields: Record<string, unknown>;
-  contact: ContactRef | null;
-  assignee: UserRef | null;
-  /** Shape the upstream does not promise; kept as JSON. `id`/`name` used when present. */
-  team: Record<string, unknown> | null;
-  cc: unknown[];
-  messageCount: number;
-  sla: Sla | null;
-  firstAgentReplyAt: string | null;
-  resolvedAt: string | null;
-  statusChangedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  [extra: string]: unknown;
-}
-
-export interface Message {
-  id: string;
-  body: string;
-  authorType: string;
-  author: UserRef | null;
-  isInternal: boolean;
-  attachments: unknown[];
-  createdAt: string;
-  [extra: string]: unknown;
-}
-
-export interface TicketWithMessages extends Ticket {
-  messages: Message[];
-}
-
-export interface Stage {
-  id: string;
-  name: string;
-  position: number;
-  isWon: boolean;
-  isLost: boolean;
-  [extra: string]: unknown;
-}
-
-export interface Pipeline {
-  id: string;
-  name: string;
-  dealCount: number;
-  stages: Stage[];
-  [extra: string]: unknown;
-}
-
-export interface DealContact extends ContactRef {
-  isPrimary: boolean;
-}
-
-export interface Company {
-  id: string;
-  name: string | null;
-  domain: string | null;
-  [extra: string]: unknown;
-}
-
-export interface Deal {
-  id: string;
-  name: string;
-  /** Decimal string with two decimals (may arrive as a number from a lax server; normalised to string). */
-  amount: string | null;
-  currency: string | null;
-  closeDate: string | null;
-  /** `open`, `won`, `lost`, or anything else a server sends (stored as it comes). */
-  status: string;
-  pipeline: { id: string; name: string | null; [extra: string]: unknown };
-  stage: Stage;
-  owner: UserRef | null;
-  company: Company | null;
-  contacts: DealContact[];
-  fields: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-  [extra: string]: unknown;
-}
-
-export interface WorkspaceEvent {
-  id: string;
-  /** `<entityType>.<verb>`; unknown types are stored as they come. */
-  type: string;
-  entityType: string;
-  entityId: string;
-  payload: Record<string, unknown>;
-  actor: UserRef | null;
-  occurredAt: string;
-  [extra: string]: unknown;
+/** Where one record is read by id (`GET <base>/api/v1/<collection>/<id>`, the answer under `key`). */
+export interface RecordSource<T> {
+  readonly collection: string;
+  readonly key: string;
+  readonly entityType: string;
+  readonly schema: z.ZodType<T>;
 }
 
 /** A record of a list page (or a single read) that failed validation: quarantined, never fatal. */

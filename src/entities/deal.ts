@@ -1,4 +1,4 @@
-import type { Deal } from '../api/index.js';
+import { DEAL_LIST, DEAL_READ, type Deal } from '../api/index.js';
 import type { RecordEntity } from './entity.js';
 import { stageKey } from './pipeline.js';
 
@@ -6,7 +6,8 @@ import { stageKey } from './pipeline.js';
 export const deal: RecordEntity = {
   type: 'deal',
   plural: 'deals',
-  listPath: '/api/v1/deals',
+  list: DEAL_LIST,
+  single: DEAL_READ,
   table: 'deals',
   childTables: ['deal_contacts', 'deal_fields'],
   historyTable: 'deal_history',
@@ -23,9 +24,6 @@ export const deal: RecordEntity = {
   touchesUnlisted: () => false,
   listable: () => true,
 
-  page: (client, q, opts) => client.dealsPage(q, opts),
-  iterate: (client, q) => client.iterateDeals(q),
-  read: (client, id, opts) => client.getDeal(id, opts),
   fromList: (_store, items) => Promise.resolve({ copies: items.map((d) => ({ id: d.id, record: d as Deal })), readById: [] }),
   requires: (record) => stageKey((record as Deal).pipeline.id, (record as Deal).stage.id),
 };

@@ -1,4 +1,4 @@
-import type { ApiClient, CallOptions, Deal, Page, Ticket, TicketWithMessages } from '../api/index.js';
+import type { Deal, ListSource, RecordSource, Ticket, TicketWithMessages } from '../api/index.js';
 import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './record-type.js';
 
 /** A copy as read by id: what the mirror writes. */
@@ -68,8 +68,10 @@ export interface RecordEntity {
   readonly type: RecordType;
   /** The list's name: its backfill phase, its page hook, the reports' change set. */
   readonly plural: RecordTable;
-  /** The upstream list (docs/upstream.md, "Lists"). */
-  readonly listPath: string;
+  /** The upstream list, newest-updated first, and how its items are checked (docs/upstream.md, "Lists"). */
+  readonly list: ListSource<ListedRecord>;
+  /** The single read: the whole copy (404: deleted). */
+  readonly single: RecordSource<MirroredRecord>;
   /** The record table; `childTables` hold rows that belong to one record and go with it. */
   readonly table: RecordTable;
   readonly childTables: readonly string[];
@@ -92,12 +94,6 @@ export interface RecordEntity {
   /** Whether a drain plan may take this mark from the list (docs/sync.md, "Drain"): else it is read by id. */
   listable(mark: MarkSeen): boolean;
 
-  /** One list page, newest-updated first. */
-  page(client: ApiClient, q: { cursor?: string | null; limit: number }, opts?: CallOptions): Promise<Page<ListedRecord>>;
-  /** Every page of the list (verify). */
-  iterate(client: ApiClient, q: { limit: number }): AsyncIterable<Page<ListedRecord>>;
-  /** The single read: the whole copy (404: deleted). */
-  read(client: ApiClient, id: string, opts?: CallOptions): Promise<MirroredRecord>;
   /** List items found by a drain, as copies to write or ids to read (a ticket whose messages moved). */
   fromList(held: HeldCopies, items: readonly ListedRecord[]): Promise<ListTaken>;
   /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */

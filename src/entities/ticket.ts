@@ -1,4 +1,4 @@
-import type { Ticket, TicketWithMessages } from '../api/index.js';
+import { TICKET_LIST, TICKET_READ, type Ticket, type TicketWithMessages } from '../api/index.js';
 import type { RecordEntity } from './entity.js';
 
 /**
@@ -18,7 +18,8 @@ const FIELD_ONLY_EVENTS: ReadonlySet<string> = new Set([
 export const ticket: RecordEntity = {
   type: 'ticket',
   plural: 'tickets',
-  listPath: '/api/v1/tickets',
+  list: TICKET_LIST,
+  single: TICKET_READ,
   table: 'tickets',
   childTables: ['ticket_messages', 'ticket_tags', 'ticket_fields'],
   historyTable: 'ticket_history',
@@ -34,9 +35,6 @@ export const ticket: RecordEntity = {
   // A mark whose events may have touched the messages is read by id, the only read that shows them.
   listable: (entry) => !entry.readMessages,
 
-  page: (client, q, opts) => client.ticketsPage(q, opts),
-  iterate: (client, q) => client.iterateTickets(q),
-  read: (client, id, opts) => client.getTicket(id, opts),
   /**
    * A listed ticket comes with the messages the mirror holds, which is only right when its message
    * count has not moved; one whose count moved, or that the mirror lacks, is read by id instead.

@@ -161,7 +161,7 @@ class RecordReader {
     const startedAt = performance.now();
     let record;
     try {
-      record = await entityOf(entry.entityType).read(client, entry.entityId, call);
+      record = await client.readRecord(entityOf(entry.entityType).single, entry.entityId, call);
     } catch (err) {
       if (err instanceof NotFoundError) return this.write(deletedWrite(entry));
       // Whether the workspace rejects the key is the change log's call: a 401 here fails this

@@ -46,7 +46,7 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
   const downToMs = Date.parse(plan.listDownTo ?? '');
   const budget = plan.viaList.length;
   const entity = entityOf(plan.entityType);
-  const path = entity.listPath;
+  const path = entity.list.path;
   const guard = new PagingGuard(path);
   let cursor: string | null = null;
   let pages = 0;
@@ -116,7 +116,7 @@ async function confirmGone(
 }
 
 function listPage(ctx: SyncContext, entity: RecordEntity, cursor: string | null): Promise<Page<ListedRecord>> {
-  return entity.page(ctx.client, { cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
+  return ctx.client.listPage(entity.list, { cursor, limit: ctx.config.pageSize }, { signal: ctx.cycleSignal });
 }
 
 /**

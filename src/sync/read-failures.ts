@@ -62,7 +62,7 @@ export class ReadFailures {
   }
 
   private async probe(entityType: RecordType): Promise<void> {
-    await entityOf(entityType).page(this.ctx.client, { limit: 1 }, { signal: this.ctx.cycleSignal });
+    await this.ctx.client.listPage(entityOf(entityType).list, { limit: 1 }, { signal: this.ctx.cycleSignal });
     this.served(entityType);
   }
 }

@@ -52,7 +52,7 @@ async function verifyRecords(ctx: SyncContext, entity: RecordEntity, drift: Drif
   const mirrored = await store.mirroredVersions(entityType);
   const seen = new Set<string>();
   let checked = 0;
-  for await (const page of entity.iterate(client, { limit: ctx.config.pageSize })) {
+  for await (const page of client.iterateList(entity.list, { limit: ctx.config.pageSize })) {
     const current: ListedRecord[] = [];
     for (const item of page.items) {
       seen.add(item.id);
