@@ -1,5 +1,5 @@
 import type { Deal, ListSource, RecordSource, Ticket, TicketWithMessages } from '../api/index.js';
-import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './record-type.js';
+import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
 
 /** A copy as read by id: what the mirror writes. */
 export type MirroredRecord = TicketWithMessages | Deal;

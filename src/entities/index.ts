@@ -1,11 +1,22 @@
 import { deal } from './deal.js';
 import type { RecordEntity } from './entity.js';
-import type { RecordType } from './record-type.js';
 import { ticket } from './ticket.js';
 
 export type { HeldCopies, ListedRecord, ListTaken, MarkSeen, MirroredRecord, RecordEntity, TrackedField, ValueKind } from './entity.js';
 export { pipelines } from './pipeline.js';
-export type { RecordType } from './record-type.js';
+
+/*
+ * The names of the mirrored record types: the one place their unions are spelled, beside the
+ * registry that must hold an entity of each. Everything else names a type through `RecordType`
+ * and reaches its behaviour through `entityOf`; entity.ts imports these as types only, so the
+ * registry is not a runtime cycle.
+ */
+export type RecordType = 'ticket' | 'deal';
+/** A type's list and record table (`tickets`, `deals`). */
+export type RecordTable = 'tickets' | 'deals';
+/** A type's history table, and its column naming the record. */
+export type HistoryTable = 'ticket_history' | 'deal_history';
+export type HistoryOwner = 'ticket_id' | 'deal_id';
 
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
 export const RECORD_ENTITIES: readonly RecordEntity[] = [ticket, deal];

@@ -1,13 +1,13 @@
 import { inspect } from 'node:util';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import { StoreError } from './errors.js';
 import type { MirrorDatabase } from './schema.js';
 
-/** Serves the static migration list, so no directory scan is needed in source or dist. */
-class StaticMigrationProvider implements MigrationProvider {
+/** Serves the migrations of the migrations/ folder (migrations/index.ts reads it once). */
+class FolderMigrationProvider implements MigrationProvider {
   getMigrations(): Promise<Record<string, Migration>> {
-    return Promise.resolve(migrations);
+    return loadMigrations();
   }
 }
 
@@ -17,7 +17,7 @@ class StaticMigrationProvider implements MigrationProvider {
  * own schema is already migrated.
  */
 function migrator(db: Kysely<MirrorDatabase>, schema?: string): Migrator {
-  return new Migrator({ db, provider: new StaticMigrationProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+  return new Migrator({ db, provider: new FolderMigrationProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
 }
 
 /**
@@ -33,7 +33,8 @@ export async function unknownAppliedMigrations(db: Kysely<MirrorDatabase>, schem
   } catch {
     return []; // no bookkeeping table yet: a fresh mirror
   }
-  return names.filter((n) => !(n in migrations));
+  const known = await loadMigrations();
+  return names.filter((n) => !(n in known));
 }
 
 export function schemaNewerError(label: string, unknown: string[]): StoreError {

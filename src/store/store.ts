@@ -11,6 +11,7 @@ import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { tidyTables } from './tidy-tables.js';
+import { RECORD_STORES } from './record-stores.js';
 import {
   dealDifferences,
   pipelineDifferences,
@@ -159,13 +160,6 @@ export interface StoreBackend {
 /** The synced_at a compared copy would get; never compared, never stored. */
 const COMPARED_AT = '1970-01-01 00:00:00.000';
 
-/** What verify compares, per record type: typed per type, so a new entity fails to compile until it has one. */
-const DIFFERENCES: {
-  [K in RecordType]: (db: Kysely<MirrorDatabase>, items: readonly ListedRecord[], at: string) => Promise<Map<string, ContentDifference[]>>;
-} = {
-  ticket: (db, items, at) => ticketDifferences(db, items as readonly Ticket[], at),
-  deal: (db, items, at) => dealDifferences(db, items as readonly Deal[], at),
-};
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
@@ -227,7 +221,7 @@ export function buildStore(backend: StoreBackend): Store {
     pipelineDealCounts: () => r.pipelineDealCounts(db),
     ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
     dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
-    recordDifferences: (type, items) => DIFFERENCES[type](db, items, COMPARED_AT),
+    recordDifferences: (type, items) => RECORD_STORES[type].differences(db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();

@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import type { UpsertResult } from './record-upsert.js';
-import { prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
-import { prepareDeal, upsertDeal, upsertPipelines, writeDeals, type PreparedDeal, type UpsertPipelinesOptions } from './deals.js';
-import { upsertMany, type BulkWriter } from './bulk.js';
+import { upsertTicket } from './tickets.js';
+import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
+import { upsertMany } from './bulk.js';
+import { DEAL_WRITER, RECORD_STORES, TICKET_WRITER } from './record-stores.js';
 import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
@@ -77,19 +78,6 @@ export interface StoreTx {
 
 const iso = (v: string, what: string) => requiredTs(v, what);
 
-const TICKETS: BulkWriter<TicketWithMessages, PreparedTicket> = {
-  entityType: 'ticket',
-  prepare: prepareTicket,
-  idOf: (p) => p.row.id,
-  write: writeTickets,
-};
-const DEALS: BulkWriter<Deal, PreparedDeal> = { entityType: 'deal', prepare: prepareDeal, idOf: (p) => p.row.id, write: writeDeals };
-/** The writer of each record type: typed per type, so a new entity fails to compile until it has one. */
-const WRITERS: { [K in RecordType]: BulkWriter<MirroredRecord, unknown> } = {
-  ticket: TICKETS,
-  deal: DEALS,
-};
-
 /**
  * Bad data must not stop the sync (docs/design.md §4.5): a value the store cannot hold quarantines the record.
  * The upserts convert every value before their first write, so nothing partial is left behind.
@@ -133,9 +121,9 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
       const at = iso(syncedAt, 'syncedAt');
       return orQuarantine(db, 'deal', deal, at, () => upsertDeal(db, deal, at));
     },
-    upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKETS, tickets, iso(syncedAt, 'syncedAt')),
-    upsertDeals: (deals, syncedAt) => upsertMany(db, DEALS, deals, iso(syncedAt, 'syncedAt')),
-    upsertRecords: (type, records, syncedAt) => upsertMany(db, WRITERS[type], records, iso(syncedAt, 'syncedAt')),
+    upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKET_WRITER, tickets, iso(syncedAt, 'syncedAt')),
+    upsertDeals: (deals, syncedAt) => upsertMany(db, DEAL_WRITER, deals, iso(syncedAt, 'syncedAt')),
+    upsertRecords: (type, records, syncedAt) => upsertMany(db, RECORD_STORES[type].writer, records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
     markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),

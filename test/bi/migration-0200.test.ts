@@ -1,9 +1,11 @@
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import * as m0200 from '../../migrations/0200_bi_types.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+
+const migrations = await loadMigrations();
 
 const STORED = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
 const RAW = JSON.stringify({ id: 't1', createdAt: '2024-05-01T09:00:00.000Z' });

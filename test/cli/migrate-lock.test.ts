@@ -1,12 +1,14 @@
 import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { cliConfig, useSimulator } from './env.js';
+
+const migrations = await loadMigrations();
 
 const FIRST = Object.keys(migrations)[0]!;
 const ALL = Object.keys(migrations);

@@ -1,9 +1,11 @@
 import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import { DaemonTelemetry, openStatusReader, renderPage, StatusSource } from '../../src/daemon/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+
+const migrations = await loadMigrations();
 
 /** Sessions open on the test's database (PostgreSQL), the writer's own included; null for SQLite. */
 async function sessions(store: Store): Promise<number | null> {

@@ -1,9 +1,11 @@
 import { Migrator, sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import * as m0700 from '../../migrations/0700_owner_keyed_children.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+
+const migrations = await loadMigrations();
 
 /** Primary-key columns of a table, in key order, and its other index names. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tables as each migration leaves them

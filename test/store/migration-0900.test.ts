@@ -1,9 +1,11 @@
 import { Migrator, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import * as m0900 from '../../migrations/0900_history_gaps.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+
+const migrations = await loadMigrations();
 
 /** Migration 0900 on a mirror of the previous release: the gaps table, the reason columns, and a full refresh due. */
 for (const dialect of dialects)

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import { openStore, StoreError } from '../../src/store/index.js';
 import { useFreshStore } from './fixtures.js';
+
+const migrations = await loadMigrations();
 
 // docs/design.md §5: the public contract, column by column.
 const CONTRACT: Record<string, string[]> = {

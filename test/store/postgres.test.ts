@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
-import { migrations } from '../../migrations/index.js';
+import { loadMigrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { SYNCED, deal, statusEvent, ticket } from './fixtures.js';
 import { startPg, type PgServer } from './pg-cluster.js';
+
+const migrations = await loadMigrations();
 
 // The same store against PostgreSQL: values must come back in the shapes SQLite gives (ISO text
 // timestamps, 'yyyy-mm-dd' dates, JSON text, numbers for bigint) so callers never branch.
