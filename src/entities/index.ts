@@ -18,8 +18,11 @@ export type RecordTable = 'tickets' | 'deals';
 export type HistoryTable = 'ticket_history' | 'deal_history';
 export type HistoryOwner = 'ticket_id' | 'deal_id';
 
+/** The entity of each record type: typed per type, so a type named above fails to compile until it has one. */
+const DECLARED: { readonly [K in RecordType]: RecordEntity } = { ticket, deal };
+
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
-export const RECORD_ENTITIES: readonly RecordEntity[] = [ticket, deal];
+export const RECORD_ENTITIES: readonly RecordEntity[] = Object.values(DECLARED);
 
 const BY_TYPE = new Map<string, RecordEntity>(RECORD_ENTITIES.map((e) => [e.type, e]));
 

@@ -7,7 +7,7 @@ import { historyFromEvents, reusedIdGaps } from './event-history.js';
 import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 import { parseTimestamp } from '../util/time.js';
-import { entityOf, type RecordSets } from '../entities/index.js';
+import { emptyRecordSets, entityOf, type RecordSets } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -48,7 +48,7 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   }));
   const rows = uniqueBy(all, (r) => r.id);
   const newIds = new Set<string>();
-  const historyOf = { tickets: new Set<string>(), deals: new Set<string>() };
+  const historyOf = emptyRecordSets();
   if (rows.length === 0) return { newIds, reused: [], historyOf };
   // The event stored under a new id is the first on the page with it.
   const firstOf = new Map<string, WorkspaceEvent>();

@@ -222,17 +222,24 @@ export async function clearQuarantine(db: Db, entityType: string, entityId: stri
  * term SQLite (no statistics) walked every live row through the (deleted_at, …) indexes instead
  * of probing the ids, once the OR list was long (16 ms per statement at 10,000 deals).
  */
-const MARK_DELETED = {
-  tickets: tupleStatement('update "tickets" set "deleted_at" = coalesce("deleted_at", ?) where', '"id" = ?'),
-  deals: tupleStatement('update "deals" set "deleted_at" = coalesce("deleted_at", ?) where', '"id" = ?'),
-};
+const MARK_DELETED = new Map<RecordEntity['table'], ReturnType<typeof tupleStatement>>();
+
+/** The statement per record table, built once; a table name comes from an entity's declaration, never from input. */
+function markDeletedStatement(table: RecordEntity['table']): ReturnType<typeof tupleStatement> {
+  let statement = MARK_DELETED.get(table);
+  if (!statement) {
+    statement = tupleStatement(`update "${table}" set "deleted_at" = coalesce("deleted_at", ?) where`, '"id" = ?');
+    MARK_DELETED.set(table, statement);
+  }
+  return statement;
+}
 
 /** markDeleted for many records of one table. */
 export async function markDeletedMany(db: Db, table: RecordEntity['table'], ids: readonly string[], at: string): Promise<void> {
   if (ids.length > 0)
     await runTuples(
       db,
-      MARK_DELETED[table],
+      markDeletedStatement(table),
       ids.map((id) => [id]),
       [at],
     );
