@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
 import { insertRows, insertStatement } from './sql.js';
 import { chunks } from './values.js';
-import { entityOf, RECORD_TYPES, type RecordType } from '../entities/index.js';
+import { entityOf, RECORD_TYPES, type HistoryOwner, type HistoryTable, type RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -64,14 +64,14 @@ type Kind = RecordType;
 const TABLE = (kind: Kind) => entityOf(kind).historyTable;
 const OWNER = (kind: Kind) => entityOf(kind).historyOwner;
 
-/** Either history table's row, as the queries below see it: OWNER(kind) is set, the other owner column is absent. */
-type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { ticket_id: string | null; deal_id: string | null };
+/** Any history table's row, as the queries below see it: OWNER(kind) is set, the other owner columns are absent. */
+type EitherHistoryRow = Omit<TicketHistoryTable, 'ticket_id'> & { [owner in HistoryOwner]: string | null };
 
 /**
  * Kysely cannot type a query over a union of tables, so the queries that pick their table and
  * owner column by kind see both tables through one row shape; column names stay checked.
  */
-const either = (db: Db) => db as unknown as Kysely<{ ticket_history: EitherHistoryRow; deal_history: EitherHistoryRow }>;
+const either = (db: Db) => db as unknown as Kysely<{ [table in HistoryTable]: EitherHistoryRow }>;
 
 /** The changes one read of a record shows against the mirror's copy. */
 export interface ObservedChanges {
