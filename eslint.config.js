@@ -27,7 +27,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
-  // The store's surface (docs/design.md, "The store's surface"): outside src/store, code imports the
+  // The store's surface (docs/design.md §5.1): outside src/store, code imports the
   // store from store/index.js and asks it named questions. Two narrow doors stay open, each to the one
   // place that needs it: store/internal.js (the query builder) to src/report, which builds the rpt_
   // tables in SQL over the whole mirror, and store/sync-state.js (raw sync_state) to src/sync/state.ts,
@@ -74,6 +74,6 @@ function storeOnlyThroughIndex(...allowed) {
   return {
     regex: `(^|/)store/(?!(${['index.js', ...allowed].map((f) => f.replace('.', '\\.')).join('|')})$)[^/]+$`,
     message:
-      'Import the store from store/index.js and ask it a named question (add one in src/store if none fits); only src/report may use store/internal.js and only src/sync/state.ts store/sync-state.js (docs/design.md, "The store\'s surface").',
+      'Import the store from store/index.js and ask it a named question (add one in src/store if none fits); only src/report may use store/internal.js and only src/sync/state.ts store/sync-state.js (docs/design.md §5.1).',
   };
 }

@@ -19,7 +19,7 @@ export interface QuarantinedRow {
 /**
  * The named questions readers outside the store ask of its bookkeeping tables (status, the
  * daemon, verify, the quarantine, the demo's closing lines): each bounded by an index or by the
- * small tables it reads, none handing out the query builder (docs/design.md, "The store's surface").
+ * small tables it reads, none handing out the query builder (docs/design.md §5.1).
  */
 export interface StatusReads {
   /** The newest `limit` sync_runs rows, newest (highest id) first. */

@@ -57,7 +57,7 @@ export interface CheckpointResult {
  * What the rest of wsmirror may do with a mirror: write through `transaction`, ask named questions
  * (here and in StatusReads), and nothing else. No query builder: src/report reaches it through
  * internal.ts, src/sync/state.ts reaches the sync state through sync-state.ts, and
- * eslint.config.js keeps every other module to src/store/index.ts (docs/design.md, "The store's surface").
+ * eslint.config.js keeps every other module to src/store/index.ts (docs/design.md §5.1).
  */
 export interface Store extends StatusReads {
   /** The database's name, for tests and messages; code asks `capabilities` what to do instead. */
