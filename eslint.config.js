@@ -27,6 +27,24 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { varsIgnorePattern: '^_', argsIgnorePattern: '^_', ignoreRestSiblings: true }],
     },
   },
+  // The store's surface (docs/design.md §5.1): outside src/store, code imports the
+  // store from store/index.js and asks it named questions. Two narrow doors stay open, each to the one
+  // place that needs it: store/internal.js (the query builder) to src/report, which builds the rpt_
+  // tables in SQL over the whole mirror, and store/sync-state.js (raw sync_state) to src/sync/state.ts,
+  // which declares every key's shape. Tests and bench/ may use both.
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [storeOnlyThroughIndex()] }] },
+  },
+  {
+    files: ['src/report/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [storeOnlyThroughIndex('internal.js', 'dialect.js')] }] },
+  },
+  {
+    files: ['src/sync/state.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [storeOnlyThroughIndex('sync-state.js')] }] },
+  },
   {
     // Kysely's migration guide: a migration takes Kysely<any>, frozen apart from the live table types.
     files: ['migrations/**/*.ts'],
@@ -50,3 +68,12 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
   },
 );
+
+/** A no-restricted-imports pattern: src/store's modules other than index.js (and `allowed`) are off limits. */
+function storeOnlyThroughIndex(...allowed) {
+  return {
+    regex: `(^|/)store/(?!(${['index.js', ...allowed].map((f) => f.replace('.', '\\.')).join('|')})$)[^/]+$`,
+    message:
+      'Import the store from store/index.js and ask it a named question (add one in src/store if none fits); only src/report may use store/internal.js and only src/sync/state.ts store/sync-state.js (docs/design.md §5.1).',
+  };
+}

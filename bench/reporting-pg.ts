@@ -18,6 +18,7 @@ import {
   type ReportingFigures,
   type TableTimings,
 } from './reporting.js';
+import { databaseOf } from '../src/store/internal.js';
 
 /** The reporting figures on PostgreSQL, plus the time to copy the SQLite mirror over and ANALYZE it. */
 export interface ReportingPostgresFigures extends ReportingFigures {
@@ -165,7 +166,7 @@ async function timeReads(target: string, store: Store): Promise<Record<string, T
   };
   const objects = async (query: string) => {
     const t = performance.now();
-    await sql.raw(query).execute(store.db);
+    await sql.raw(query).execute(databaseOf(store));
     return ms(t);
   };
   const views: Record<string, TableTimings> = {};
@@ -206,12 +207,12 @@ export async function benchReportingPostgres(url: string): Promise<ReportingPost
     // As the sync does after a full rebuild (src/sync/reporting.ts): PostgreSQL vacuums and analyzes.
     await store.afterBulkLoad(RPT_TABLE_NAMES);
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
-    await store.db
+    await databaseOf(store)
       .updateTable('tickets')
       .set({ status: 'open', updated_at: NOW.toISOString() })
       .where('id', 'in', [...changedTickets])
       .execute();
-    await store.db
+    await databaseOf(store)
       .updateTable('deals')
       .set({ amount_cents: 12345, amount: '123.45' })
       .where('id', 'in', [...changedDeals])

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { refreshRptTables, RPT_TABLE_NAMES } from '../src/report/index.js';
 import { openStore, type Store } from '../src/store/index.js';
+import { databaseOf } from '../src/store/internal.js';
 
 /**
  * Reporting benchmark (issue 4): a mirror of 50,000 tickets, 250,000 messages and 10,000 deals
@@ -258,7 +259,7 @@ export async function incrementalEqualsFull(store: Store): Promise<boolean> {
   const aggregates = async () => {
     const out: string[] = [];
     for (const t of ['rpt_support_daily', 'rpt_agent_daily']) {
-      const r = await sql.raw<Record<string, unknown>>(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).execute(store.db);
+      const r = await sql.raw<Record<string, unknown>>(`SELECT * FROM ${t} ORDER BY 1, 2, 3, 4`).execute(databaseOf(store));
       out.push(JSON.stringify(r.rows));
     }
     return out.join('\n');
@@ -278,12 +279,12 @@ export async function benchReporting(): Promise<ReportingFigures> {
     // As the sync does after a full rebuild (src/sync/reporting.ts): PostgreSQL vacuums and analyzes.
     await store.afterBulkLoad(RPT_TABLE_NAMES);
     const { tickets: changedTickets, deals: changedDeals } = changedIds();
-    await store.db
+    await databaseOf(store)
       .updateTable('tickets')
       .set({ status: 'open', updated_at: NOW.toISOString() })
       .where('id', 'in', [...changedTickets])
       .execute();
-    await store.db
+    await databaseOf(store)
       .updateTable('deals')
       .set({ amount_cents: 12345, amount: '123.45' })
       .where('id', 'in', [...changedDeals])
@@ -303,7 +304,7 @@ export async function benchReporting(): Promise<ReportingFigures> {
     };
     const objects = async (query: string) => {
       const t = performance.now();
-      await sql.raw(query).execute(store.db);
+      await sql.raw(query).execute(databaseOf(store));
       return Math.round((performance.now() - t) * 10) / 10;
     };
     const views: Record<string, TableTimings> = {};

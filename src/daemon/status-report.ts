@@ -1,5 +1,4 @@
-import type { Selectable } from 'kysely';
-import { DEFERRED_INDEXES_KEY, type DeferredIndex, type MirrorDatabase, type Store } from '../store/index.js';
+import type { Store, SyncRunRow } from '../store/index.js';
 import {
   lateHoldEnd,
   readBackfill,
@@ -18,7 +17,7 @@ import type { Role } from './health.js';
 import type { DaemonState, StateFacts } from './state.js';
 
 /** A sync_runs row, its timestamps in ISO form. */
-export type RunRow = Omit<Selectable<MirrorDatabase['sync_runs']>, 'started_at' | 'finished_at'> & {
+export type RunRow = Omit<SyncRunRow, 'started_at' | 'finished_at'> & {
   started_at: string | null;
   finished_at: string | null;
 };
@@ -131,20 +130,10 @@ export interface CollectOptions {
 export async function collectStatus(store: Store, options: CollectOptions): Promise<Omit<StatusReport, 'live'>> {
   const backfill = await readBackfill(store);
   const late = await readLateEvent(store);
-  const deferred = (await store.getState<DeferredIndex[]>(DEFERRED_INDEXES_KEY)) ?? [];
-  const runs = (await store.db.selectFrom('sync_runs').selectAll().orderBy('id', 'desc').limit(50).execute()).map(runRow);
+  const deferred = await store.deferredIndexes();
+  const runs = (await store.recentRuns(50)).map(runRow);
   const lastSuccess = runs.find((r) => r.outcome === 'success') ?? null;
-  const quarantine = await store.db
-    .selectFrom('quarantine')
-    .select(['entity_type', 'entity_id', 'reason', 'last_seen_at'])
-    .orderBy('last_seen_at', 'desc')
-    .limit(NEWEST_QUARANTINED)
-    .execute();
-  const byType = await store.db
-    .selectFrom('quarantine')
-    .select(['entity_type', (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy('entity_type')
-    .execute();
+  const quarantine = await store.newestQuarantined(NEWEST_QUARANTINED);
   const sizes = store.fileSizes();
   return {
     // The store's label names the database without its password.
@@ -165,9 +154,9 @@ export async function collectStatus(store: Store, options: CollectOptions): Prom
     lastSuccessAt: lastSuccess ? lastSuccess.finished_at : null,
     ...(options.rowCounts ? { counts: await store.counts() } : {}),
     dirty: await store.dirtyCount(),
-    quarantinedByType: Object.fromEntries(byType.map((r) => [r.entity_type, Number(r.n)])),
+    quarantinedByType: await store.quarantinedByType(),
     storage: sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null,
-    events: { oldest: await oldestEvent(store), retentionDays: options.retentionDays },
+    events: { oldest: fromDbTimestamp(await store.oldestEventAt()), retentionDays: options.retentionDays },
     quarantined: quarantine.map((q) => ({
       entityType: q.entity_type,
       entityId: q.entity_id,
@@ -200,7 +189,7 @@ export function mirrorFacts(r: Omit<StatusReport, 'live'>, now: number): StateFa
   };
 }
 
-function runRow(row: Selectable<MirrorDatabase['sync_runs']>): RunRow {
+function runRow(row: SyncRunRow): RunRow {
   // ISO in the report, as the watermark and upstream head are, whatever form the store keeps.
   return { ...row, started_at: fromDbTimestamp(row.started_at), finished_at: fromDbTimestamp(row.finished_at) };
 }
@@ -209,13 +198,7 @@ function runRow(row: Selectable<MirrorDatabase['sync_runs']>): RunRow {
 async function lastVerify(store: Store): Promise<RunRow | null> {
   const rows = [];
   for (const kind of ['verify', 'reconcile']) {
-    const row = await store.db
-      .selectFrom('sync_runs')
-      .selectAll()
-      .where('kind', '=', kind)
-      .orderBy('started_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+    const row = await store.lastRunOf(kind);
     if (row) rows.push(runRow(row));
   }
   rows.sort((a, b) => Date.parse(b.started_at ?? '') - Date.parse(a.started_at ?? ''));
@@ -224,18 +207,6 @@ async function lastVerify(store: Store): Promise<RunRow | null> {
 
 /** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */
 async function dealEstimate(store: Store): Promise<Record<string, number>> {
-  const row = await store.db
-    .selectFrom('pipelines')
-    .select((eb) => eb.fn.sum<number>('deal_count').as('n'))
-    .executeTakeFirst();
-  const n = Number(row?.n ?? 0);
+  const n = await store.listedDealCount();
   return n > 0 ? { deals: n } : {};
-}
-
-async function oldestEvent(store: Store): Promise<string | null> {
-  const row = await store.db
-    .selectFrom('events')
-    .select((eb) => eb.fn.min('occurred_at').as('oldest'))
-    .executeTakeFirst();
-  return fromDbTimestamp(row?.oldest);
 }

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Store } from '../store/index.js';
+import { databaseOf } from '../store/internal.js';
 import { fromDbTimestamp } from '../util/time.js';
 import { sqlDialect } from './dialect.js';
 import { percentileCont } from './support.js';
@@ -49,7 +50,7 @@ async function readQuarter(store: Store, now: Date): Promise<Headlines['quarter'
   const qTo = new Date(Date.UTC(now.getUTCFullYear(), qStartMonth + 3, 0));
   const { rows } = await sql<{ won: number | null; lost: number | null }>`
     SELECT sum(won_count) AS won, sum(lost_count) AS lost FROM rpt_sales_monthly WHERE month BETWEEN ${day(qFrom)} AND ${day(qTo)}`.execute(
-    store.db,
+    databaseOf(store),
   );
   const won = Number(rows[0]?.won ?? 0);
   const lost = Number(rows[0]?.lost ?? 0);
@@ -64,7 +65,7 @@ async function readQuarter(store: Store, now: Date): Promise<Headlines['quarter'
 }
 
 export async function readHeadlines(store: Store, now: Date = new Date()): Promise<Headlines> {
-  const db = store.db;
+  const db = databaseOf(store);
   const d = sqlDialect(db);
   const to = day(now);
   const from = day(new Date(now.getTime() - 6 * 86_400_000));

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { sql, type Kysely } from 'kysely';
 import type { ReportDatabase, ReportTables } from './schema.js';
 import type { Store } from '../store/index.js';
+import { databaseOf } from '../store/internal.js';
 import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
@@ -79,7 +80,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   const incremental = !nothing && changes.tickets !== 'all';
   let messagesLeft = false;
 
-  await store.db
+  await databaseOf(store)
     .withTables<ReportTables>()
     .transaction()
     .execute(async (trx) => {
@@ -121,7 +122,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
  */
 export async function refreshSyncHealthOnly(store: Store, options: RefreshOptions = {}): Promise<void> {
   const now = (options.now ?? new Date()).toISOString();
-  await store.db
+  await databaseOf(store)
     .withTables<ReportTables>()
     .transaction()
     .execute((trx) => refreshSyncHealth(trx, now));

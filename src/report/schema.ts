@@ -203,7 +203,7 @@ export interface RptSyncHealthTable {
   current_as_of_age_seconds: number | null;
 }
 
-/** The tables 0100_reporting adds to every mirror; `store.db.withTables<ReportTables>()` types them. */
+/** The tables 0100_reporting adds to every mirror; `databaseOf(store).withTables<ReportTables>()` types them. */
 // A type, not an interface: Kysely's withTables wants an index signature, which only a type literal has implicitly.
 export type ReportTables = {
   rpt_tickets: RptTicketsTable;

@@ -11,5 +11,7 @@ import { WsmirrorError } from '../util/errors.js';
  * - `READONLY`: a write was attempted through a store opened read-only.
  * - `INVALID_VALUE`: an upstream value cannot be stored (junk amount, timestamp); nothing was
  *   written for that record, so the caller can quarantine it and go on in the same transaction.
+ * - `INTERNAL`: code passed the store's internals an object that is not a store or transaction
+ *   opened by `openStore` (a programming error, never the data's).
  */
 export class StoreError extends WsmirrorError {}

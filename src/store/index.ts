@@ -11,5 +11,6 @@ export type { ContentDifference, PipelineDifference } from './content-check.js';
 export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
+export type { QuarantinedRow, StatusReads, SyncRunRow } from './status-reads.js';
 export { cleanText, parseAmount } from './values.js';
 export { stageKey } from './reads.js';

@@ -8,6 +8,8 @@ import type { MirrorDatabase } from './schema.js';
 import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
+import { attachDatabase } from './handles.js';
+import { statusReads, type StatusReads } from './status-reads.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { tidyTables } from './tidy-tables.js';
@@ -52,13 +54,17 @@ export interface CheckpointResult {
   checkpointedPages: number;
 }
 
-export interface Store {
+/**
+ * What the rest of wsmirror may do with a mirror: write through `transaction`, ask named questions
+ * (here and in StatusReads), and nothing else. No query builder: src/report reaches it through
+ * internal.ts, src/sync/state.ts reaches the sync state through sync-state.ts, and
+ * eslint.config.js keeps every other module to src/store/index.ts (docs/design.md §5.1).
+ */
+export interface Store extends StatusReads {
   /** The database's name, for tests and messages; code asks `capabilities` what to do instead. */
   readonly dialect: 'sqlite' | 'postgres';
   /** What the database does differently (src/store/dialect.ts): the only dialect question code outside the store asks. */
   readonly capabilities: DialectCapabilities;
-  /** Readers (status, report, views) query it directly. */
-  readonly db: Kysely<MirrorDatabase>;
   /**
    * Applies pending migrations; call it only while holding the writer lock. SCHEMA_NEWER when the
    * database was migrated by a newer build (writers only: a reader of a newer schema still reads).
@@ -93,7 +99,6 @@ export interface Store {
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
-  getState<T>(key: string): Promise<T | undefined>;
   /**
    * True when the database refused one record's rows: a value it cannot hold or a constraint they
    * break (the dialect's `refusedRecord` capability, dialect.ts): the record's problem, to
@@ -164,10 +169,10 @@ export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
 
-  return {
+  const store: Store = {
+    ...statusReads(db),
     dialect: backend.dialect,
     capabilities: capabilitiesOf(db),
-    db,
     label,
     migrate: () => migrateStore(backend),
     async transaction(fn) {
@@ -201,7 +206,6 @@ export function buildStore(backend: StoreBackend): Store {
       locks.add(tracked);
       return tracked;
     },
-    getState: (key) => t.getState(db, key),
     checkpoint: async () => (backend.checkpoint && !readonly ? backend.checkpoint() : null),
     fileSizes: () => (backend.fileSizes ? backend.fileSizes() : null),
     async pruneEvents(cutoff) {
@@ -229,6 +233,7 @@ export function buildStore(backend: StoreBackend): Store {
       await db.destroy();
     },
   };
+  return attachDatabase(store, db);
 }
 
 /**

@@ -11,6 +11,7 @@ import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { foldIdleRun } from './run-fold.js';
 import { StoreError } from './errors.js';
+import { attachDatabase } from './handles.js';
 import { entityOf, type MirroredRecord, type RecordType } from '../entities/index.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
@@ -28,9 +29,6 @@ export interface RunResult {
 
 /** Writes available inside `Store.transaction`. Every timestamp argument is normalised to the stored 23-char UTC form (docs/schema.md). */
 export interface StoreTx {
-  getState<T>(key: string): Promise<T | undefined>;
-  /** Stores `value` as JSON; undefined or null deletes the key. */
-  setState(key: string, value: unknown): Promise<void>;
   /**
    * Also writes the history rows and gaps the new events tell (docs/sync.md, "History"). `reused`:
    * events whose id the mirror (or this page) already holds for another event; not stored.
@@ -98,10 +96,9 @@ async function orQuarantine(
   }
 }
 
+/** The sync state is read and written through sync-state.ts (src/sync/state.ts alone), which finds `db` by attachDatabase. */
 export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
-  return {
-    getState: (key) => t.getState(db, key),
-    setState: (key, value) => t.setState(db, key, value),
+  const tx: StoreTx = {
     insertEvents: (events, receivedAt) => insertEvents(db, events, iso(receivedAt, 'receivedAt')),
     markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),
     clearDirty: (type, id, upTo) => t.clearDirty(db, type, id, iso(upTo, 'upTo')),
@@ -166,4 +163,5 @@ export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
       return options?.foldIdle === true && foldIdleRun(db, id, r);
     },
   };
+  return attachDatabase(tx, db);
 }

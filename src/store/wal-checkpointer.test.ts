@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openStore } from './open.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
+import { writeSyncState } from './sync-state.js';
 
 /**
  * The WAL-index header (the `-shm` file, native byte order): `mxFrame`, the last committed frame,
@@ -62,7 +63,7 @@ describe('the WAL checkpoint thread', () => {
       // 160 transactions of about 0.5 MB, back to back, through the store's own transaction (whose
       // commit hook bounds the WAL): 80 MB through a WAL bounded at 16 MiB plus one transaction.
       await store.transaction(async (tx) => {
-        for (let i = 0; i < 50; i++) await tx.setState(`scratch-${round}-${i}`, blob);
+        for (let i = 0; i < 50; i++) await writeSyncState(tx, `scratch-${round}-${i}`, blob);
       });
       largest = Math.max(largest, statSync(`${path}-wal`).size);
     }

@@ -56,13 +56,7 @@ export async function quarantineEvents(
 
 /** Ids (as the quarantine stores them) of events already quarantined. */
 export async function quarantinedEventIds(store: Store, ids: readonly string[]): Promise<Set<string>> {
-  const rows = await store.db
-    .selectFrom('quarantine')
-    .select('entity_id')
-    .where('entity_type', '=', 'event')
-    .where('entity_id', 'in', ids.map(quarantineKey))
-    .execute();
-  return new Set(rows.map((r) => r.entity_id));
+  return store.quarantinedIds('event', ids.map(quarantineKey));
 }
 
 /** An id as the quarantine stores it: U+0000 and lone surrogates replaced, as in every text column. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Store, StoreTx } from '../store/index.js';
+import { readSyncState, writeSyncState } from '../store/sync-state.js';
 import { WsmirrorError } from '../util/errors.js';
 
 /**
@@ -100,7 +101,7 @@ export interface LastCycle {
   lagSeconds: number | null;
 }
 
-type StateReader = Pick<Store, 'getState'> | Pick<StoreTx, 'getState'>;
+type StateReader = Store | StoreTx;
 
 /**
  * The shape of the stored state. Each version's step upgrades every key from the version before
@@ -154,7 +155,7 @@ const SCHEMAS: Record<string, z.ZodType> = {
 };
 
 async function storedVersion(r: StateReader): Promise<number> {
-  const v = await r.getState<unknown>(VERSION_KEY);
+  const v = await readSyncState(r, VERSION_KEY);
   if (v === undefined) return 1;
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw corrupt(VERSION_KEY, `${JSON.stringify(v)} is not a version number`);
   if (v > STATE_VERSION)
@@ -189,7 +190,7 @@ function upgraded(key: string, raw: unknown, version: number): unknown {
 
 /** Reads one key of the stored state, upgraded to today's shape and validated. */
 async function read<T>(r: StateReader, key: string): Promise<T | undefined> {
-  return upgraded(key, await r.getState<unknown>(key), await storedVersion(r)) as T | undefined;
+  return upgraded(key, await readSyncState(r, key), await storedVersion(r)) as T | undefined;
 }
 
 /**
@@ -201,10 +202,10 @@ export async function upgradeStoredState(store: Pick<Store, 'transaction'>): Pro
     const version = await storedVersion(tx);
     if (version === STATE_VERSION) return version;
     for (const key of Object.keys(SCHEMAS)) {
-      const value = upgraded(key, await tx.getState<unknown>(key), version);
-      if (value !== undefined) await tx.setState(key, value);
+      const value = upgraded(key, await readSyncState(tx, key), version);
+      if (value !== undefined) await writeSyncState(tx, key, value);
     }
-    await tx.setState(VERSION_KEY, STATE_VERSION);
+    await writeSyncState(tx, VERSION_KEY, STATE_VERSION);
     return version;
   });
 }
@@ -238,7 +239,7 @@ export async function readLateEvent(r: StateReader): Promise<LateEvent | null> {
 
 /** Written with the page that read the event, in the same transaction. */
 export async function recordLateEvent(tx: StoreTx, late: LateEvent): Promise<void> {
-  await tx.setState(KEY.lateEvent, late);
+  await writeSyncState(tx, KEY.lateEvent, late);
 }
 
 /** The read floor stored with the watermark by the window that set it; null when unknown. */
@@ -257,7 +258,7 @@ export async function isReportingStale(r: StateReader): Promise<boolean> {
 
 /** A window page committed and more follow: its position, with the rows it covers. */
 export async function saveWindow(tx: StoreTx, next: WindowState): Promise<void> {
-  await tx.setState(KEY.window, next);
+  await writeSyncState(tx, KEY.window, next);
 }
 
 /**
@@ -266,21 +267,21 @@ export async function saveWindow(tx: StoreTx, next: WindowState): Promise<void> 
  * records when it started and from where, which paces the next one.
  */
 export async function closeWindow(tx: StoreTx, window: WindowState): Promise<void> {
-  await tx.setState(KEY.watermark, window.maxOccurredAt);
-  await tx.setState(KEY.readFloor, window.readFloor ?? null);
-  await tx.setState(KEY.window, null);
+  await writeSyncState(tx, KEY.watermark, window.maxOccurredAt);
+  await writeSyncState(tx, KEY.readFloor, window.readFloor ?? null);
+  await writeSyncState(tx, KEY.window, null);
   if (window.full)
-    await tx.setState(KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
+    await writeSyncState(tx, KEY.lookback, { lastFullAt: window.full.startedAt, anchor: window.full.watermark } satisfies LookbackState);
 }
 
 /** A runaway listing: the next cycle restarts the window from its start, not from a cursor that loops. */
 export async function abandonWindow(tx: StoreTx): Promise<void> {
-  await tx.setState(KEY.window, null);
+  await writeSyncState(tx, KEY.window, null);
 }
 
 /** A backfill began or copied one more page: its cursor commits with the rows it covers. */
 export async function saveBackfill(tx: StoreTx, state: BackfillState): Promise<void> {
-  await tx.setState(KEY.backfill, state);
+  await writeSyncState(tx, KEY.backfill, state);
 }
 
 /**
@@ -289,18 +290,18 @@ export async function saveBackfill(tx: StoreTx, state: BackfillState): Promise<v
  * window set that watermark, so no read floor goes with it.
  */
 export async function handOverBackfill(tx: StoreTx, final: BackfillState): Promise<void> {
-  if ((await readWatermark(tx)) === null) await tx.setState(KEY.watermark, final.handover);
-  await tx.setState(KEY.readFloor, null);
-  await tx.setState(KEY.window, null);
-  await tx.setState(KEY.backfill, final);
+  if ((await readWatermark(tx)) === null) await writeSyncState(tx, KEY.watermark, final.handover);
+  await writeSyncState(tx, KEY.readFloor, null);
+  await writeSyncState(tx, KEY.window, null);
+  await writeSyncState(tx, KEY.backfill, final);
 }
 
 export async function recordLastCycle(tx: StoreTx, cycle: LastCycle): Promise<void> {
-  await tx.setState(KEY.lastCycle, cycle);
+  await writeSyncState(tx, KEY.lastCycle, cycle);
 }
 
 export async function setReportingStale(tx: StoreTx, stale: boolean): Promise<void> {
-  await tx.setState(KEY.reportingStale, stale ? true : null);
+  await writeSyncState(tx, KEY.reportingStale, stale ? true : null);
 }
 
 /**
@@ -321,9 +322,9 @@ export interface AsOfState {
 }
 
 export async function readAsOf(r: StateReader): Promise<AsOfState | null> {
-  return (await r.getState<AsOfState>(KEY.currentAsOf)) ?? null;
+  return ((await readSyncState(r, KEY.currentAsOf)) as AsOfState | undefined) ?? null;
 }
 
 export async function recordAsOf(tx: StoreTx, state: AsOfState): Promise<void> {
-  await tx.setState(KEY.currentAsOf, state);
+  await writeSyncState(tx, KEY.currentAsOf, state);
 }

@@ -1,5 +1,5 @@
 import type { Pipeline } from '../api/index.js';
-import { isRecordType, RECORD_ENTITIES, RECORD_TYPES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
+import { isRecordType, RECORD_ENTITIES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
 import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
@@ -115,17 +115,13 @@ async function repair(ctx: SyncContext, stats: RunStats, drift: readonly Drift[]
     ctx.logger.info({ pipelines: pipelines.length }, 'verify --repair wrote the pipelines and stages again from their list');
   }
   // Quarantined records are retried by a repair even when their copy looks current (docs/design.md §4.5).
-  const quarantined = await store.db
-    .selectFrom('quarantine')
-    .select(['entity_type', 'entity_id'])
-    .where('entity_type', 'in', [...RECORD_TYPES])
-    .execute();
+  const quarantined = await store.quarantinedRecords();
   // One mark per record: PostgreSQL refuses an upsert that touches the same row twice.
   const marks = new Map<string, { entityType: RecordType; entityId: string; occurredAt: string }>();
   const add = (entityType: RecordType, entityId: string) =>
     marks.set(`${entityType}:${entityId}`, { entityType, entityId, occurredAt: new Date(0).toISOString() });
   for (const d of drift) if (isRecordType(d.entityType)) add(d.entityType, d.entityId);
-  for (const q of quarantined) add(q.entity_type as RecordType, q.entity_id);
+  for (const q of quarantined) add(q.entityType, q.entityId);
   if (marks.size === 0) return 0;
   await store.transaction(async (tx) => {
     await tx.markDirty([...marks.values()]);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordRun, runBackfill } from '../../src/sync/index.js';
 import { parseTimestamp } from '../../src/util/time.js';
 import { harness, type Harness } from '../sync/harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const COLUMNS: readonly [table: string, column: string][] = [
   ['tickets', 'created_at'],
@@ -34,18 +35,18 @@ describe('date filters on the SQLite mirror', () => {
   const instants = async (table: string, column: string): Promise<number[]> => {
     const r = await sql<{
       v: string;
-    }>`SELECT ${sql.ref(column)} AS v FROM ${sql.table(table)} WHERE ${sql.ref(column)} IS NOT NULL`.execute(h.store.db);
+    }>`SELECT ${sql.ref(column)} AS v FROM ${sql.table(table)} WHERE ${sql.ref(column)} IS NOT NULL`.execute(databaseOf(h.store));
     return r.rows.map((x) => parseTimestamp(x.v));
   };
   const count = async (table: string, where: string): Promise<number> => {
-    const r = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.raw(where)}`.execute(h.store.db);
+    const r = await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.raw(where)}`.execute(databaseOf(h.store));
     return Number(r.rows[0]!.n);
   };
 
   it('every DATETIME value of every table is the 23-char stored form, every DATE value YYYY-MM-DD', async () => {
     h.sim.control.act(30);
     await recordRun(h.ctx, 'sync', () => h.sync());
-    const db = h.store.db;
+    const db = databaseOf(h.store);
     const tables = await sql<{
       name: string;
     }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'kysely_%'`.execute(db);

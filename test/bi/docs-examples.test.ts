@@ -7,6 +7,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { recordRun, runBackfill, type SyncContext } from '../../src/sync/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
 import { harness, type Harness } from '../sync/harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 interface Block {
   dialect: 'sqlite' | 'postgres';
@@ -81,7 +82,7 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
 
   const run = async (store: Store, text: string): Promise<Record<string, unknown>[]> => {
     let rows: Record<string, unknown>[] = [];
-    for (const statement of statements(text)) rows = (await sql.raw<Record<string, unknown>>(statement).execute(store.db)).rows;
+    for (const statement of statements(text)) rows = (await sql.raw<Record<string, unknown>>(statement).execute(databaseOf(store))).rows;
     return rows;
   };
 
@@ -109,10 +110,10 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
           const role = `bi_reader_t${process.pid}`;
           await run(pg, block.text.replaceAll('bi_reader', role));
           const can = await sql<{ ok: boolean }>`SELECT has_table_privilege(${role}, 'rpt_tickets', 'SELECT') AS ok,
-          has_table_privilege(${role}, 'rpt_tickets', 'INSERT') AS w`.execute(pg.db);
+          has_table_privilege(${role}, 'rpt_tickets', 'INSERT') AS w`.execute(databaseOf(pg));
           expect(can.rows[0]).toEqual({ ok: true, w: false });
-          await sql.raw(`DROP OWNED BY ${role}`).execute(pg.db);
-          await sql.raw(`DROP ROLE ${role}`).execute(pg.db);
+          await sql.raw(`DROP OWNED BY ${role}`).execute(databaseOf(pg));
+          await sql.raw(`DROP ROLE ${role}`).execute(databaseOf(pg));
           continue;
         }
         expect((await run(pg, pinClock(block, now))).length, block.text).toBeGreaterThan(0);
@@ -153,7 +154,7 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
     for (const day of days) {
       const r = await sql
         .raw<{ week: string }>(`SELECT ${expr} AS week FROM (SELECT date('${day}', '-3 days', 'weekday 4') AS thursday)`)
-        .execute(lite.db);
+        .execute(databaseOf(lite));
       expect(r.rows[0]!.week, day).toBe(isoWeek(day));
     }
   });

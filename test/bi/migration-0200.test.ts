@@ -4,6 +4,7 @@ import { loadMigrations } from '../../migrations/index.js';
 import * as m0200 from '../../migrations/0200_bi_types.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const migrations = await loadMigrations();
 
@@ -103,16 +104,16 @@ for (const dialect of dialects)
       const target = await dialect.newDatabase();
       drop = target.drop;
       store = await openStore({ database: target.database });
-      const migrator = new Migrator({ db: store.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+      const migrator = new Migrator({ db: databaseOf(store), provider: { getMigrations: () => Promise.resolve(migrations) } });
       const to0100 = await migrator.migrateTo('0100_reporting');
       expect(to0100.error).toBeUndefined();
-      await writeOldMirror(store.db);
+      await writeOldMirror(databaseOf(store));
 
       const to0200 = await migrator.migrateTo('0200_bi_types');
       expect(to0200.error).toBeUndefined();
       // Running it again (a process killed after the migration's transaction committed but before
       // the migrator recorded it) changes nothing: every check below runs on the twice-converted mirror.
-      await m0200.up(store.db);
+      await m0200.up(databaseOf(store));
       expect((await store.migrate()).applied).toEqual([
         '0300_dirty_read_messages',
         '0400_live_updated_indexes',
@@ -124,7 +125,7 @@ for (const dialect of dialects)
         '1000_current_as_of',
         '1100_sync_runs_cycles',
       ]);
-      const db = store.db;
+      const db = databaseOf(store);
       const t = await db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
       expect([t.created_at, t.updated_at, t.synced_at]).toEqual([
         '2024-05-01 09:00:00.000',

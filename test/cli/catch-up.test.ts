@@ -6,6 +6,7 @@ import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { cliConfig, useSimulator } from './env.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** A schedule that does not fire while a test runs: every cycle after the first is a catch-up. */
 const YEARLY = '0 0 0 1 1 *';
@@ -66,13 +67,13 @@ for (const dialect of dialects)
 
       const store = await openStore({ database });
       try {
-        const runs = await store.db.selectFrom('sync_runs').select(['kind', 'outcome']).where('kind', '=', 'sync').execute();
+        const runs = await databaseOf(store).selectFrom('sync_runs').select(['kind', 'outcome']).where('kind', '=', 'sync').execute();
         expect(runs).toEqual([
           { kind: 'sync', outcome: 'success' },
           { kind: 'sync', outcome: 'success' },
         ]);
         // Writes acted before the live one have their events hidden for an hour: the mirror cannot know them yet.
-        const diffs = await diffMirror(store.db, sim.control.truth());
+        const diffs = await diffMirror(databaseOf(store), sim.control.truth());
         expect(diffs.filter((d) => !hidden.some((id) => d.includes(id)))).toEqual([]);
       } finally {
         await store.close();

@@ -7,6 +7,7 @@ import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { cliConfig, useSimulator } from './env.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const migrations = await loadMigrations();
 
@@ -15,17 +16,19 @@ const ALL = Object.keys(migrations);
 
 /** What a schema change would alter: applied migrations and every table or view. */
 async function schemaFingerprint(store: Store): Promise<string> {
-  const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(store.db);
+  const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(databaseOf(store));
   const objects =
     store.dialect === 'sqlite'
-      ? await sql<{ name: string }>`select name from sqlite_master where name not like 'sqlite_%' order by name`.execute(store.db)
+      ? await sql<{ name: string }>`select name from sqlite_master where name not like 'sqlite_%' order by name`.execute(databaseOf(store))
       : await sql<{
           name: string;
-        }>`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`.execute(store.db);
+        }>`select table_name as name from information_schema.tables where table_schema = current_schema() order by 1`.execute(
+          databaseOf(store),
+        );
   return JSON.stringify({ applied: applied.rows.map((r) => r.name), objects: objects.rows.map((r) => r.name) });
 }
 
-function migrator(db: Store['db'], schema: string | undefined): Migrator {
+function migrator(db: ReturnType<typeof databaseOf>, schema: string | undefined): Migrator {
   return new Migrator({
     db,
     provider: { getMigrations: () => Promise.resolve(migrations) },
@@ -48,8 +51,8 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     const { database, env, done } = await setup();
     const holder = await openStore({ database, ...(schema ? { schema } : {}) });
     const lock = await holder.acquireWriterLock({ wait: false });
-    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(holder.db);
-    const r = await migrator(holder.db, schema).migrateTo(FIRST);
+    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(databaseOf(holder));
+    const r = await migrator(databaseOf(holder), schema).migrateTo(FIRST);
     expect(r.error).toBeUndefined();
     const before = await schemaFingerprint(holder);
     expect(JSON.parse(before).applied).toEqual([FIRST]);
@@ -79,8 +82,10 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     const { database, env, done } = await setup();
     expect((await runCli(['backfill'], env)).code).toBe(0);
     const store = await openStore({ database, ...(schema ? { schema } : {}) });
-    await sql`insert into kysely_migration (name, timestamp) values ('9000_from_the_future', '2030-01-01T00:00:00.000Z')`.execute(store.db);
-    const runsBefore = await store.db
+    await sql`insert into kysely_migration (name, timestamp) values ('9000_from_the_future', '2030-01-01T00:00:00.000Z')`.execute(
+      databaseOf(store),
+    );
+    const runsBefore = await databaseOf(store)
       .selectFrom('sync_runs')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
@@ -92,7 +97,7 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     }
     // Readers still read a newer schema: only writing with old code is unsafe.
     expect((await runCli(['status'], env)).code).toBe(0);
-    const runsAfter = await store.db
+    const runsAfter = await databaseOf(store)
       .selectFrom('sync_runs')
       .select((eb) => eb.fn.countAll().as('n'))
       .executeTakeFirstOrThrow();
@@ -130,7 +135,7 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     expect(a.exitCode).toBeNull();
     expect(b.exitCode).toBeNull();
     const store = await openStore({ database, readonly: true, ...(schema ? { schema } : {}) });
-    expect(await diffMirror(store.db, sim.control.truth())).toEqual([]);
+    expect(await diffMirror(databaseOf(store), sim.control.truth())).toEqual([]);
     await store.close();
     a.kill('SIGTERM');
     b.kill('SIGTERM');

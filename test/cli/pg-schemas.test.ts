@@ -9,6 +9,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { cliConfig } from './env.js';
 import { poll } from './ops-helpers.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Proc = ReturnType<typeof spawnCli> & { log: () => string };
 
@@ -123,14 +124,14 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
 
       for (const ws of workspaces) {
         const store = await openStore({ database, readonly: true, schema: ws.schema });
-        expect(await diffMirror(store.db, ws.sim.control.truth()), ws.schema).toEqual([]);
+        expect(await diffMirror(databaseOf(store), ws.sim.control.truth()), ws.schema).toEqual([]);
         await store.close();
       }
       // Nothing leaked into the default schema: each mirror, and its migrations, live in its own.
       const pub = await openStore({ database, readonly: true });
       const leaked = await sql<{
         table_name: string;
-      }>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`.execute(pub.db);
+      }>`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`.execute(databaseOf(pub));
       expect(leaked.rows).toEqual([]);
       await pub.close();
       for (const s of standbys) {
@@ -156,9 +157,11 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       const u = new URL(database);
       u.searchParams.set('options', '-c search_path=public -c default_transaction_read_only=off');
       const reader = await openStore({ database: u.toString(), readonly: true, schema: 'ws_readonly' });
-      const path = await reader.db.selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('s')).executeTakeFirstOrThrow();
+      const path = await databaseOf(reader)
+        .selectNoFrom((eb) => eb.fn<string>('current_schema', []).as('s'))
+        .executeTakeFirstOrThrow();
       expect(path.s).toBe('ws_readonly');
-      await expect(sql`create table probe (x int)`.execute(reader.db)).rejects.toThrow(/read-only transaction/);
+      await expect(sql`create table probe (x int)`.execute(databaseOf(reader))).rejects.toThrow(/read-only transaction/);
       await reader.close();
     } finally {
       await drop();
@@ -193,7 +196,7 @@ describe.skipIf(!postgresDialect)('several workspaces in one PostgreSQL database
       sim.control.act(3);
       await twoMoreCycles(standby);
       const store = await openStore({ database, readonly: true, schema: 'ws_lost' });
-      expect(await diffMirror(store.db, sim.control.truth())).toEqual([]);
+      expect(await diffMirror(databaseOf(store), sim.control.truth())).toEqual([]);
       await store.close();
       standby.kill('SIGTERM');
       expect((await standby.result).code).toBe(0);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonTelemetry, renderPage, StatusSource } from '../../src/daemon/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const TICKETS = 50_000;
 const QUARANTINED = 10_000;
@@ -40,7 +41,7 @@ async function plans(store: Store): Promise<string> {
   const out: string[] = [];
   for (const q of [quarantine, verify]) {
     const prefix = store.dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN ' : 'EXPLAIN ';
-    const rows = (await sql.raw(prefix + q).execute(store.db)).rows as Record<string, unknown>[];
+    const rows = (await sql.raw(prefix + q).execute(databaseOf(store))).rows as Record<string, unknown>[];
     out.push(rows.map((r) => String(r.detail ?? r['QUERY PLAN'])).join(' | '));
   }
   return out.join('\n');
@@ -56,7 +57,7 @@ describe.each(dialects)('the status page at 50,000 tickets and 10,000 quarantine
     drop = target.drop;
     writer = await openStore({ database: target.database });
     await writer.migrate();
-    await fill(writer.db as unknown as Kysely<unknown>, dialect.name);
+    await fill(databaseOf(writer) as unknown as Kysely<unknown>, dialect.name);
     reader = await openStore({ database: target.database, readonly: true });
   });
   afterAll(async () => {

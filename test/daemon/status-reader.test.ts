@@ -4,13 +4,16 @@ import { loadMigrations } from '../../migrations/index.js';
 import { DaemonTelemetry, openStatusReader, renderPage, StatusSource } from '../../src/daemon/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const migrations = await loadMigrations();
 
 /** Sessions open on the test's database (PostgreSQL), the writer's own included; null for SQLite. */
 async function sessions(store: Store): Promise<number | null> {
   if (store.dialect !== 'postgres') return null;
-  const r = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database()`.execute(store.db);
+  const r = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database()`.execute(
+    databaseOf(store),
+  );
   return Number(r.rows[0]!.n);
 }
 
@@ -21,7 +24,7 @@ describe.each(dialects)('the status page reader ($name)', (dialect) => {
     const closes: (() => Promise<void>)[] = [];
     try {
       // A mirror one migration behind this build: what a standby of a newer version finds.
-      const migrator = new Migrator({ db: writer.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+      const migrator = new Migrator({ db: databaseOf(writer), provider: { getMigrations: () => Promise.resolve(migrations) } });
       expect((await migrator.migrateTo('0500_messages_author_covering')).error).toBeUndefined();
       const before = await sessions(writer);
       const config = { database: target.database, schema: 'public' };

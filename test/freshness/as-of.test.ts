@@ -5,6 +5,7 @@ import { emptyStats, readAsOf, readWatermark, runSyncCycle, type SyncContext } f
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from '../sync/harness.js';
 import { claimMisses } from './as-of-oracle.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * "Current as of" (docs/design.md §4.11) never runs ahead of the truth: after every cycle, each
@@ -59,7 +60,7 @@ for (const dialect of dialects)
         expect(await claimMisses(hh.store, truth, state.asOf!)).toEqual([]);
         watermarkMisses += (await claimMisses(hh.store, truth, watermark)).length;
         // BI tools read the same instant, refreshed by the same cycle.
-        const row = await sql<{ current_as_of: unknown }>`SELECT current_as_of FROM rpt_sync_health`.execute(hh.store.db);
+        const row = await sql<{ current_as_of: unknown }>`SELECT current_as_of FROM rpt_sync_health`.execute(databaseOf(hh.store));
         expect(new Date(String(row.rows[0]!.current_as_of).replace(' ', 'T').replace(/(\d)$/, '$1Z')).toISOString()).toBe(state.asOf);
       }
       // The test has teeth: the newest event read would have claimed changes the mirror lacked.

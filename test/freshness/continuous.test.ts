@@ -8,6 +8,7 @@ import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig } from '../cli/env.js';
 import { claimMisses } from './as-of-oracle.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const TOKEN = 'continuous-test-token-1234';
 /** The daemon's ceiling here; its idle polls may take a fifth of it (src/daemon/continuous.ts, IDLE_SHARE). */
@@ -112,7 +113,7 @@ for (const dialect of dialects)
       // Those idle polls fold into one sync_runs row (docs/schema.md, sync_runs), not a row each.
       const runs = await openStore({ database: target.database, readonly: true });
       try {
-        const folded = await runs.db
+        const folded = await databaseOf(runs)
           .selectFrom('sync_runs')
           .select((eb) => eb.fn.max('cycles').as('most'))
           .executeTakeFirstOrThrow();

@@ -1,4 +1,5 @@
 import type { MirrorDatabase, Store } from '../../src/store/index.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Every row of `tables`, each as sorted JSON text, for comparing two mirrors written different
@@ -12,7 +13,7 @@ export async function tableSnapshot(
 ): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
   for (const table of tables) {
-    const rows = (await store.db.selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
+    const rows = (await databaseOf(store).selectFrom(table).selectAll().execute()) as Record<string, unknown>[];
     out[table] = rows
       .map((row) => {
         const { id, raw_json, ...rest } = row;

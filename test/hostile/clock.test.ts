@@ -10,6 +10,7 @@ import { MAX_AHEAD_OF_LOCAL_MS } from '../../src/util/clock-bounds.js';
 import { readReadFloor, readWatermark } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { useHostileMirror, type HostileMirror } from './mirror.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const DATE_2100 = 'Fri, 01 Jan 2100 00:00:00 GMT';
 const DATE_1970 = 'Thu, 01 Jan 1970 00:00:10 GMT';
@@ -32,7 +33,9 @@ async function settles(m: HostileMirror): Promise<void> {
   const r = await m.run();
   expect(r.code, r.stderr).toBe(0);
   expect(
-    await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject),
+    await m.read(
+      async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject,
+    ),
   ).toBe(subject);
   expect(await m.diff()).toEqual([]);
 }
@@ -69,7 +72,9 @@ for (const dialect of dialects) {
       // The read floor comes only from a trusted Date: none was stored with this watermark.
       expect(await m.read(readReadFloor)).toBeNull();
       expect(
-        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', y!).executeTakeFirst())?.subject),
+        await m.read(
+          async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', y!).executeTakeFirst())?.subject,
+        ),
       ).toBe(subject);
 
       // The skew is visible: status (text and JSON) from its own request.
@@ -85,7 +90,9 @@ for (const dialect of dialects) {
       expect(r2.code, r2.stderr).toBe(0);
       expect(skewWarnings(r2.stderr)).toHaveLength(1);
       expect(
-        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', z!).executeTakeFirst())?.subject),
+        await m.read(
+          async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', z!).executeTakeFirst())?.subject,
+        ),
       ).toBe(later);
       await settles(m);
     }, 60_000);
@@ -101,7 +108,9 @@ for (const dialect of dialects) {
       expect((await m.quarantined('event')).length).toBe(before);
       expect(await m.read(readReadFloor)).toBeNull();
       expect(
-        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', a!).executeTakeFirst())?.subject),
+        await m.read(
+          async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', a!).executeTakeFirst())?.subject,
+        ),
       ).toBe(subject);
       const st = await status(m);
       expect(st.json.upstream.clockSkewSeconds).toBeLessThan(-1_000_000_000);
@@ -111,7 +120,9 @@ for (const dialect of dialects) {
       const next = await m.edit('tickets', b!);
       expect((await m.run()).code).toBe(0);
       expect(
-        await m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', b!).executeTakeFirst())?.subject),
+        await m.read(
+          async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', b!).executeTakeFirst())?.subject,
+        ),
       ).toBe(next);
       expect(await m.diff()).toEqual([]);
       await settles(m);

@@ -15,6 +15,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { measure, type Measured } from './cli.js';
 import { startHostile, type Faults, type HostileUpstream } from './server.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const KEY = 'test-key';
 const MiB = 1024 * 1024;
@@ -91,13 +92,14 @@ for (const dialect of dialects) {
 
     async function quarantined(entityType: string): Promise<Array<{ entity_id: string; reason: string; raw_json: unknown }>> {
       return withMirror((s) =>
-        s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
+        databaseOf(s).selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
       );
     }
 
     async function mirroredSubject(id: string): Promise<string | undefined> {
       return withMirror(
-        async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined,
+        async (s) =>
+          (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject ?? undefined,
       );
     }
 
@@ -107,7 +109,7 @@ for (const dialect of dialects) {
       for (const [kind, id] of [...touch, ['tickets', ticketIds()[5]!] as ['tickets', string]]) await edit(kind, id);
       const r = await sync();
       expect(r.code, r.stderr).toBe(0);
-      expect(await withMirror((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
+      expect(await withMirror((s) => diffMirror(databaseOf(s), sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
     }
 
     /** A hostile event stays in the log: it is quarantined, and ordinary changes still arrive around it. */
@@ -122,7 +124,7 @@ for (const dialect of dialects) {
       const r2 = await sync();
       expect(r2.code, r2.stderr).toBe(0);
       expect(await mirroredSubject(y!)).toBe(subject);
-      expect(await withMirror((s) => diffMirror(s.db, sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
+      expect(await withMirror((s) => diffMirror(databaseOf(s), sim.control.truth(), { lookbackSeconds: 60 }))).toEqual([]);
       const status = JSON.parse((await measure(['status', '--json'], env, dir)).stdout) as {
         upstream: { lagSeconds: number | null };
         quarantined: Array<{ entityType: string }>;
@@ -160,7 +162,7 @@ for (const dialect of dialects) {
       const r = await sync();
       expect(r.code, r.stderr).toBe(0);
       const keys = await withMirror(async (s) =>
-        (await s.db.selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key),
+        (await databaseOf(s).selectFrom('ticket_fields').select('key').where('ticket_id', '=', x).execute()).map((k) => k.key),
       );
       expect(keys).toContain('k\uFFFDey');
       await settles([['tickets', x]]);
@@ -172,7 +174,7 @@ for (const dialect of dialects) {
       await edit('tickets', x);
       const r = await sync();
       expect(r.code, r.stderr).toBe(0);
-      const dirty = await withMirror(async (s) => (await s.db.selectFrom('dirty').select('entity_id').execute()).length);
+      const dirty = await withMirror(async (s) => (await databaseOf(s).selectFrom('dirty').select('entity_id').execute()).length);
       expect(dirty).toBe(0);
       await settles([['tickets', x]]);
     }, 60_000);
@@ -203,7 +205,7 @@ for (const dialect of dialects) {
       expect(tickets.find((q) => q.entity_id === x)?.reason).toMatch(/418/);
       expect(tickets.find((q) => q.entity_id === y)?.reason).toMatch(new RegExp(`for id "${z}"`));
       expect((await quarantined('deal')).find((q) => q.entity_id === d)?.reason).toMatch(/HTML|not JSON/);
-      expect(await withMirror(async (s) => (await s.db.selectFrom('dirty').select('entity_id').execute()).length)).toBe(0);
+      expect(await withMirror(async (s) => (await databaseOf(s).selectFrom('dirty').select('entity_id').execute()).length)).toBe(0);
       await settles([
         ['tickets', x!],
         ['tickets', y!],
@@ -286,7 +288,7 @@ for (const dialect of dialects) {
       expect(raw.id).toBe(x);
       expect(JSON.stringify(raw)).toContain('[cut: nested deeper than 256 levels]');
       const stored = await withMirror(async (s) =>
-        (await s.db.selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)),
+        (await databaseOf(s).selectFrom('ticket_fields').select('value_json').execute()).map((r) => JSON.stringify(r.value_json)),
       );
       expect(stored.filter((v) => v.includes('[object Object]'))).toEqual([]);
       await settles([['tickets', x]]);

@@ -9,14 +9,15 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
 import { useHostileMirror, type HostileMirror } from './mirror.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Rec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the simulator's JSON shapes
 
 const truth = (m: HostileMirror) => m.sim.control.truth() as unknown as Rec;
 const messagesOf = (m: HostileMirror, id: string) =>
-  m.read((s) => s.db.selectFrom('ticket_messages').select(['id', 'body']).where('ticket_id', '=', id).orderBy('id').execute());
+  m.read((s) => databaseOf(s).selectFrom('ticket_messages').select(['id', 'body']).where('ticket_id', '=', id).orderBy('id').execute());
 const subjectOf = (m: HostileMirror, id: string) =>
-  m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject);
+  m.read(async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject);
 
 for (const dialect of dialects) {
   describe(`hostile identities (${dialect.name})`, () => {
@@ -107,7 +108,7 @@ for (const dialect of dialects) {
       const r = await m.run();
       expect(r.code, r.stderr).toBe(0);
       const stages = await m.read((s) =>
-        s.db.selectFrom('stages').selectAll().where('id', '=', qualified.id).orderBy('pipeline_id').execute(),
+        databaseOf(s).selectFrom('stages').selectAll().where('id', '=', qualified.id).orderBy('pipeline_id').execute(),
       );
       expect(stages.map((s) => [s.pipeline_id, s.name, Number(s.is_won)]).sort()).toEqual(
         [
@@ -115,17 +116,19 @@ for (const dialect of dialects) {
           [p2!.id, won.name, 1],
         ].sort(),
       );
-      const row = (await m.read((s) => sql<Rec>`select * from rpt_deals where deal_id = ${deal.id}`.execute(s.db))).rows[0]!;
+      const row = (await m.read((s) => sql<Rec>`select * from rpt_deals where deal_id = ${deal.id}`.execute(databaseOf(s)))).rows[0]!;
       expect([row.pipeline_id, row.stage_id, row.stage_name, row.status]).toEqual([p2!.id, qualified.id, won.name, 'won']);
       expect(row.won_at).not.toBeNull();
       const history = await m.read((s) =>
-        s.db.selectFrom('deal_history').select(['field', 'to_value', 'source']).where('deal_id', '=', deal.id).execute(),
+        databaseOf(s).selectFrom('deal_history').select(['field', 'to_value', 'source']).where('deal_id', '=', deal.id).execute(),
       );
       expect(history).toContainEqual({ field: 'status', to_value: 'won', source: 'event' });
       // The open deals per stage count no won deal, and p1's "Qualified" keeps its own deals only.
       const open = (
         await m.read((s) =>
-          sql<Rec>`select pipeline_id, stage_name, open_deals from rpt_pipeline_stages where stage_id = ${qualified.id}`.execute(s.db),
+          sql<Rec>`select pipeline_id, stage_name, open_deals from rpt_pipeline_stages where stage_id = ${qualified.id}`.execute(
+            databaseOf(s),
+          ),
         )
       ).rows;
       const p1Qualified = (truth(m).deals as Rec[]).filter((d) => d.stage.id === qualified.id && d.status === 'open').length;
@@ -149,7 +152,12 @@ for (const dialect of dialects) {
     it('an event id reused for another record on a later page: that record is still re-read, the reuse quarantined and logged', async () => {
       const [x, y] = m.ticketIds();
       const stored = await m.read((s) =>
-        s.db.selectFrom('events').select(['id']).where('entity_id', '=', x!).orderBy('occurred_at', 'desc').executeTakeFirstOrThrow(),
+        databaseOf(s)
+          .selectFrom('events')
+          .select(['id'])
+          .where('entity_id', '=', x!)
+          .orderBy('occurred_at', 'desc')
+          .executeTakeFirstOrThrow(),
       );
       const subject = await m.edit('tickets', y!);
       const fresh = (truth(m).events as Rec[])

@@ -6,6 +6,7 @@ import { dialects } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
 import { API_KEY, callApi, harness, type Harness } from '../sync/harness.js';
 import { startHostile, type HostileUpstream } from './server.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** The simulated clock starts on 1 July: 31 June rolled over by Date.parse would be today, not an error. */
 const START = new Date('2024-07-01T12:00:00.000Z');
@@ -78,12 +79,12 @@ for (const dialect of dialects)
     };
     const quarantined = async (type: string) =>
       new Map(
-        (await h.store.db.selectFrom('quarantine').select(['entity_id', 'reason']).where('entity_type', '=', type).execute()).map(
+        (await databaseOf(h.store).selectFrom('quarantine').select(['entity_id', 'reason']).where('entity_type', '=', type).execute()).map(
           (q) => [q.entity_id, q.reason] as const,
         ),
       );
     const stored = async (table: 'tickets' | 'deals', id: string) =>
-      (await h.store.db.selectFrom(table).select(['updated_at']).where('id', '=', id).executeTakeFirst())?.updated_at;
+      (await databaseOf(h.store).selectFrom(table).select(['updated_at']).where('id', '=', id).executeTakeFirst())?.updated_at;
 
     for (const plan of ['record', 'list'] as const) {
       it(`on ${plan === 'record' ? 'reads by id' : 'list pages'}: each bad record is quarantined with the field named, the rest syncs`, async () => {
@@ -130,7 +131,7 @@ for (const dialect of dialects)
         // The bystanders synced in the same cycle.
         for (const [kind, id] of bystanders) {
           const t = (truth()[kind] as any[]).find((x) => x.id === id);
-          const row = await h.store.db.selectFrom(kind).selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+          const row = await databaseOf(h.store).selectFrom(kind).selectAll().where('id', '=', id).executeTakeFirstOrThrow();
           expect(kind === 'tickets' ? (row as any).subject : (row as any).name).toBe(kind === 'tickets' ? t.subject : t.name);
         }
 
@@ -139,7 +140,7 @@ for (const dialect of dialects)
         for (const c of cases) await edit(c.kind, c.id);
         await sync(plan);
         expect((await quarantined('ticket')).size + (await quarantined('deal')).size).toBe(0);
-        expect(await diffMirror(h.store.db, truth())).toEqual([]);
+        expect(await diffMirror(databaseOf(h.store), truth())).toEqual([]);
       }, 120_000);
     }
 
@@ -162,7 +163,7 @@ for (const dialect of dialects)
       expect((await quarantined('event')).get('ev_31_june')).toMatch(
         /^occurredAt: not a real calendar instant: day 31 does not exist in 2024-06/,
       );
-      expect(await h.store.db.selectFrom('events').select('id').where('id', '=', 'ev_31_june').executeTakeFirst()).toBeUndefined();
+      expect(await databaseOf(h.store).selectFrom('events').select('id').where('id', '=', 'ev_31_june').executeTakeFirst()).toBeUndefined();
       delete hostile.faults.injectEvent;
     }, 60_000);
   });

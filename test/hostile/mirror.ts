@@ -14,6 +14,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
 import { measure, type Measured } from './cli.js';
 import { startHostile, type Faults, type HostileUpstream } from './server.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 export const KEY = 'test-key';
 /** The hostile suites' lookback: short, so a test's events stay within the first full window. */
@@ -142,14 +143,14 @@ export function useHostileMirror(dialect: Dialect, seed: number, extra: Record<s
     read,
     quarantined: (entityType) =>
       read((s) =>
-        s.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
+        databaseOf(s).selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).where('entity_type', '=', entityType).execute(),
       ),
-    dirty: () => read((s) => s.db.selectFrom('dirty').select(['entity_type', 'entity_id']).execute()),
+    dirty: () => read((s) => databaseOf(s).selectFrom('dirty').select(['entity_type', 'entity_id']).execute()),
     diff: (as) =>
       read((s) => {
         const truth = structuredClone(sim.control.truth()) as unknown as Record<string, unknown>;
         as?.(truth);
-        return diffMirror(s.db, truth, { lookbackSeconds: LOOKBACK_SECONDS });
+        return diffMirror(databaseOf(s), truth, { lookbackSeconds: LOOKBACK_SECONDS });
       }),
     clearFaults,
   };

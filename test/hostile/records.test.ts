@@ -8,11 +8,12 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
 import { useHostileMirror, type HostileMirror } from './mirror.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Row = Record<string, unknown>;
 
 const ticketRow = (m: HostileMirror, id: string): Promise<Row | undefined> =>
-  m.read((s) => s.db.selectFrom('tickets').selectAll().where('id', '=', id).executeTakeFirst());
+  m.read((s) => databaseOf(s).selectFrom('tickets').selectAll().where('id', '=', id).executeTakeFirst());
 
 /** A ticket upstream that can still take a public reply (closed ones refuse it). */
 function openTicket(m: HostileMirror, skip: readonly string[]): string {
@@ -65,7 +66,7 @@ for (const dialect of dialects) {
       const r3 = await m.run();
       expect(r3.code, r3.stderr).toBe(0);
       const bodies = await m.read(async (s) =>
-        (await s.db.selectFrom('ticket_messages').select('body').where('ticket_id', '=', x).execute()).map((b) => b.body),
+        (await databaseOf(s).selectFrom('ticket_messages').select('body').where('ticket_id', '=', x).execute()).map((b) => b.body),
       );
       expect(bodies).toContain(body);
       expect(await m.diff()).toEqual([]);
@@ -92,15 +93,15 @@ for (const dialect of dialects) {
       const raw = JSON.parse(String(row.raw_json)) as Row;
       expect(raw.subject).toBe('sub\uFFFDject');
       expect(JSON.stringify(raw)).not.toMatch(/\\ud[89a-f]/i);
-      const fields = await m.read((s) => s.db.selectFrom('ticket_fields').selectAll().where('ticket_id', '=', x!).execute());
+      const fields = await m.read((s) => databaseOf(s).selectFrom('ticket_fields').selectAll().where('ticket_id', '=', x!).execute());
       expect(fields.find((f) => f.key === 'k\uFFFDey')?.value_text).toBe('v\uFFFDal');
       expect(JSON.parse(String(fields.find((f) => f.key === 'nested')?.value_json))).toEqual({ 'a\uFFFD': ['b\uFFFD'] });
       const tags = await m.read(async (s) =>
-        (await s.db.selectFrom('ticket_tags').select('tag').where('ticket_id', '=', x!).execute()).map((t) => t.tag).sort(),
+        (await databaseOf(s).selectFrom('ticket_tags').select('tag').where('ticket_id', '=', x!).execute()).map((t) => t.tag).sort(),
       );
       expect(tags).toEqual(['plain', 't\uFFFDag']);
       const bodies = await m.read(async (s) =>
-        (await s.db.selectFrom('ticket_messages').select('body').where('ticket_id', '=', x!).execute()).map((b) => b.body),
+        (await databaseOf(s).selectFrom('ticket_messages').select('body').where('ticket_id', '=', x!).execute()).map((b) => b.body),
       );
       expect(bodies).toContain('bo\uFFFDdy');
       if (dialect.name === 'sqlite') {

@@ -14,6 +14,7 @@ import { diffMirror } from '../helpers/truth.js';
 import { openStore } from '../../src/store/index.js';
 import { measure } from './cli.js';
 import { LOOKBACK_SECONDS, useHostileMirror, type HostileMirror } from './mirror.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** The bound of one record read: 2 attempts of at most 500 ms, 50 ms between them. */
 const FAST = { requestTimeoutMs: 500, retry: { maxAttempts: 2, maxDelayMs: 50 } };
@@ -21,11 +22,11 @@ const TRICKLE_MS = 100;
 
 const failedReads = (m: HostileMirror, id: string) =>
   m.read(async (s) => {
-    const row = await s.db.selectFrom('dirty').select('failed_reads').where('entity_id', '=', id).executeTakeFirst();
+    const row = await databaseOf(s).selectFrom('dirty').select('failed_reads').where('entity_id', '=', id).executeTakeFirst();
     return row === undefined ? null : Number(row.failed_reads);
   });
 const subjectOf = (m: HostileMirror, id: string) =>
-  m.read(async (s) => (await s.db.selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject);
+  m.read(async (s) => (await databaseOf(s).selectFrom('tickets').select('subject').where('id', '=', id).executeTakeFirst())?.subject);
 
 for (const dialect of dialects) {
   describe(`hostile stalls (${dialect.name})`, () => {
@@ -101,9 +102,9 @@ for (const dialect of dialects) {
             await s.close();
           }
         };
-        const dirty = await read((s) => s.db.selectFrom('dirty').select('entity_id').execute());
+        const dirty = await read((s) => databaseOf(s).selectFrom('dirty').select('entity_id').execute());
         expect(dirty.map((d) => d.entity_id)).toContain(x);
-        const tickets = await read((s) => s.db.selectFrom('tickets').select('id').execute());
+        const tickets = await read((s) => databaseOf(s).selectFrom('tickets').select('id').execute());
         expect(tickets.map((t) => t.id).sort()).toEqual(
           m
             .ticketIds()
@@ -114,7 +115,7 @@ for (const dialect of dialects) {
         m.clearFaults();
         const s = await measure(['sync'], env, m.dir);
         expect(s.code, s.stderr).toBe(0);
-        expect(await read((st) => diffMirror(st.db, m.sim.control.truth(), { lookbackSeconds: LOOKBACK_SECONDS }))).toEqual([]);
+        expect(await read((st) => diffMirror(databaseOf(st), m.sim.control.truth(), { lookbackSeconds: LOOKBACK_SECONDS }))).toEqual([]);
       } finally {
         await target.drop();
       }

@@ -12,6 +12,7 @@ import { expectedHistory, unreadableRecords } from '../helpers/truth-history.js'
 import { figures, incompleteReasons, WORKSPACE_TABLES } from '../report/figures.js';
 import { rows } from '../report/oracle.js';
 import { callApi, drawsRng, play, type Life } from './life.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const KEY = 'life-key';
 
@@ -96,10 +97,10 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
     );
     await runSyncCycle(ctx, emptyStats());
     const truth = sim.control.truth();
-    const diffs = (await diffMirror(live.store.db, truth)).map((d) => `live: ${d}`);
+    const diffs = (await diffMirror(databaseOf(live.store), truth)).map((d) => `live: ${d}`);
     past = await mirror(db);
     await backfill(context(past.store));
-    diffs.push(...(await diffMirror(past.store.db, truth)).map((d) => `imported: ${d}`));
+    diffs.push(...(await diffMirror(databaseOf(past.store), truth)).map((d) => `imported: ${d}`));
 
     const now = sim.control.now();
     for (const [name, m] of [

@@ -6,6 +6,7 @@ import { dialects } from '../helpers/dialects.js';
 import { days, minutes, rows, snapshot } from './oracle.js';
 import { NOW } from './scenario.js';
 import { useScenarioStore } from './stores.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const ts = (s: string) => `2024-${s}:00.000Z`;
 const S = (iso: string) => toDbTimestamp(iso) as string;
@@ -145,11 +146,11 @@ for (const dialect of dialects)
     });
 
     it('rpt_sync_health and the headline figures', async () => {
-      await store.db
+      await databaseOf(store)
         .insertInto('sync_state')
         .values({ key: 'watermark', value_json: JSON.stringify('2024-03-05T23:59:00.000Z'), updated_at: null })
         .execute();
-      await store.db
+      await databaseOf(store)
         .insertInto('sync_runs')
         .values([
           {
@@ -203,7 +204,7 @@ for (const dialect of dialects)
           },
         ])
         .execute();
-      await store.db
+      await databaseOf(store)
         .insertInto('dirty')
         .values({ entity_type: 'ticket', entity_id: 'T9', occurred_at: S(NOW.toISOString()), marked_at: null })
         .execute();
@@ -255,26 +256,28 @@ for (const dialect of dialects)
         if (dialect.name === 'postgres') {
           const cols = (
             await sql<{ name: string; type: string }>`SELECT column_name AS name, data_type AS type FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = ${table}`.execute(store.db)
+          WHERE table_schema = current_schema() AND table_name = ${table}`.execute(databaseOf(store))
           ).rows;
           expect(cols.length, table).toBeGreaterThan(0);
           for (const c of cols)
             expect(c.type, `${table}.${c.name}`).toMatch(/^(text|bigint|double precision|numeric|boolean|timestamp with time zone|date)$/);
           continue;
         }
-        const info = (await sql<{ name: string; type: string }>`SELECT name, type FROM pragma_table_info(${table})`.execute(store.db)).rows;
+        const info = (
+          await sql<{ name: string; type: string }>`SELECT name, type FROM pragma_table_info(${table})`.execute(databaseOf(store))
+        ).rows;
         expect(info.length, table).toBeGreaterThan(0);
         for (const c of info) expect(c.type, `${table}.${c.name}`).toMatch(/^(TEXT|INTEGER|REAL|BOOLEAN|DATETIME|DATE)$/i);
       }
     });
 
     it('incremental deal refresh equals a full rebuild', async () => {
-      await store.db
+      await databaseOf(store)
         .updateTable('deals')
         .set({ stage_id: 's3', status: 'won', updated_at: ts('03-05T18:00') })
         .where('id', '=', 'DL3')
         .execute();
-      await store.db
+      await databaseOf(store)
         .insertInto('deal_history')
         .values({
           deal_id: 'DL3',
@@ -287,7 +290,7 @@ for (const dialect of dialects)
           observed_since: null,
         })
         .execute();
-      await store.db
+      await databaseOf(store)
         .updateTable('deals')
         .set({ deleted_at: ts('03-05T19:00') })
         .where('id', '=', 'DL6')

@@ -7,6 +7,7 @@ import { rows } from './oracle.js';
 import { insertTicket } from './rows.js';
 import { buildScenario, NOW } from './scenario.js';
 import { dump, fullRebuildDump, reportStore } from './stores.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const d = (day: number, hm: string) => `2024-03-0${day}T${hm}:00.000Z`;
 
@@ -34,7 +35,7 @@ for (const dialect of dialects)
     };
 
     it('through moves between days, a reopen, new messages, SLA lapses, deletions and a moving first day', async () => {
-      const db = store.db;
+      const db = databaseOf(store);
       const daily = async () =>
         (await rows(store, 'SELECT day, created, backlog FROM rpt_support_daily ORDER BY day')).map((r) => [r.day, r.created, r.backlog]);
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Store } from '../../src/store/index.js';
 import { RPT_TABLES } from '../../migrations/0100_reporting.js';
 import { fromDbTimestamp, parseTimestamp } from '../../src/util/time.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
@@ -32,7 +33,7 @@ const STORED_TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
  * expectations are written in. The stored form itself is checked by test/bi.
  */
 export async function rows(store: Store, query: string): Promise<any[]> {
-  const out = (await sql.raw<any>(query).execute(store.db)).rows;
+  const out = (await sql.raw<any>(query).execute(databaseOf(store))).rows;
   return out.map((r: Record<string, unknown>) =>
     Object.fromEntries(
       Object.entries(r).map(([k, v]) => [

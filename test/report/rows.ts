@@ -1,5 +1,6 @@
 import type { Store } from '../../src/store/index.js';
 import { toDbTimestamp } from '../../src/util/time.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Direct row writers for the reporting unit tests: the mirror tables are filled as the store
@@ -34,7 +35,7 @@ export interface TicketSpec {
 }
 
 export async function insertTicket(store: Store, t: TicketSpec): Promise<void> {
-  const db = store.db;
+  const db = databaseOf(store);
   await db
     .insertInto('tickets')
     .values({
@@ -121,7 +122,7 @@ export async function insertTicket(store: Store, t: TicketSpec): Promise<void> {
 
 let eventSeq = 0;
 export async function insertEvent(store: Store, type: string, entityType: string, entityId: string, at: string): Promise<void> {
-  await store.db
+  await databaseOf(store)
     .insertInto('events')
     .values({
       id: `ev${++eventSeq}`,
@@ -154,7 +155,7 @@ export interface DealSpec {
 
 export async function insertDeal(store: Store, d: DealSpec): Promise<void> {
   const amount = d.amountCents === null ? null : `${Math.floor(d.amountCents / 100)}.${String(d.amountCents % 100).padStart(2, '0')}`;
-  await store.db
+  await databaseOf(store)
     .insertInto('deals')
     .values({
       id: d.id,
@@ -177,14 +178,14 @@ export async function insertDeal(store: Store, d: DealSpec): Promise<void> {
     })
     .execute();
   for (const [i, c] of (d.contacts ?? []).entries()) {
-    await store.db
+    await databaseOf(store)
       .insertInto('deal_contacts')
       .values({ deal_id: d.id, contact_id: c.id, is_primary: c.primary ? 1 : 0, position: i })
       .execute();
   }
   if (d.created) await insertEvent(store, 'deal.created', 'deal', d.id, d.createdAt);
   for (const [from, to, at] of d.stageMoves ?? []) {
-    await store.db
+    await databaseOf(store)
       .insertInto('deal_history')
       .values({
         deal_id: d.id,
@@ -201,7 +202,7 @@ export async function insertDeal(store: Store, d: DealSpec): Promise<void> {
 }
 
 export async function insertReferenceData(store: Store): Promise<void> {
-  const db = store.db;
+  const db = databaseOf(store);
   await db
     .insertInto('users')
     .values([

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ReportTables } from '../../src/report/schema.js';
 import { dialects } from '../helpers/dialects.js';
 import { reportStore } from './stores.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Every column of every rpt_ table's row type, listed once. The mapped type makes the compiler
@@ -80,7 +81,7 @@ for (const dialect of dialects)
             SELECT table_name, column_name FROM information_schema.columns
             WHERE table_schema = current_schema() AND table_name LIKE 'rpt\\_%'`;
       const actual: Record<string, string[]> = {};
-      for (const r of (await catalog.execute(opened.store.db)).rows) (actual[r.table_name] ??= []).push(r.column_name);
+      for (const r of (await catalog.execute(databaseOf(opened.store))).rows) (actual[r.table_name] ??= []).push(r.column_name);
       const typed = Object.fromEntries(Object.entries(TYPED).map(([table, cols]) => [table, Object.keys(cols).sort()]));
       for (const cols of Object.values(actual)) cols.sort();
       expect(actual).toEqual(typed);

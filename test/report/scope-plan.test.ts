@@ -8,6 +8,7 @@ import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, withNow } from '../../src/report/s
 import { INSERT_INTERVALS, SCOPED_TICKETS } from '../../src/report/tickets.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tempDir } from '../store/fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * SQLite without statistics walked every live record through the (deleted_at, …) indexes to find
@@ -28,7 +29,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
   });
 
   const plan = async (from: string, scope: string) => {
-    const db = store.db.withTables<Record<string, never>>();
+    const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
     await freshTemp(d, db as never, scope, 'id TEXT PRIMARY KEY');
     const rows = await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT * FROM ${from}`).execute(db);
@@ -36,7 +37,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
   };
 
   it('tickets', async () => {
-    const d = sqlDialect(store.db);
+    const d = sqlDialect(databaseOf(store));
     const steps = await plan(SCOPED_TICKETS(d), TICKET_SCOPE);
     expect(steps[0]).toMatch(/^SCAN sc\b/);
     expect(steps[1]).toMatch(/^SEARCH t USING INDEX sqlite_autoindex_tickets_1 \(id=\?\)/);
@@ -46,7 +47,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
     // Joined the other way round, SQLite walked all of ticket_history in (ticket_id, changed_at)
     // order to spare the window's sort, or scanned every ticket to probe the intervals: a cost
     // that grows with the mirror's history, not with the tickets a cycle changed.
-    const db = store.db.withTables<Record<string, never>>();
+    const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
     await freshTemp(d, db as never, TICKET_SCOPE, 'id TEXT PRIMARY KEY');
     const insert = withNow(d, INSERT_INTERVALS(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
@@ -60,7 +61,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
   it("a day's first-reply percentiles read that day's tickets through the first_agent_reply_at index", async () => {
     // Joined the other way round, SQLite scanned every rpt_tickets row to find the few days whose
     // first replies changed.
-    const db = store.db.withTables<Record<string, never>>();
+    const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
     await freshTemp(d, db as never, FR_DELTA, `day ${d.dayType}, v ${d.real}, sign INTEGER`);
     const update = withNow(d, FIRST_REPLIES(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
@@ -71,7 +72,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
   });
 
   it('deals', async () => {
-    const d = sqlDialect(store.db);
+    const d = sqlDialect(databaseOf(store));
     const steps = await plan(SCOPED_DEALS(d), DEAL_SCOPE);
     expect(steps[0]).toMatch(/^SCAN sc\b/);
     expect(steps[1]).toMatch(/^SEARCH d USING INDEX sqlite_autoindex_deals_1 \(id=\?\)/);

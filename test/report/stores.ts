@@ -7,6 +7,7 @@ import { afterEach, beforeEach } from 'vitest';
 import { forwardTo } from '../helpers/forward.js';
 import { rows } from './oracle.js';
 import { buildScenario, NOW } from './scenario.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** A fresh, migrated mirror of the dialect; close() also drops the database. */
 export async function reportStore(dialect: Dialect): Promise<{ store: Store; close: () => Promise<void> }> {
@@ -81,7 +82,7 @@ let copies = 0;
 export async function fullRebuildDump(store: Store, now: Date, dir: string): Promise<Record<string, string[]>> {
   if (store.dialect !== 'postgres') {
     const copy = join(dir, `copy${++copies}.sqlite`);
-    await sql.raw(`VACUUM INTO '${copy}'`).execute(store.db);
+    await sql.raw(`VACUUM INTO '${copy}'`).execute(databaseOf(store));
     const full = await openStore({ database: copy });
     try {
       await refreshRptTables(full, { tickets: 'all', deals: 'all' }, { now });
@@ -90,17 +91,19 @@ export async function fullRebuildDump(store: Store, now: Date, dir: string): Pro
       await full.close();
     }
   }
-  for (const t of RPT_TABLE_NAMES) await sql.raw(`CREATE TABLE bak_${t} AS SELECT * FROM ${t}`).execute(store.db);
+  for (const t of RPT_TABLE_NAMES) await sql.raw(`CREATE TABLE bak_${t} AS SELECT * FROM ${t}`).execute(databaseOf(store));
   try {
     await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now });
     return await dump(store);
   } finally {
-    await store.db.transaction().execute(async (trx) => {
-      for (const t of RPT_TABLE_NAMES) {
-        await sql.raw(`DELETE FROM ${t}`).execute(trx);
-        await sql.raw(`INSERT INTO ${t} SELECT * FROM bak_${t}`).execute(trx);
-        await sql.raw(`DROP TABLE bak_${t}`).execute(trx);
-      }
-    });
+    await databaseOf(store)
+      .transaction()
+      .execute(async (trx) => {
+        for (const t of RPT_TABLE_NAMES) {
+          await sql.raw(`DELETE FROM ${t}`).execute(trx);
+          await sql.raw(`INSERT INTO ${t} SELECT * FROM bak_${t}`).execute(trx);
+          await sql.raw(`DROP TABLE bak_${t}`).execute(trx);
+        }
+      });
   }
 }

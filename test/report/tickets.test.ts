@@ -4,6 +4,7 @@ import { dialects } from '../helpers/dialects.js';
 import { minutes, percentileCont, rows } from './oracle.js';
 import { NOW } from './scenario.js';
 import { useScenarioStore } from './stores.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const d = (day: number, hm: string) => `2024-03-0${day}T${hm}:00.000Z`;
 
@@ -144,7 +145,7 @@ for (const dialect of dialects)
     });
 
     it('incremental refresh of changed ids equals a full rebuild, and deletions leave', async () => {
-      const db = store.db;
+      const db = databaseOf(store);
       await db
         .updateTable('tickets')
         .set({ status: 'open', updated_at: d(5, '10:00'), resolved_at: null })

@@ -11,6 +11,7 @@ import { upstreamDialects } from '../helpers/upstream.js';
 import { callApi, harness, type Harness } from '../sync/harness.js';
 import { figures, incompleteReasons, WORKSPACE_TABLES } from './figures.js';
 import { rows, snapshot } from './oracle.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -146,7 +147,7 @@ for (const upstream of upstreamDialects())
         await imported.migrate();
         const ctx: SyncContext = { ...h.ctx, store: imported };
         await recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: 'all' }));
-        expect(await diffMirror(imported.db, h.sim.control.truth())).toEqual([]);
+        expect(await diffMirror(databaseOf(imported), h.sim.control.truth())).toEqual([]);
 
         now = h.sim.control.now().toISOString();
         await refreshRptTables(h.store, { tickets: 'all', deals: 'all' }, { now: new Date(now) });

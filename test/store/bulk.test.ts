@@ -4,6 +4,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
 import { deal, SYNCED, ticket } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * upsertTickets / upsertDeals write a page with a few multi-row statements; their outcome must be
@@ -129,7 +130,7 @@ for (const dialect of dialects) {
       expect(seq.filter((r) => r.superseded)).toHaveLength(1);
       expect(seq.some((r) => r.history > 0)).toBe(true);
       expect(await snapshot(many)).toEqual(await snapshot(one));
-      const shared = await many.db
+      const shared = await databaseOf(many)
         .selectFrom('ticket_messages')
         .select('ticket_id')
         .where('id', '=', 'shared')
@@ -149,9 +150,9 @@ for (const dialect of dialects) {
         ];
         const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
         expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
-        const ids = (await store.db.selectFrom('tickets').select('id').orderBy('id').execute()).map((r) => r.id);
+        const ids = (await databaseOf(store).selectFrom('tickets').select('id').orderBy('id').execute()).map((r) => r.id);
         expect(ids).toEqual(['existing', 'ok1', 'ok2']);
-        const q = await store.db.selectFrom('quarantine').selectAll().where('entity_id', '=', 'refused').executeTakeFirstOrThrow();
+        const q = await databaseOf(store).selectFrom('quarantine').selectAll().where('entity_id', '=', 'refused').executeTakeFirstOrThrow();
         expect(q.reason).toMatch(/the database refused this record \(22/);
       });
     }

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { SYNCED, deal, ticket } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 // Re-reads write only the children that differ from what is stored; the mirror must end exactly
 // as a full rewrite would leave it, on both dialects.
@@ -22,9 +23,9 @@ for (const dialect of dialects) {
     });
 
     const ticketChildren = async () => ({
-      tags: await store.db.selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('ticket_id').orderBy('tag').execute(),
-      fields: await store.db.selectFrom('ticket_fields').selectAll().orderBy('ticket_id').orderBy('key').execute(),
-      messages: (await store.db.selectFrom('ticket_messages').selectAll().orderBy('id').execute()).map((m) => ({
+      tags: await databaseOf(store).selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('ticket_id').orderBy('tag').execute(),
+      fields: await databaseOf(store).selectFrom('ticket_fields').selectAll().orderBy('ticket_id').orderBy('key').execute(),
+      messages: (await databaseOf(store).selectFrom('ticket_messages').selectAll().orderBy('id').execute()).map((m) => ({
         ...m,
         is_internal: m.is_internal === null ? null : Number(m.is_internal),
         attachments_json: JSON.parse(m.attachments_json!),
@@ -133,12 +134,12 @@ for (const dialect of dialects) {
           SYNCED,
         ),
       );
-      const contacts = await store.db.selectFrom('deal_contacts').selectAll().orderBy('position').execute();
+      const contacts = await databaseOf(store).selectFrom('deal_contacts').selectAll().orderBy('position').execute();
       expect(contacts.map((c) => [c.contact_id, Number(c.is_primary), c.position])).toEqual([
         ['c2', 0, 0],
         ['c3', 1, 1],
       ]);
-      expect(await store.db.selectFrom('deal_fields').select(['key', 'value_text']).orderBy('key').execute()).toEqual([
+      expect(await databaseOf(store).selectFrom('deal_fields').select(['key', 'value_text']).orderBy('key').execute()).toEqual([
         { key: 'score', value_text: '3' },
         { key: 'source', value_text: 'web' },
       ]);
@@ -148,13 +149,13 @@ for (const dialect of dialects) {
       it('a re-read writes no unchanged child or reference rows', async () => {
         await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
         // total_changes counts every row inserted, updated or deleted on the one connection.
-        const changes = async () => (await sql<{ n: number }>`select total_changes() as n`.execute(store.db)).rows[0]!.n;
+        const changes = async () => (await sql<{ n: number }>`select total_changes() as n`.execute(databaseOf(store))).rows[0]!.n;
         const before = await changes();
         await store.transaction((tx) => tx.upsertTicket(ticket({ updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED));
         // The ticket row and one history row; no tag, field or message, and the users and contact
         // it names are unchanged, so they are not rewritten either.
         expect((await changes()) - before).toBe(2);
-        const users = await store.db.selectFrom('users').selectAll().orderBy('id').execute();
+        const users = await databaseOf(store).selectFrom('users').selectAll().orderBy('id').execute();
         expect(users).toEqual([
           { id: 'u1', name: 'Agent One', email: 'one@example.com' },
           { id: 'u2', name: 'Agent Two', email: null },
@@ -173,7 +174,7 @@ for (const dialect of dialects) {
               select 'message ' || id || ' ' || xmin::text as row from ticket_messages
               union all select 'field ' || key || ' ' || xmin::text from ticket_fields
               union all select 'tag ' || tag || ' ' || xmin::text from ticket_tags
-              order by 1`.execute(store.db)
+              order by 1`.execute(databaseOf(store))
           ).rows.map((r) => r.row);
         const before = await versions();
         expect(before).toHaveLength(2 + 2 + 2);

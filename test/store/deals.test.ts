@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAmount, stageKey } from '../../src/store/index.js';
 import { deal, SYNCED, useFreshStore } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 describe('parseAmount', () => {
   it('computes exact cents by string arithmetic', () => {
@@ -24,7 +25,7 @@ describe('upsertDeal', () => {
     expect(await store.knownStages()).toEqual(new Set());
     const r = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
-    const row = await store.db.selectFrom('deals').selectAll().executeTakeFirstOrThrow();
+    const row = await databaseOf(store).selectFrom('deals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({
       amount: 1234.5,
       amount_cents: 123450,
@@ -37,15 +38,19 @@ describe('upsertDeal', () => {
       company_id: 'co1',
       created_at: '2024-05-01 09:00:00.000',
     });
-    expect(await store.db.selectFrom('deal_contacts').selectAll().orderBy('position').execute()).toEqual([
+    expect(await databaseOf(store).selectFrom('deal_contacts').selectAll().orderBy('position').execute()).toEqual([
       { deal_id: 'd1', contact_id: 'c1', is_primary: 0, position: 0 },
       { deal_id: 'd1', contact_id: 'c2', is_primary: 1, position: 1 },
     ]);
-    expect(await store.db.selectFrom('companies').selectAll().execute()).toEqual([{ id: 'co1', name: 'ACME', domain: 'acme.test' }]);
-    expect(await store.db.selectFrom('users').selectAll().execute()).toEqual([{ id: 'u9', name: 'Owner', email: 'owner@example.com' }]);
+    expect(await databaseOf(store).selectFrom('companies').selectAll().execute()).toEqual([
+      { id: 'co1', name: 'ACME', domain: 'acme.test' },
+    ]);
+    expect(await databaseOf(store).selectFrom('users').selectAll().execute()).toEqual([
+      { id: 'u9', name: 'Owner', email: 'owner@example.com' },
+    ]);
     expect(await store.knownStages()).toEqual(new Set([stageKey('p1', 's1')]));
-    expect(await store.db.selectFrom('pipelines').select(['id', 'name']).execute()).toEqual([{ id: 'p1', name: 'Sales' }]);
-    expect(await store.db.selectFrom('deal_fields').selectAll().execute()).toEqual([
+    expect(await databaseOf(store).selectFrom('pipelines').select(['id', 'name']).execute()).toEqual([{ id: 'p1', name: 'Sales' }]);
+    expect(await databaseOf(store).selectFrom('deal_fields').selectAll().execute()).toEqual([
       { deal_id: 'd1', key: 'source', value_text: 'web', value_json: '"web"' },
     ]);
     expect(await store.pipelineDealCounts()).toEqual(new Map([['p1', 1]]));
@@ -58,7 +63,7 @@ describe('upsertDeal', () => {
       await tx.upsertDeal(deal({ id: 'c', amount: '1234567.89' }), SYNCED);
       await tx.upsertDeal(deal({ id: 'd', amount: null }), SYNCED);
     });
-    const rows = await store.db.selectFrom('deals').select(['id', 'amount', 'amount_cents']).orderBy('id').execute();
+    const rows = await databaseOf(store).selectFrom('deals').select(['id', 'amount', 'amount_cents']).orderBy('id').execute();
     expect(rows).toEqual([
       { id: 'a', amount: 0.1, amount_cents: 10 },
       { id: 'b', amount: 19.99, amount_cents: 1999 },
@@ -71,8 +76,8 @@ describe('upsertDeal', () => {
     await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
-    expect(await store.db.selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
-    expect(await store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([
+    expect(await databaseOf(store).selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
+    expect(await databaseOf(store).selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([
       { entity_type: 'deal', entity_id: 'd1' },
     ]);
     await store.transaction((tx) => tx.upsertDeal(deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
@@ -92,7 +97,7 @@ describe('upsertDeal', () => {
     });
     const r = await store.transaction((tx) => tx.upsertDeal(next, SYNCED));
     expect(r).toEqual({ history: 5, superseded: false, quarantined: false });
-    const h = await store.db.selectFrom('deal_history').selectAll().orderBy('field').execute();
+    const h = await databaseOf(store).selectFrom('deal_history').selectAll().orderBy('field').execute();
     expect(h.map((x) => [x.field, x.from_value, x.to_value])).toEqual([
       ['amount', '1234.50', '2000.00'],
       ['close_date', '2024-06-30', null],
@@ -101,7 +106,7 @@ describe('upsertDeal', () => {
       ['status', 'open', 'won'],
     ]);
     expect(h.every((x) => x.source === 'observed' && x.observed_since === '2024-05-01 09:00:00.000')).toBe(true);
-    expect(await store.db.selectFrom('deal_contacts').select('contact_id').execute()).toEqual([{ contact_id: 'c3' }]);
+    expect(await databaseOf(store).selectFrom('deal_contacts').select('contact_id').execute()).toEqual([{ contact_id: 'c3' }]);
     const stale = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
     expect(stale).toEqual({ history: 0, superseded: true, quarantined: false });
   });
@@ -124,11 +129,11 @@ describe('upsertDeal', () => {
       await tx.upsertDeal(deal({ id: 'd2' }), SYNCED);
       await tx.markDeleted('deal', 'd2', SYNCED);
     });
-    expect(await store.db.selectFrom('pipelines').select(['id', 'deal_count', 'position']).orderBy('id').execute()).toEqual([
+    expect(await databaseOf(store).selectFrom('pipelines').select(['id', 'deal_count', 'position']).orderBy('id').execute()).toEqual([
       { id: 'p1', deal_count: 7, position: 0 },
       { id: 'p2', deal_count: 0, position: 1 },
     ]);
-    expect(await store.db.selectFrom('stages').select(['id', 'is_won']).orderBy('id').execute()).toEqual([
+    expect(await databaseOf(store).selectFrom('stages').select(['id', 'is_won']).orderBy('id').execute()).toEqual([
       { id: 's1', is_won: 0 },
       { id: 's2', is_won: 1 },
     ]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { statusEvent, stored, SYNCED, ticket, useFreshStore } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const RECEIVED = '2024-05-01T13:00:00.000Z';
 
@@ -7,7 +8,7 @@ describe('insertEvents and status history', () => {
   const { store } = useFreshStore();
 
   const history = () =>
-    store.db
+    databaseOf(store)
       .selectFrom('ticket_history')
       .select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])
       .where('field', '=', 'status')
@@ -32,13 +33,13 @@ describe('insertEvents and status history', () => {
     expect(first.newIds).toEqual(new Set(['e1', 'e2']));
     const second = await store.transaction((tx) => tx.insertEvents([...events, events[0]!], RECEIVED));
     expect(second.newIds).toEqual(new Set());
-    const rows = await store.db.selectFrom('events').selectAll().orderBy('id').execute();
+    const rows = await databaseOf(store).selectFrom('events').selectAll().orderBy('id').execute();
     expect(rows.map((r) => [r.id, r.occurred_at, r.actor_id, r.received_at])).toEqual([
       ['e1', '2024-05-01 10:00:00.000', 'u1', stored(RECEIVED)],
       ['e2', '2024-05-01 10:00:01.000', null, stored(RECEIVED)],
     ]);
     expect(JSON.parse(rows[1]!.raw_json!)).toMatchObject({ extra: 'kept' });
-    expect(await store.db.selectFrom('users').select('id').execute()).toEqual([{ id: 'u1' }]);
+    expect(await databaseOf(store).selectFrom('users').select('id').execute()).toEqual([{ id: 'u1' }]);
     expect(await history()).toHaveLength(1);
   });
 
@@ -96,9 +97,9 @@ describe('insertEvents and status history', () => {
     await store.transaction((tx) => tx.upsertTicket(ticket({ id: 't2', status: 'solved', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     const t2 = chain.map((e) => ({ ...e, id: `${e.id}-t2`, entityId: 't2' }));
     await store.transaction((tx) => tx.insertEvents([t2[1]!], RECEIVED));
-    expect(await store.db.selectFrom('ticket_history').select('source').where('ticket_id', '=', 't2').execute()).toHaveLength(2);
+    expect(await databaseOf(store).selectFrom('ticket_history').select('source').where('ticket_id', '=', 't2').execute()).toHaveLength(2);
     await store.transaction((tx) => tx.insertEvents([t2[0]!], RECEIVED));
-    const rows = await store.db.selectFrom('ticket_history').select('source').where('ticket_id', '=', 't2').execute();
+    const rows = await databaseOf(store).selectFrom('ticket_history').select('source').where('ticket_id', '=', 't2').execute();
     expect(rows.map((r) => r.source)).toEqual(['event', 'event']);
   });
 });

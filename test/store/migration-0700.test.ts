@@ -4,6 +4,7 @@ import { loadMigrations } from '../../migrations/index.js';
 import * as m0700 from '../../migrations/0700_owner_keyed_children.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const migrations = await loadMigrations();
 
@@ -46,10 +47,10 @@ for (const dialect of dialects)
       drop = target.drop;
       store = await openStore({ database: target.database });
       const pg = dialect.name === 'postgres';
-      const migrator = new Migrator({ db: store.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+      const migrator = new Migrator({ db: databaseOf(store), provider: { getMigrations: () => Promise.resolve(migrations) } });
       expect((await migrator.migrateTo('0500_messages_author_covering')).error).toBeUndefined();
       // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tables as 0500 left them
-      const db = store.db as Kysely<any>;
+      const db = databaseOf(store) as Kysely<any>;
       const at = '2024-05-01 09:00:00.000';
       await db
         .insertInto('tickets')

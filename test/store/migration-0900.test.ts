@@ -4,6 +4,8 @@ import { loadMigrations } from '../../migrations/index.js';
 import * as m0900 from '../../migrations/0900_history_gaps.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { readSyncState } from '../../src/store/sync-state.js';
 
 const migrations = await loadMigrations();
 
@@ -22,21 +24,21 @@ for (const dialect of dialects)
       const target = await dialect.newDatabase();
       drop = target.drop;
       store = await openStore({ database: target.database });
-      const migrator = new Migrator({ db: store.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+      const migrator = new Migrator({ db: databaseOf(store), provider: { getMigrations: () => Promise.resolve(migrations) } });
       expect((await migrator.migrateTo('0800_dirty_failed_reads')).error).toBeUndefined();
       const at = '2024-05-01 09:00:00.000';
-      await sql`INSERT INTO rpt_tickets (ticket_id, history_complete, refreshed_at) VALUES ('t1', ${1}, ${at})`.execute(store.db);
-      await sql`INSERT INTO rpt_deals (deal_id, history_complete, refreshed_at) VALUES ('d1', ${0}, ${at})`.execute(store.db);
+      await sql`INSERT INTO rpt_tickets (ticket_id, history_complete, refreshed_at) VALUES ('t1', ${1}, ${at})`.execute(databaseOf(store));
+      await sql`INSERT INTO rpt_deals (deal_id, history_complete, refreshed_at) VALUES ('d1', ${0}, ${at})`.execute(databaseOf(store));
 
       expect((await store.migrate()).applied).toEqual(['0900_history_gaps', '1000_current_as_of', '1100_sync_runs_cycles']);
       // A process killed before the migrator recorded it runs it again: harmless.
-      await m0900.up(store.db);
+      await m0900.up(databaseOf(store));
       const t = await sql<{ ticket_id: string; history_incomplete_reason: string | null }>`
-        SELECT ticket_id, history_incomplete_reason FROM rpt_tickets`.execute(store.db);
+        SELECT ticket_id, history_incomplete_reason FROM rpt_tickets`.execute(databaseOf(store));
       expect(t.rows).toEqual([{ ticket_id: 't1', history_incomplete_reason: null }]);
-      const d = await sql<{ n: number }>`SELECT count(history_incomplete_reason) AS n FROM rpt_deals`.execute(store.db);
+      const d = await sql<{ n: number }>`SELECT count(history_incomplete_reason) AS n FROM rpt_deals`.execute(databaseOf(store));
       expect(Number(d.rows[0]!.n)).toBe(0);
-      await store.db
+      await databaseOf(store)
         .insertInto('history_gaps')
         .values({
           entity_type: 'deal',
@@ -48,9 +50,9 @@ for (const dialect of dialects)
           reason: 'r',
         })
         .execute();
-      expect(await store.db.selectFrom('history_gaps').select(['entity_id', 'occurred_at']).execute()).toEqual([
+      expect(await databaseOf(store).selectFrom('history_gaps').select(['entity_id', 'occurred_at']).execute()).toEqual([
         { entity_id: 'd1', occurred_at: at },
       ]);
-      expect(await store.getState('reporting_stale')).toBe(true);
+      expect(await readSyncState(store, 'reporting_stale')).toBe(true);
     });
   });

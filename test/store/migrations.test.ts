@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { loadMigrations } from '../../migrations/index.js';
 import { openStore, StoreError } from '../../src/store/index.js';
 import { useFreshStore } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { writeSyncState } from '../../src/store/sync-state.js';
 
 const migrations = await loadMigrations();
 
@@ -93,14 +95,14 @@ describe('migrations', () => {
 
   it('creates every contract table and column, timestamps declared DATETIME', async () => {
     for (const [table, columns] of Object.entries(CONTRACT)) {
-      const info = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(store.db);
+      const info = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(databaseOf(store));
       const byName = new Map(info.rows.map((r) => [r.name, r.type.toUpperCase()]));
       for (const c of columns) expect(byName.has(c), `${table}.${c}`).toBe(true);
       for (const [name, type] of byName) {
         if (/_at$|^observed_since$/.test(name)) expect(type, `${table}.${name}`).toBe('DATETIME');
       }
     }
-    const deals = await sql<{ name: string; type: string }>`select name, type from pragma_table_info('deals')`.execute(store.db);
+    const deals = await sql<{ name: string; type: string }>`select name, type from pragma_table_info('deals')`.execute(databaseOf(store));
     const types = Object.fromEntries(deals.rows.map((r) => [r.name, r.type.toUpperCase()]));
     expect(types).toMatchObject({ amount: 'REAL', amount_cents: 'INTEGER', close_date: 'DATE' });
     for (const [table, column] of [
@@ -109,7 +111,7 @@ describe('migrations', () => {
       ['stages', 'is_lost'],
       ['deal_contacts', 'is_primary'],
     ]) {
-      const cols = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(store.db);
+      const cols = await sql<{ name: string; type: string }>`select name, type from pragma_table_info(${table})`.execute(databaseOf(store));
       expect(cols.rows.find((r) => r.name === column)?.type.toUpperCase(), `${table}.${column}`).toBe('BOOLEAN');
     }
   });
@@ -126,9 +128,9 @@ describe('migrations', () => {
     const other = await openStore({ database: join(dir(), 'other.sqlite') });
     expect(Object.keys(migrations)[0]).toBe('0001_mirror_tables');
     expect(await other.migrate()).toEqual({ applied: Object.keys(migrations) });
-    const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(other.db);
+    const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(databaseOf(other));
     expect(mode.rows[0]?.journal_mode).toBe('wal');
-    const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(other.db);
+    const fk = await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(databaseOf(other));
     expect(fk.rows[0]?.foreign_keys).toBe(1);
     await other.close();
   });
@@ -143,7 +145,7 @@ describe('migrations', () => {
     await store.close();
     const late = await openStore({ database: join(dir(), 'nested', 'mirror.sqlite'), readonly: true });
     expect((await late.counts()).deals).toBe(0);
-    await expect(late.transaction((tx) => tx.setState('k', 1))).rejects.toThrow(/readonly/i);
+    await expect(late.transaction((tx) => writeSyncState(tx, 'k', 1))).rejects.toThrow(/readonly/i);
     await late.close();
   });
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
 import { SYNCED, deal, ticket } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Runs statements as a person with a SQL client would, foreign keys off: the sqlite3 shell's
@@ -10,15 +11,17 @@ import { SYNCED, deal, ticket } from './fixtures.js';
  */
 export async function byHand(store: Store, dialect: Dialect, statements: readonly string[]): Promise<void> {
   if (dialect.name === 'sqlite') {
-    await sql.raw('PRAGMA foreign_keys = OFF').execute(store.db);
-    for (const s of statements) await sql.raw(s).execute(store.db);
-    await sql.raw('PRAGMA foreign_keys = ON').execute(store.db);
+    await sql.raw('PRAGMA foreign_keys = OFF').execute(databaseOf(store));
+    for (const s of statements) await sql.raw(s).execute(databaseOf(store));
+    await sql.raw('PRAGMA foreign_keys = ON').execute(databaseOf(store));
     return;
   }
-  await store.db.transaction().execute(async (trx) => {
-    await sql.raw('SET LOCAL session_replication_role = replica').execute(trx);
-    for (const s of statements) await sql.raw(s).execute(trx);
-  });
+  await databaseOf(store)
+    .transaction()
+    .execute(async (trx) => {
+      await sql.raw('SET LOCAL session_replication_role = replica').execute(trx);
+      for (const s of statements) await sql.raw(s).execute(trx);
+    });
 }
 
 /** Issue 26: one odd row never stops a write; a record's child rows are what its copy lists, whatever was there. */
@@ -38,8 +41,8 @@ for (const dialect of dialects) {
     });
 
     const rows = async (table: string, parent: string, id: string) =>
-      (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE ${sql.ref(parent)} = ${id}`.execute(store.db)).rows
-        .length;
+      (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE ${sql.ref(parent)} = ${id}`.execute(databaseOf(store)))
+        .rows.length;
 
     it('a parent row deleted by hand leaves children behind; the next copy replaces them instead of failing', async () => {
       await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
@@ -53,13 +56,17 @@ for (const dialect of dialects) {
       const [rt] = await store.transaction((tx) => tx.upsertTickets([t], SYNCED));
       const [rd] = await store.transaction((tx) => tx.upsertDeals([d], SYNCED));
       expect([rt!.quarantined, rd!.quarantined]).toEqual([false, false]);
-      const tags = await store.db.selectFrom('ticket_tags').select('tag').where('ticket_id', '=', 't1').orderBy('tag').execute();
+      const tags = await databaseOf(store).selectFrom('ticket_tags').select('tag').where('ticket_id', '=', 't1').orderBy('tag').execute();
       expect(tags.map((r) => r.tag)).toEqual(['other', 'urgent']);
-      const fields = await store.db.selectFrom('ticket_fields').select(['key', 'value_text']).where('ticket_id', '=', 't1').execute();
+      const fields = await databaseOf(store)
+        .selectFrom('ticket_fields')
+        .select(['key', 'value_text'])
+        .where('ticket_id', '=', 't1')
+        .execute();
       expect(fields).toEqual([{ key: 'plan', value_text: 'basic' }]);
-      const messages = await store.db.selectFrom('ticket_messages').select('id').where('ticket_id', '=', 't1').execute();
+      const messages = await databaseOf(store).selectFrom('ticket_messages').select('id').where('ticket_id', '=', 't1').execute();
       expect(messages.map((m) => m.id)).toEqual(['m1']);
-      const contacts = await store.db.selectFrom('deal_contacts').select('contact_id').where('deal_id', '=', 'd1').execute();
+      const contacts = await databaseOf(store).selectFrom('deal_contacts').select('contact_id').where('deal_id', '=', 'd1').execute();
       expect(contacts.map((c) => c.contact_id)).toEqual(['c2']);
       expect(await rows('deal_fields', 'deal_id', 'd1')).toBe(0);
     });
@@ -69,8 +76,8 @@ for (const dialect of dialects) {
       if (dialect.name === 'sqlite')
         await sql
           .raw(`CREATE TRIGGER no_boom BEFORE INSERT ON ticket_tags WHEN NEW.tag = 'boom' BEGIN SELECT RAISE(ABORT, 'no boom tags'); END`)
-          .execute(store.db);
-      else await sql.raw(`ALTER TABLE ticket_tags ADD CONSTRAINT no_boom CHECK (tag <> 'boom')`).execute(store.db);
+          .execute(databaseOf(store));
+      else await sql.raw(`ALTER TABLE ticket_tags ADD CONSTRAINT no_boom CHECK (tag <> 'boom')`).execute(databaseOf(store));
       const batch = [
         ticket({ id: 'a', messages: [] }),
         ticket({ id: 'b', tags: ['boom'], messages: [] }),
@@ -78,9 +85,9 @@ for (const dialect of dialects) {
       ];
       const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
       expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
-      const ids = await store.db.selectFrom('tickets').select('id').orderBy('id').execute();
+      const ids = await databaseOf(store).selectFrom('tickets').select('id').orderBy('id').execute();
       expect(ids.map((r) => r.id)).toEqual(['a', 'c']);
-      const q = await store.db.selectFrom('quarantine').selectAll().execute();
+      const q = await databaseOf(store).selectFrom('quarantine').selectAll().execute();
       expect(q.map((r) => [r.entity_type, r.entity_id])).toEqual([['ticket', 'b']]);
       expect(q[0]!.reason).toMatch(dialect.name === 'sqlite' ? /SQLITE_CONSTRAINT_TRIGGER.*no boom tags/ : /23514.*no_boom/);
       // Its children went with the rolled-back record: nothing half-written.

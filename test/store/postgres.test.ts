@@ -4,6 +4,8 @@ import { loadMigrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { SYNCED, deal, statusEvent, ticket } from './fixtures.js';
 import { startPg, type PgServer } from './pg-cluster.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { readSyncState, writeSyncState } from '../../src/store/sync-state.js';
 
 const migrations = await loadMigrations();
 
@@ -30,7 +32,9 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     expect(store.dialect).toBe('postgres');
     expect(await store.migrate()).toEqual({ applied: [] });
     const cols = await sql<{ table_name: string; column_name: string; data_type: string }>`
-      select table_name, column_name, data_type from information_schema.columns where table_schema = current_schema()`.execute(store.db);
+      select table_name, column_name, data_type from information_schema.columns where table_schema = current_schema()`.execute(
+      databaseOf(store),
+    );
     const type = (t: string, c: string) => cols.rows.find((r) => r.table_name === t && r.column_name === c)?.data_type;
     expect(type('tickets', 'updated_at')).toBe('timestamp with time zone');
     expect(type('tickets', 'raw_json')).toBe('jsonb');
@@ -46,21 +50,21 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await tx.upsertTicket(ticket(), SYNCED);
       await tx.upsertDeal(deal({ amount: '19.99' }), SYNCED);
     });
-    const t = await store.db.selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
+    const t = await databaseOf(store).selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
     expect(t.updated_at).toBe('2024-05-01 09:00:00.000');
     expect(JSON.parse(t.fields_json!)).toEqual({ plan: 'pro', seats: 12, vip: true, meta: { a: 1 } });
-    const m = await store.db.selectFrom('ticket_messages').select(['id', 'is_internal']).orderBy('id').execute();
+    const m = await databaseOf(store).selectFrom('ticket_messages').select(['id', 'is_internal']).orderBy('id').execute();
     expect(m).toEqual([
       { id: 'm1', is_internal: false },
       { id: 'm2', is_internal: true },
     ]);
-    const d = await store.db.selectFrom('deals').select(['amount', 'amount_cents', 'close_date']).executeTakeFirstOrThrow();
+    const d = await databaseOf(store).selectFrom('deals').select(['amount', 'amount_cents', 'close_date']).executeTakeFirstOrThrow();
     expect(d).toEqual({ amount: 19.99, amount_cents: 1999, close_date: '2024-06-30' });
 
     const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 1, superseded: false, quarantined: false });
     expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, superseded: true, quarantined: false });
-    const h = await store.db.selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
+    const h = await databaseOf(store).selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
     expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01 09:00:00.000' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });
     expect(await store.mirroredVersions('ticket')).toEqual(new Map([['t1', { updatedAt: '2024-05-01T09:00:00.000Z', deletedAt: null }]]));
@@ -74,7 +78,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00Z' }), SYNCED));
     await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00Z' }), SYNCED));
     await store.transaction((tx) => tx.insertEvents([statusEvent('e2', 't1', 'pending', 'solved', '2024-05-01T11:30:00Z')], SYNCED));
-    const h = await store.db
+    const h = await databaseOf(store)
       .selectFrom('ticket_history')
       .select(['source', 'event_id'])
       .where('field', '=', 'status')
@@ -93,7 +97,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
         { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00Z' },
       ]);
       expect(await tx.bumpStaleRead('deal', 'd1')).toBe(1);
-      await tx.setState('watermark', '2024-05-01T11:00:00.000Z');
+      await writeSyncState(tx, 'watermark', '2024-05-01T11:00:00.000Z');
       await tx.quarantine({ entityType: 'deal', entityId: null, reason: 'x', raw: [1] }, SYNCED);
     });
     expect(await store.listDirty(5)).toEqual([
@@ -101,7 +105,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     ]);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T10:59:59Z'))).toBe(false);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T11:00:00Z'))).toBe(true);
-    expect(await store.getState('watermark')).toBe('2024-05-01T11:00:00.000Z');
+    expect(await readSyncState(store, 'watermark')).toBe('2024-05-01T11:00:00.000Z');
     const runId = await store.transaction((tx) => tx.startRun('sync', SYNCED));
     expect(typeof runId).toBe('number');
     expect((await store.counts()).quarantine).toBe(1);
@@ -120,7 +124,9 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       // Only this test's database: other suites running beside it hold advisory locks of their own
       // (Kysely's migrator, their writers), and killing those made unrelated tests fail at random.
       await sql`select pg_terminate_backend(l.pid) from pg_locks l join pg_database d on d.oid = l.database
-        where l.locktype = 'advisory' and l.granted and l.pid <> pg_backend_pid() and d.datname = current_database()`.execute(other.db);
+        where l.locktype = 'advisory' and l.granted and l.pid <> pg_backend_pid() and d.datname = current_database()`.execute(
+        databaseOf(other),
+      );
       const second = await pending;
       // The old holder learns of its dead session from its connection's error, on its own time.
       if (!lock.lost.aborted) await new Promise((resolve) => lock.lost.addEventListener('abort', resolve, { once: true }));
@@ -137,7 +143,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
   it('stores text with NUL characters (PostgreSQL cannot hold U+0000)', async () => {
     const bad = ticket({ subject: 'a\u0000b', fields: { k: 'x\u0000' }, tags: ['t\u0000'] });
     await store.transaction((tx) => tx.upsertTicket(bad, SYNCED));
-    const row = await store.db.selectFrom('tickets').select(['subject', 'raw_json']).executeTakeFirstOrThrow();
+    const row = await databaseOf(store).selectFrom('tickets').select(['subject', 'raw_json']).executeTakeFirstOrThrow();
     expect(row.subject).toBe('a\uFFFDb');
     expect(JSON.parse(row.raw_json!).fields.k).toBe('x\uFFFD');
   });
@@ -146,7 +152,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     const ro = await openStore({ database: url, readonly: true });
     try {
       expect(await ro.migrate()).toEqual({ applied: [] });
-      await expect(ro.transaction((tx) => tx.setState('k', 1))).rejects.toThrow(/read-only/);
+      await expect(ro.transaction((tx) => writeSyncState(tx, 'k', 1))).rejects.toThrow(/read-only/);
     } finally {
       await ro.close();
     }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/store/index.js';
 import { refreshSyncHealthOnly } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Outcome = 'success' | 'failed' | 'aborted';
 interface Run {
@@ -69,7 +70,7 @@ for (const dialect of dialects)
         folded.push(await run(s, r));
       expect(folded).toEqual([false, true, true, false, false, false, false, false, false, true, false]);
 
-      const rows = await s.db
+      const rows = await databaseOf(s)
         .selectFrom('sync_runs')
         .select(['kind', 'started_at', 'finished_at', 'cycles', 'requests', 'retries', 'events_read'])
         .orderBy('id')
@@ -110,7 +111,9 @@ for (const dialect of dialects)
 
       await refreshSyncHealthOnly(s, { now: new Date('2026-03-01T12:00:00.000Z') });
       const health = (
-        await sql<{ runs_24h: number; failed_runs_24h: number }>`SELECT runs_24h, failed_runs_24h FROM rpt_sync_health`.execute(s.db)
+        await sql<{ runs_24h: number; failed_runs_24h: number }>`SELECT runs_24h, failed_runs_24h FROM rpt_sync_health`.execute(
+          databaseOf(s),
+        )
       ).rows[0]!;
       expect([Number(health.runs_24h), Number(health.failed_runs_24h)]).toEqual([12, 1]);
     });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useFreshStore } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { readSyncState, writeSyncState } from '../../src/store/sync-state.js';
 
 describe('dirty set, state, quarantine, runs', () => {
   const { store } = useFreshStore();
@@ -42,12 +44,12 @@ describe('dirty set, state, quarantine, runs', () => {
   });
 
   it('state round-trips JSON and null deletes', async () => {
-    expect(await store.getState('watermark')).toBeUndefined();
-    await store.transaction((tx) => tx.setState('window', { since: 'x', cursor: null }));
-    expect(await store.getState('window')).toEqual({ since: 'x', cursor: null });
-    expect(await store.transaction((tx) => tx.getState('window'))).toEqual({ since: 'x', cursor: null });
-    await store.transaction((tx) => tx.setState('window', null));
-    expect(await store.getState('window')).toBeUndefined();
+    expect(await readSyncState(store, 'watermark')).toBeUndefined();
+    await store.transaction((tx) => writeSyncState(tx, 'window', { since: 'x', cursor: null }));
+    expect(await readSyncState(store, 'window')).toEqual({ since: 'x', cursor: null });
+    expect(await store.transaction((tx) => readSyncState(tx, 'window'))).toEqual({ since: 'x', cursor: null });
+    await store.transaction((tx) => writeSyncState(tx, 'window', null));
+    expect(await readSyncState(store, 'window')).toBeUndefined();
   });
 
   it('quarantine keeps first_seen_at, updates last seen, and stands in for unknown ids', async () => {
@@ -63,7 +65,7 @@ describe('dirty set, state, quarantine, runs', () => {
       await tx.quarantine({ entityType: 'pipeline', entityId: 'unknown', reason: 'no id', raw: [1] }, '2024-05-03T00:00:00Z');
       await tx.quarantine({ entityType: 'pipeline', entityId: null, reason: 'no id', raw: [2] }, '2024-05-03T00:00:00Z');
     });
-    const rows = await store.db.selectFrom('quarantine').selectAll().orderBy('entity_type').execute();
+    const rows = await databaseOf(store).selectFrom('quarantine').selectAll().orderBy('entity_type').execute();
     expect(rows[0]).toEqual({
       entity_type: 'deal',
       entity_id: 'd1',
@@ -82,7 +84,7 @@ describe('dirty set, state, quarantine, runs', () => {
 
   it('records sync runs', async () => {
     const id = await store.transaction((tx) => tx.startRun('sync', '2024-05-01T00:00:00Z'));
-    let row = await store.db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    let row = await databaseOf(store).selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.outcome).toBe('running');
     await store.transaction((tx) =>
       tx.finishRun(id, {
@@ -95,17 +97,17 @@ describe('dirty set, state, quarantine, runs', () => {
         retries: 1,
       }),
     );
-    row = await store.db.selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    row = await databaseOf(store).selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row).toMatchObject({ finished_at: '2024-05-01 00:00:05.000', outcome: 'success', events_new: 4, retries: 1, error: null });
   });
 
   it('rolls back a failed transaction', async () => {
     await expect(
       store.transaction(async (tx) => {
-        await tx.setState('k', 1);
+        await writeSyncState(tx, 'k', 1);
         throw new Error('boom');
       }),
     ).rejects.toThrow('boom');
-    expect(await store.getState('k')).toBeUndefined();
+    expect(await readSyncState(store, 'k')).toBeUndefined();
   });
 });

@@ -17,6 +17,7 @@ import { runCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { startHostile, type HostileUpstream } from '../hostile/server.js';
 import { API_KEY, callApi, testDrainPlan } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** Passes the API's amount validation (finite), beyond what the mirror stores exactly in cents. */
 const UNSTORABLE_AMOUNT = '99999999999999999999.00';
@@ -80,12 +81,12 @@ for (const dialect of dialects) {
       metricSeries(text, name)
         .filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v))
         .reduce((n, s) => n + s.value, 0);
-    const quarantineRows = async () => store.db.selectFrom('quarantine').select(['entity_type', 'entity_id']).execute();
-    const rows = async (table: 'tickets' | 'deals') => (await store.db.selectFrom(table).select('id').execute()).map((r) => r.id);
+    const quarantineRows = async () => databaseOf(store).selectFrom('quarantine').select(['entity_type', 'entity_id']).execute();
+    const rows = async (table: 'tickets' | 'deals') => (await databaseOf(store).selectFrom(table).select('id').execute()).map((r) => r.id);
 
     it('a backfill counts what it stored and what it quarantined, as the mirror holds them', async () => {
       const { stats } = await recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s));
-      const backfill = await store.db.selectFrom('sync_runs').selectAll().where('kind', '=', 'backfill').executeTakeFirstOrThrow();
+      const backfill = await databaseOf(store).selectFrom('sync_runs').selectAll().where('kind', '=', 'backfill').executeTakeFirstOrThrow();
 
       const truth = sim.control.truth() as { tickets: Row[]; deals: Row[] };
       expect((await rows('deals')).sort()).toEqual(
@@ -128,18 +129,22 @@ for (const dialect of dialects) {
         metrics: telemetry.metrics,
         logger: silentLogger(),
       });
-      const run = await store.db.selectFrom('sync_runs').selectAll().where('kind', '=', 'sync').executeTakeFirstOrThrow();
+      const run = await databaseOf(store).selectFrom('sync_runs').selectAll().where('kind', '=', 'sync').executeTakeFirstOrThrow();
       const text = await metrics();
 
       // The mirror: the good deal renamed, the unstorable one still out and in quarantine.
-      const named = await store.db.selectFrom('deals').select(['id', 'name']).where('id', 'in', [goodDeal, badDeal]).execute();
+      const named = await databaseOf(store).selectFrom('deals').select(['id', 'name']).where('id', 'in', [goodDeal, badDeal]).execute();
       expect(named).toEqual([{ id: goodDeal, name: 'renamed' }]);
       expect(await store.dirtyCount()).toBe(0);
 
       // Counters: the unstorable deal counted quarantined (the first cycle's full window may also
       // re-read the invalid ticket: that counts too), the renamed one fresh; the run's own count,
       // the metrics and the quarantine rows seen during the run agree.
-      const seenInRun = await store.db.selectFrom('quarantine').select('entity_id').where('last_seen_at', '>=', run.started_at).execute();
+      const seenInRun = await databaseOf(store)
+        .selectFrom('quarantine')
+        .select('entity_id')
+        .where('last_seen_at', '>=', run.started_at)
+        .execute();
       expect(seenInRun.map((q) => q.entity_id)).toContain(badDeal);
       expect(stats.quarantined).toBe(seenInRun.length);
       expect(sumOf(text, 'wsmirror_records_total', { outcome: 'quarantined' })).toBe(seenInRun.length);

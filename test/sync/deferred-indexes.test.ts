@@ -7,6 +7,8 @@ import { emptyStats, runBackfill } from '../../src/sync/index.js';
 import { runCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { readSyncState } from '../../src/store/sync-state.js';
 
 /**
  * A first SQLite backfill drops the record tables' secondary indexes and builds them once at its
@@ -30,11 +32,11 @@ for (const dialect of dialects)
           ? await sql<{
               name: string;
               def: string;
-            }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(hh.store.db)
+            }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(databaseOf(hh.store))
           : await sql<{
               name: string;
               def: string;
-            }>`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema()`.execute(hh.store.db);
+            }>`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema()`.execute(databaseOf(hh.store));
       return new Map(rows.rows.map((r) => [r.name, r.def]));
     }
 
@@ -65,12 +67,12 @@ for (const dialect of dialects)
 
     it('builds them once at the end of a first backfill, a user index included, and mirrors exactly', async () => {
       const hh = await setup();
-      await sql`create index tickets_subject_user_idx on tickets (subject)`.execute(hh.store.db);
+      await sql`create index tickets_subject_user_idx on tickets (subject)`.execute(databaseOf(hh.store));
       const before = await indexes(hh);
       const { seen } = watchTicketPages(hh);
       await hh.backfill();
       expect(await indexes(hh)).toEqual(before);
-      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+      expect(await readSyncState(hh.store, 'deferred_indexes')).toBeUndefined();
       expect(await hh.diff()).toEqual([]);
       if (dialect.name === 'sqlite') {
         expect(seen.length).toBeGreaterThan(1);
@@ -106,7 +108,7 @@ for (const dialect of dialects)
       expect(state.phase).toBe('tickets');
       if (dialect.name === 'sqlite') expect(seen[0]?.has('tickets_status_idx')).toBe(false);
       expect(await indexes(hh)).toEqual(before);
-      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+      expect(await readSyncState(hh.store, 'deferred_indexes')).toBeUndefined();
       // The resumed backfill finds records and keeps them; the mirror ends exact.
       await hh.backfill();
       expect(await indexes(hh)).toEqual(before);
@@ -121,7 +123,7 @@ for (const dialect of dialects)
       });
       await expect(runBackfill(hh.ctx, emptyStats())).rejects.toThrow('the copy broke');
       expect(await indexes(hh)).toEqual(before);
-      expect(await hh.store.getState('deferred_indexes')).toBeUndefined();
+      expect(await readSyncState(hh.store, 'deferred_indexes')).toBeUndefined();
     });
 
     it('a writer that opens a mirror left without them (a killed backfill) builds them before it migrates', async () => {
@@ -152,9 +154,9 @@ for (const dialect of dialects)
         const rows = await sql<{
           name: string;
           def: string;
-        }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(again.db);
+        }>`select name, sql as def from sqlite_master where type = 'index' and sql is not null`.execute(databaseOf(again));
         expect(new Map(rows.rows.map((r) => [r.name, r.def]))).toEqual(before);
-        expect(await again.getState('deferred_indexes')).toBeUndefined();
+        expect(await readSyncState(again, 'deferred_indexes')).toBeUndefined();
         // And once more: nothing left to do.
         expect(await again.restoreIndexes()).toBe(0);
       } finally {

@@ -3,6 +3,7 @@ import type { Store } from '../../src/store/index.js';
 import { drainDirty, emptyStats, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { callApi, harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Ref = { id: string; priority?: string };
 
@@ -87,7 +88,7 @@ for (const dialect of dialects)
       expect(stats.deleted).toBe(2);
       for (const table of ['tickets', 'deals'] as const) {
         const id = table === 'tickets' ? ticket!.id : deal!.id;
-        const row = await h.store.db.selectFrom(table).select('deleted_at').where('id', '=', id).executeTakeFirstOrThrow();
+        const row = await databaseOf(h.store).selectFrom(table).select('deleted_at').where('id', '=', id).executeTakeFirstOrThrow();
         expect(row.deleted_at).not.toBeNull();
       }
       expect(await h.diff()).toEqual([]);
@@ -102,7 +103,7 @@ for (const dialect of dialects)
       h.sim.control.clearRequests();
       await h.sync();
       expect(seen().ticketReads).toBe(0);
-      const q = await h.store.db.selectFrom('quarantine').selectAll().where('entity_id', '=', bad!.id).executeTakeFirstOrThrow();
+      const q = await databaseOf(h.store).selectFrom('quarantine').selectAll().where('entity_id', '=', bad!.id).executeTakeFirstOrThrow();
       expect(q.reason).toMatch(/number/);
       expect(await h.store.dirtyCount()).toBe(0);
       expect((await h.diff()).filter((d) => !d.includes(bad!.id))).toEqual([]);

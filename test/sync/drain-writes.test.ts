@@ -8,6 +8,7 @@ import { WriteBatch } from '../../src/sync/write-batch.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
 import { deal, SYNCED, ticket } from '../store/fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * The drain writes a batch set-based (one bulk upsert per type, one statement for the dirty marks);
@@ -134,7 +135,11 @@ for (const dialect of dialects) {
         ['stale', at(5), 2],
         ['remarked', at(8), 0],
       ]);
-      const history = await many.store.db.selectFrom('ticket_history').select(['ticket_id', 'field', 'to_value']).orderBy('id').execute();
+      const history = await databaseOf(many.store)
+        .selectFrom('ticket_history')
+        .select(['ticket_id', 'field', 'to_value'])
+        .orderBy('id')
+        .execute();
       expect(history.filter((h) => h.ticket_id === 'known').map((h) => h.to_value)).toEqual(['pending', 'solved']);
     });
 
@@ -156,7 +161,7 @@ for (const dialect of dialects) {
         ['d-quar', 'quarantined'],
         ['gone', 'deleted'],
       ]);
-      const q = await store.db.selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).execute();
+      const q = await databaseOf(store).selectFrom('quarantine').select(['entity_id', 'reason', 'raw_json']).execute();
       expect(q.map((r) => r.entity_id)).toEqual(['d-quar']);
       expect(q[0]!.reason).toBe('the workspace answered 418 for this record');
       expect(JSON.parse(q[0]!.raw_json)).toEqual({ body: 'a\uFFFDb' });

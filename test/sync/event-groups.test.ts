@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { emptyStats, readSavedWindow, runSyncCycle, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Change-log pages commit in groups on SQLite and one by one on PostgreSQL (docs/sync.md,
@@ -21,7 +22,7 @@ for (const dialect of dialects)
     const storedEvents = async () =>
       Number(
         (
-          await h!.store.db
+          await databaseOf(h!.store)
             .selectFrom('events')
             .select((eb) => eb.fn.countAll().as('n'))
             .executeTakeFirstOrThrow()

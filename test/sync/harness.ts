@@ -8,6 +8,7 @@ import type { DrainPlanSetting } from '../../src/sync/plan.js';
 import type { Dialect } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { diffMirror } from '../helpers/truth.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 export const API_KEY = 'test-key';
 
@@ -105,7 +106,7 @@ export async function harness(options: HarnessOptions = {}): Promise<Harness> {
       await runSyncCycle(ctx, stats);
       return stats;
     },
-    diff: () => diffMirror(store.db, sim.control.truth()),
+    diff: () => diffMirror(databaseOf(store), sim.control.truth()),
     close: async () => {
       await client.close();
       await store.close();

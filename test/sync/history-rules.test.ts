@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkspaceEvent } from '../../src/api/index.js';
 import { deal, SYNCED, useFreshStore } from '../store/fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 const event = (id: string, type: string, payload: unknown, occurredAt: string): WorkspaceEvent =>
   ({ id, type, entityType: 'deal', entityId: 'd1', payload, actor: null, occurredAt }) as WorkspaceEvent;
@@ -9,7 +10,7 @@ const event = (id: string, type: string, payload: unknown, occurredAt: string): 
 describe('deal history from the change log and from re-reads', () => {
   const { store } = useFreshStore();
   const history = () =>
-    store.db
+    databaseOf(store)
       .selectFrom('deal_history')
       .select(['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id'])
       .orderBy('changed_at')

@@ -6,6 +6,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { recordRun, runBackfill, type SyncContext } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { callApi, harness, type Harness } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Ev = [type: string, payload: unknown];
 
@@ -13,7 +14,7 @@ type Ev = [type: string, payload: unknown];
 async function rowsByEvent(store: Store): Promise<Map<string, string[]>> {
   const r = await sql<{ event_id: string; field: string; from_value: string | null; to_value: string | null; changed_at: string }>`
     SELECT event_id, field, from_value, to_value, changed_at FROM ticket_history WHERE source = 'event'
-    UNION ALL SELECT event_id, field, from_value, to_value, changed_at FROM deal_history WHERE source = 'event'`.execute(store.db);
+    UNION ALL SELECT event_id, field, from_value, to_value, changed_at FROM deal_history WHERE source = 'event'`.execute(databaseOf(store));
   const out = new Map<string, string[]>();
   for (const row of r.rows) {
     const list = out.get(row.event_id) ?? [];
@@ -27,13 +28,13 @@ async function rowsByEvent(store: Store): Promise<Map<string, string[]>> {
 async function completeness(store: Store): Promise<Map<string, { complete: boolean; reason: string | null }>> {
   const r = await sql<{ id: string; hc: unknown; reason: string | null }>`
     SELECT ticket_id AS id, history_complete AS hc, history_incomplete_reason AS reason FROM rpt_tickets
-    UNION ALL SELECT deal_id, history_complete, history_incomplete_reason FROM rpt_deals`.execute(store.db);
+    UNION ALL SELECT deal_id, history_complete, history_incomplete_reason FROM rpt_deals`.execute(databaseOf(store));
   return new Map(r.rows.map((x) => [x.id, { complete: x.hc === true || Number(x.hc) === 1, reason: x.reason }]));
 }
 
 const gapRows = async (store: Store) =>
   (
-    await store.db
+    await databaseOf(store)
       .selectFrom('history_gaps')
       .select(['entity_type', 'entity_id', 'event_id', 'event_type', 'occurred_at', 'fields', 'reason'])
       .orderBy('event_id')
@@ -251,7 +252,7 @@ for (const dialect of dialects)
     it('every spelling tells the rows the dedicated form tells, at its own time', async () => {
       for (const [path, store] of paths()) {
         const rows = await rowsByEvent(store);
-        const times = await sql<{ id: string; occurred_at: string }>`SELECT id, occurred_at FROM events`.execute(store.db);
+        const times = await sql<{ id: string; occurred_at: string }>`SELECT id, occurred_at FROM events`.execute(databaseOf(store));
         const at = new Map(times.rows.map((r) => [r.id, String(r.occurred_at)]));
         const untimed = (id: string) => (rows.get(id) ?? []).map((k) => k.replace(`|${at.get(id)}`, ''));
         for (const g of groups) {
@@ -285,7 +286,7 @@ for (const dialect of dialects)
       expect(await completeness(h.store)).toEqual(before);
       const intervals = await sql<{ id: string; hc: unknown }>`
         SELECT DISTINCT ticket_id AS id, history_complete AS hc FROM rpt_ticket_status_intervals
-        UNION SELECT DISTINCT deal_id, history_complete FROM rpt_deal_stage_intervals`.execute(h.store.db);
+        UNION SELECT DISTINCT deal_id, history_complete FROM rpt_deal_stage_intervals`.execute(databaseOf(h.store));
       for (const r of intervals.rows) expect(r.hc === true || Number(r.hc) === 1, r.id).toBe(before.get(r.id)!.complete);
     });
   });

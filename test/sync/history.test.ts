@@ -4,6 +4,7 @@ import { recordRun, runBackfill } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { expectedHistory, storedTime as stored, unreadableRecords } from '../helpers/truth-history.js';
 import { harness as makeHarness, type Harness } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 type Ev = { id: string; type: string; entityId: string; occurredAt: string; payload: Record<string, unknown> };
 type Row = {
@@ -19,7 +20,9 @@ async function historyRows(h: Harness, source: 'event' | 'observed'): Promise<Ro
   const r = await sql<Row>`
     SELECT ticket_id AS entity, field, from_value, to_value, changed_at, event_id FROM ticket_history WHERE source = ${source}
     UNION ALL
-    SELECT deal_id, field, from_value, to_value, changed_at, event_id FROM deal_history WHERE source = ${source}`.execute(h.store.db);
+    SELECT deal_id, field, from_value, to_value, changed_at, event_id FROM deal_history WHERE source = ${source}`.execute(
+    databaseOf(h.store),
+  );
   return r.rows;
 }
 const keys = (rows: readonly Row[]) =>
@@ -38,7 +41,7 @@ for (const dialect of dialects)
       h = await harness({ pageSize: 50, sim: { seed: 7, tickets: 60, deals: 40 } });
       await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: 'all' }));
       const truth = h.sim.control.truth();
-      const events = await h.store.db.selectFrom('events').select('id').execute();
+      const events = await databaseOf(h.store).selectFrom('events').select('id').execute();
       expect(events.length).toBe((truth.events as unknown[]).length);
 
       // The history the log tells, from the simulator's canonical changes (test/helpers/truth-history.ts):
@@ -79,7 +82,7 @@ for (const dialect of dialects)
       );
       const flags = await sql<{ id: string; hc: unknown }>`
       SELECT ticket_id AS id, history_complete AS hc FROM rpt_tickets UNION ALL SELECT deal_id, history_complete FROM rpt_deals`.execute(
-        h.store.db,
+        databaseOf(h.store),
       );
       expect(flags.rows.length).toBeGreaterThan(50);
       const complete = flags.rows
@@ -101,7 +104,7 @@ for (const dialect of dialects)
       const all = h.sim.control.truth().events as Array<{ occurredAt: string }>;
       const since = all[Math.floor(all.length / 2)]!.occurredAt;
       await recordRun(h.ctx, 'backfill', (s) => runBackfill(h!.ctx, s, { history: since }));
-      const rows = await h.store.db.selectFrom('events').select('occurred_at').execute();
+      const rows = await databaseOf(h.store).selectFrom('events').select('occurred_at').execute();
       expect(rows.length).toBe(all.filter((e) => Date.parse(e.occurredAt) >= Date.parse(since)).length);
       expect(rows.every((r) => String(r.occurred_at) >= stored(new Date(since).toISOString()))).toBe(true);
     });

@@ -4,6 +4,7 @@ import { emptyStats, readLookback, readSavedWindow, runSyncCycle, type CycleResu
 import { dialects } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * Tick windows and full-lookback windows (docs/sync.md, "Windows and lookback") and the evidence a
@@ -33,7 +34,7 @@ for (const dialect of dialects)
       h = await harness({ lookbackSeconds: 20 });
       const offset = { ms: 0 };
       const ctx = clocked(h.ctx, { tickOverlapSeconds: 2, fullLookbackEverySeconds: 300 }, offset);
-      const diff = () => diffMirror(h!.store.db, h!.sim.control.truth(), { lookbackSeconds: 20 });
+      const diff = () => diffMirror(databaseOf(h!.store), h!.sim.control.truth(), { lookbackSeconds: 20 });
       await h.backfill();
       expect((await cycle(ctx)).fullLookback).toBe(true); // a mirror's first window is a full one
       h.sim.control.act(5);

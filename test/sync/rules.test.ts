@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readWatermark } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /** One test per rule of docs/design.md §4, each ending in a whole-mirror comparison with the truth. */
 for (const dialect of dialects)
@@ -27,7 +28,7 @@ for (const dialect of dialects)
       h.sim.control.hideTicket(spam, 'spam');
       await h.sync();
       expect(await h.diff()).toEqual([]);
-      const row = await h.store.db.selectFrom('tickets').select('deleted_at').where('id', '=', spam).executeTakeFirstOrThrow();
+      const row = await databaseOf(h.store).selectFrom('tickets').select('deleted_at').where('id', '=', spam).executeTakeFirstOrThrow();
       expect(row.deleted_at).not.toBeNull();
       // A second cycle with nothing new changes nothing and re-reads nothing.
       const again = await h.sync();
@@ -51,10 +52,10 @@ for (const dialect of dialects)
       h.sim.control.clearFaults();
       h.sim.control.act(2); // visible at once, newer: the watermark moves past the late ones
       await h.sync();
-      const seen = await h.store.db.selectFrom('events').select('id').execute();
+      const seen = await databaseOf(h.store).selectFrom('events').select('id').execute();
       h.sim.control.advanceClock(25_000);
       await h.sync();
-      const after = await h.store.db.selectFrom('events').select('id').execute();
+      const after = await databaseOf(h.store).selectFrom('events').select('id').execute();
       expect(after.length).toBeGreaterThan(seen.length);
       expect(late.length).toBe(3);
       expect(await h.diff()).toEqual([]);
@@ -133,7 +134,7 @@ for (const dialect of dialects)
       const ticket = (h.sim.control.truth().tickets as Array<{ id: string }>)[1]!.id;
       h.sim.control.hideTicket(ticket, 'merged');
       await h.sync();
-      const row = await h.store.db
+      const row = await databaseOf(h.store)
         .selectFrom('tickets')
         .select(['deleted_at', 'subject'])
         .where('id', '=', ticket)
@@ -152,7 +153,7 @@ for (const dialect of dialects)
       const gone = ticket.messages[ticket.messages.length - 1]!.id;
       h.sim.control.removeMessage(ticket.id, gone);
       await h.sync();
-      const row = await h.store.db.selectFrom('ticket_messages').select('id').where('id', '=', gone).executeTakeFirst();
+      const row = await databaseOf(h.store).selectFrom('ticket_messages').select('id').where('id', '=', gone).executeTakeFirst();
       expect(row).toBeUndefined();
       expect(await h.diff()).toEqual([]);
     });
@@ -164,7 +165,7 @@ for (const dialect of dialects)
       h.sim.control.corrupt('deal', bad!, 'bad-timestamp');
       h.sim.control.act(10);
       await h.sync();
-      const q = await h.store.db.selectFrom('quarantine').selectAll().where('entity_id', '=', bad!).executeTakeFirstOrThrow();
+      const q = await databaseOf(h.store).selectFrom('quarantine').selectAll().where('entity_id', '=', bad!).executeTakeFirstOrThrow();
       expect(q.entity_type).toBe('deal');
       expect(q.reason).toMatch(/updatedAt|createdAt|timestamp|date/i);
       expect(JSON.parse(q.raw_json).id).toBe(bad);
@@ -175,7 +176,7 @@ for (const dialect of dialects)
 
       h.sim.control.repair('deal', bad!);
       await h.sync();
-      expect(await h.store.db.selectFrom('quarantine').selectAll().execute()).toEqual([]);
+      expect(await databaseOf(h.store).selectFrom('quarantine').selectAll().execute()).toEqual([]);
       expect(await h.diff()).toEqual([]);
     });
 
@@ -202,7 +203,7 @@ for (const dialect of dialects)
         entityId: (h.sim.control.truth().tickets as Array<{ id: string }>)[0]!.id,
       });
       await h.sync();
-      const rows = await h.store.db.selectFrom('events').selectAll().where('id', 'in', [id, id2]).execute();
+      const rows = await databaseOf(h.store).selectFrom('events').selectAll().where('id', 'in', [id, id2]).execute();
       expect(rows.map((r) => r.type).sort()).toEqual(['ticket.teleported', 'widget.exploded']);
       const widget = rows.find((r) => r.id === id)!;
       expect(widget.entity_type).toBe('widget');
@@ -222,7 +223,7 @@ for (const dialect of dialects)
       h.sim.control.clearFaults();
       await h.sync();
       expect(await h.diff()).toEqual([]);
-      const n = await sql<{ n: number }>`select count(*) as n from sync_runs`.execute(h.store.db);
+      const n = await sql<{ n: number }>`select count(*) as n from sync_runs`.execute(databaseOf(h.store));
       expect(Number(n.rows[0]!.n)).toBeGreaterThan(0);
     });
   });

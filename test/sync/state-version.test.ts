@@ -5,6 +5,7 @@ import { runCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig, useSimulator } from '../cli/env.js';
+import { readSyncState, writeSyncState } from '../../src/store/sync-state.js';
 
 /** A window as a build before the read floor existed saved it (state version 1: no `state_version` key). */
 const V1_WINDOW = { since: '2024-05-01T10:00:00.000Z', cursor: 'c-2', maxOccurredAt: '2024-05-01T11:00:00.000Z' };
@@ -30,19 +31,19 @@ for (const dialect of dialects)
 
     it('an older shape reads as today’s, and a writer stores it upgraded with the version', async () => {
       const { store } = await mirror();
-      await store.transaction((tx) => tx.setState('window', V1_WINDOW));
+      await store.transaction((tx) => writeSyncState(tx, 'window', V1_WINDOW));
       expect(await readSavedWindow(store)).toEqual({ ...V1_WINDOW, readFloor: null });
-      expect(await store.getState('window')).toEqual(V1_WINDOW);
+      expect(await readSyncState(store, 'window')).toEqual(V1_WINDOW);
 
       expect(await upgradeStoredState(store)).toBe(1);
-      expect(await store.getState('window')).toEqual({ ...V1_WINDOW, readFloor: null });
-      expect(await store.getState('state_version')).toBe(STATE_VERSION);
+      expect(await readSyncState(store, 'window')).toEqual({ ...V1_WINDOW, readFloor: null });
+      expect(await readSyncState(store, 'state_version')).toBe(STATE_VERSION);
       expect(await upgradeStoredState(store)).toBe(STATE_VERSION);
     });
 
     it('a corrupt value fails with a sentence naming its key', async () => {
       const { store } = await mirror();
-      await store.transaction((tx) => tx.setState('backfill', { phase: 'sideways', cursor: null }));
+      await store.transaction((tx) => writeSyncState(tx, 'backfill', { phase: 'sideways', cursor: null }));
       await expect(readBackfill(store)).rejects.toMatchObject({
         code: 'STATE_CORRUPT',
         message: expect.stringMatching(/sync state key "backfill" \(table sync_state\) cannot be read: .*phase.*Delete that row/),
@@ -52,7 +53,7 @@ for (const dialect of dialects)
 
     it('a state newer than this build is refused, not misread', async () => {
       const { store } = await mirror();
-      await store.transaction((tx) => tx.setState('state_version', STATE_VERSION + 1));
+      await store.transaction((tx) => writeSyncState(tx, 'state_version', STATE_VERSION + 1));
       await expect(readSavedWindow(store)).rejects.toMatchObject({ code: 'STATE_NEWER' });
     });
   });
@@ -78,15 +79,15 @@ describe('a command opening a mirror whose state is old or corrupt', () => {
     const { env, database } = await backfilled();
     const store = await openStore({ database });
     await store.transaction(async (tx) => {
-      await tx.setState('state_version', null);
-      await tx.setState('window', { ...V1_WINDOW, cursor: null, since: null });
+      await writeSyncState(tx, 'state_version', null);
+      await writeSyncState(tx, 'window', { ...V1_WINDOW, cursor: null, since: null });
     });
     await store.close();
     expect((await runCli(['sync'], env)).code).toBe(0);
 
     const again = await openStore({ database });
-    expect(await again.getState('state_version')).toBe(STATE_VERSION);
-    await again.transaction((tx) => tx.setState('watermark', 42));
+    expect(await readSyncState(again, 'state_version')).toBe(STATE_VERSION);
+    await again.transaction((tx) => writeSyncState(tx, 'watermark', 42));
     await again.close();
     const status = await runCli(['status'], env);
     expect(status.code).not.toBe(0);

@@ -5,6 +5,7 @@ import { COUNTED_TABLES } from '../../src/store/index.js';
 import { emptyStats, runBackfill } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
+import { databaseOf } from '../../src/store/internal.js';
 
 /**
  * A backfill is a bulk load: on PostgreSQL it ends with VACUUM (ANALYZE) of the tables it filled
@@ -25,12 +26,12 @@ for (const dialect of dialects)
       const r = await sql<{ reltuples: number; relallvisible: number }>`
         select c.reltuples::float8 as reltuples, c.relallvisible::int as relallvisible
         from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = current_schema() and c.relname = ${table}`.execute(hh.store.db);
+        where n.nspname = current_schema() and c.relname = ${table}`.execute(databaseOf(hh.store));
       return r.rows[0]!;
     }
 
     const count = async (hh: Harness, table: string) =>
-      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(hh.store.db)).rows[0]!.n);
+      Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(databaseOf(hh.store))).rows[0]!.n);
 
     it('leaves the planner an exact picture of every table the backfill filled and rebuilt', async () => {
       h = await makeHarness({ sim: { seed: 47, tickets: 150, deals: 40 }, pageSize: 25, dialect });
@@ -38,7 +39,7 @@ for (const dialect of dialects)
       if (dialect.name === 'sqlite') {
         // Before and after: a mirror wsmirror made has no statistics table at all.
         await hh.backfill();
-        const stat = await sql`select name from sqlite_master where name like 'sqlite_stat%'`.execute(hh.store.db);
+        const stat = await sql`select name from sqlite_master where name like 'sqlite_stat%'`.execute(databaseOf(hh.store));
         expect(stat.rows).toEqual([]);
         expect(await hh.diff()).toEqual([]);
         return;

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Store } from '../../store/index.js';
 
 /** A few figures straight from the mirror's tables, for the demo's closing lines. */
@@ -7,12 +6,6 @@ export async function printMirrorCounts(store: Store, out: (line: string) => voi
   out(
     `Mirror: ${counts.tickets ?? 0} tickets, ${counts.ticket_messages ?? 0} messages, ${counts.deals ?? 0} deals, ${counts.events ?? 0} events, ${counts.ticket_history ?? 0} ticket history rows, ${counts.quarantine ?? 0} quarantined.`,
   );
-  const statuses = await store.db
-    .selectFrom('tickets')
-    .select(['status', sql<number>`count(*)`.as('n')])
-    .where('deleted_at', 'is', null)
-    .groupBy('status')
-    .orderBy('status')
-    .execute();
-  out(`Tickets by status: ${statuses.map((s) => `${s.status} ${Number(s.n)}`).join(', ')}`);
+  const statuses = await store.ticketsByStatus();
+  out(`Tickets by status: ${statuses.map((s) => `${s.status} ${s.count}`).join(', ')}`);
 }

@@ -365,11 +365,7 @@ async function syncCycle(
 /** The upstream gives no list totals; the pipelines' dealCount sums to the deals a backfill will copy. */
 async function estimateDeals(store: Store, metrics: DaemonMetrics, health: HealthTracker): Promise<void> {
   try {
-    const row = await store.db
-      .selectFrom('pipelines')
-      .select((eb) => eb.fn.sum<number>('deal_count').as('n'))
-      .executeTakeFirst();
-    const n = Number(row?.n ?? 0);
+    const n = await store.listedDealCount();
     if (n > 0 && health.state.backfill) {
       health.state.backfill.estimate.deals = n;
       metrics.backfillEstimate.set({ list: 'deals' }, n);
