@@ -18,7 +18,7 @@ import { realClock, Semaphore, type Clock, type Pacer } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedOptions } from './options.js';
 import { PagingGuard } from './paging.js';
 import { unsafePathSegment } from './path-ids.js';
-import { makeRedactor } from './redact.js';
+import { SecretRedactor } from '../util/redact.js';
 import { dealSchema, eventSchema, pipelineSchema, ticketSchema, ticketWithMessagesSchema } from './schemas.js';
 import { shownPath, Transport, toQueryString } from './transport.js';
 import type { Deal, InvalidItem, Page, Pipeline, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
@@ -133,7 +133,7 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     clock,
     limiter: pacer,
     semaphore: new Semaphore(opts.concurrency),
-    redact: makeRedactor(opts.apiKey),
+    redactor: new SecretRedactor(opts.apiKey),
     signal: clientSignal,
     logger: options.logger,
     onRequest: options.onRequest,

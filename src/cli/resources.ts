@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
 import { STATE_VERSION, upgradeStoredState, type SyncContext, type SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { SecretRedactor } from './secrets.js';
+import type { SecretRedactor } from '../util/redact.js';
 
 export type GlobalFlags = ConfigFlags;
 
@@ -21,7 +21,7 @@ export function loadResources(flags: GlobalFlags, redactor: SecretRedactor): Res
   // Registered before the logger exists, so no line it ever writes can carry them.
   const password = databasePassword(config.database);
   redactor.add(config.apiKey, config.http.authToken, password, password === null ? null : encodeURIComponent(password));
-  const logger = createLogger({ level: config.logLevel, secrets: redactor.values });
+  const logger = createLogger({ level: config.logLevel, redactor });
   for (const warning of warnings) logger.warn(warning);
   return { config, logger, redactor };
 }

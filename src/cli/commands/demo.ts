@@ -6,7 +6,7 @@ import { startSimulator } from '../../simulator/index.js';
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import { openClient, syncContext, type Resources } from '../resources.js';
-import { SecretRedactor } from '../secrets.js';
+import { SecretRedactor } from '../../util/redact.js';
 import { openWriterSession, usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
 import { printMirrorCounts } from './mirror-counts.js';
@@ -48,7 +48,7 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
     redactor.add(DEMO_KEY);
     const res: Resources = {
       config,
-      logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: redactor.values }),
+      logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', redactor }),
       redactor,
     };
     const client = openClient(res, life);
