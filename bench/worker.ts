@@ -208,17 +208,17 @@ const NEEDS_TICKET_READ = /^ticket\.(created|replied|note_added|customer_replied
  * ticket whose messages changed or that the list leaves out. Deleted deals need no read.
  */
 function listPlan(events: SyncEvent[], watermarkMs: number): number {
-  const fresh = events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs);
+  const unseen = events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs);
   const tickets = new Set<string>();
   const deals = new Set<string>();
   const ticketReads = new Set<string>();
-  for (const e of fresh) {
+  for (const e of unseen) {
     if (e.entityType === 'ticket') {
       tickets.add(e.entityId);
       if (NEEDS_TICKET_READ.test(e.type)) ticketReads.add(e.entityId);
     } else if (e.entityType === 'deal' && e.type !== 'deal.deleted') deals.add(e.entityId);
   }
-  return 1 + pages(fresh.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
+  return 1 + pages(unseen.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
 }
 
 /** Loopback load on GET /tickets/:id with pipelining, for the simulator's own capacity. */

@@ -161,7 +161,7 @@ async function page<S extends z.ZodType>(
   if (!Array.isArray(items))
     throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
   // The document shows the last page as `nextCursor: null`; a server may as well send "" or leave
-  // the key out (docs/sync.md, "Where the API document is silent"): all three end the listing.
+  // the key out (docs/sync.md, "Where the upstream is silent"): all three end the listing.
   const next = envelope?.nextCursor;
   if (next !== undefined && next !== null && typeof next !== 'string') {
     throw new InvalidResponseError('"nextCursor" is neither a string, null nor absent', { ...where, status: 200 });
