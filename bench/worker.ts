@@ -1,7 +1,7 @@
 /**
  * One measured job of the benchmark, run in its own process so each figure (time, peak RSS) is
  * its own. Prints one JSON line. Modes: wsmirror-backfill, raw-backfill, floor-backfill (bench/floor.ts),
- * wsmirror-sync, raw-sync, load.
+ * wsmirror-sync, raw-sync, floor-sync (bench/floor-sync.ts), load.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -12,6 +12,7 @@ import { openStore } from '../src/store/index.js';
 import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 import { floorBackfill } from './floor.js';
+import { floorSync, type SyncWindow } from './floor-sync.js';
 
 const [mode, url, arg] = process.argv.slice(2) as [string, string, string | undefined];
 const KEY = 'bench-key';
@@ -99,6 +100,12 @@ function lean(): Promise<object> {
   return floorBackfill(url, KEY, job.database, job.specOnly);
 }
 
+/** floor-sync: the tick's lean equivalent (bench/floor-sync.ts) on `database`, over the raw loop's window. */
+function leanSync(): Promise<object> {
+  const job = JSON.parse(arg!) as SyncWindow & { database: string };
+  return floorSync(url, KEY, job.database, job);
+}
+
 /** What the raw loop reads of a list page: the items are typed where it reads them. */
 interface Page {
   nextCursor: string | null;
@@ -167,12 +174,6 @@ async function raw(kind: 'backfill' | 'sync'): Promise<object> {
 function cpuSince(start: NodeJS.CpuUsage): number {
   const { user, system } = process.cpuUsage(start);
   return Math.round((user + system) / 1000);
-}
-
-/** The arg of raw-sync: the window the mirror's next cycle reads (from `since`) and its watermark. */
-interface SyncWindow {
-  since: string;
-  watermark: string;
 }
 
 /** Every page of the change log from `since`, newest first; returns the events. */
@@ -256,9 +257,11 @@ const result =
           ? await raw('sync')
           : mode === 'floor-backfill'
             ? await lean()
-            : mode === 'load'
-              ? await load()
-              : (() => {
-                  throw new Error(`unknown mode ${mode}`);
-                })();
+            : mode === 'floor-sync'
+              ? await leanSync()
+              : mode === 'load'
+                ? await load()
+                : (() => {
+                    throw new Error(`unknown mode ${mode}`);
+                  })();
 process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);
