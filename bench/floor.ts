@@ -212,7 +212,7 @@ async function postgresSink(url: string): Promise<Sink> {
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /** A value in COPY's text format. */
-function copyText(v: Value): string {
+export function copyText(v: Value): string {
   if (v === null) return '\\N';
   if (typeof v === 'number') return String(v);
   return /[\\\n\r\t]/.test(v) ? v.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!) : v;

@@ -138,8 +138,9 @@ export function printCpu(rows: ThroughputFigures[]): void {
 }
 
 /**
- * The lean floor of each backfill (bench/README.md, "Lean floor"): what storing the same mirror
- * costs with the least work each database allows, and the part of it one connection does serially.
+ * The lean floor of each backfill and the tick's lean equivalent (bench/README.md, "Lean floor",
+ * "The tick sync's lean equivalent"): what storing the same mirror costs with the least work each
+ * database allows, and the part of it one connection does serially.
  */
 export function printLean(rows: ThroughputFigures[]): void {
   printTable(
@@ -157,24 +158,25 @@ export function printLean(rows: ThroughputFigures[]): void {
       'lean peak RSS MB',
     ],
     rows.flatMap((r) => {
-      const leans: [string, LeanFigures | undefined][] = [
-        ['', r.backfill.lean],
-        [' (spec-only raw JSON)', r.backfill.leanSpecOnly],
+      const leans: [string, PhaseFigures | undefined, LeanFigures | undefined][] = [
+        ['', r.backfill, r.backfill.lean],
+        [' (spec-only raw JSON)', r.backfill, r.backfill.leanSpecOnly],
+        [' tick sync', r.tick, r.tick?.lean],
       ];
-      return leans.flatMap(([variant, l]) => {
-        if (!l) return [];
+      return leans.flatMap(([variant, p, l]) => {
+        if (!l || !p) return [];
         return [
           [
             r.size,
             `${r.dialect}${variant}`,
-            fmt(r.backfill.raw.ms),
+            fmt(p.raw.ms),
             fmt(l.ms),
             l.timeRatio.toFixed(2),
             r.dialect === 'postgres' ? `${fmt(l.storeMs)} (server CPU)` : fmt(l.storeMs),
             l.storeRatio?.toFixed(2) ?? '–',
             l.cpuFloor?.rawRatio.toFixed(2) ?? '–',
-            fmt(r.backfill.wsmirror.ms),
-            r.backfill.timeRatio.toFixed(2),
+            fmt(p.wsmirror.ms),
+            p.timeRatio.toFixed(2),
             String(l.peakRssMb),
           ],
         ];
@@ -185,7 +187,7 @@ export function printLean(rows: ThroughputFigures[]): void {
 
 /**
  * Medians of the interleaved rounds (bench/README.md, "Rounds and goals"): the backfill against
- * the lean job (goal: wsmirror / lean at most 1.5), the tick sync against the raw loop.
+ * the lean job, the tick sync against its lean equivalent (goal: wsmirror / lean at most 1.5 for both).
  */
 export function printRounds(rows: ThroughputFigures[]): void {
   const out: string[][] = [];

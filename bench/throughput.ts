@@ -38,8 +38,9 @@ export interface CpuFloor {
 }
 
 /**
- * Backfill only: the lean floor (bench/floor.ts), the raw loop's requests with every answer stored
- * the cheapest way, against the same simulator just after the raw loop (bench/README.md, "Lean floor").
+ * The lean floor (bench/floor.ts; for the tick, bench/floor-sync.ts): the raw loop's requests with
+ * every answer stored the cheapest way, against the same simulator just after the raw loop
+ * (bench/README.md, "Lean floor", "The tick sync's lean equivalent").
  */
 export interface LeanFigures extends JobFigures {
   /** lean ms / raw ms. */
@@ -209,20 +210,38 @@ async function measureSync(
   await spreadWrites(url, writes);
   await takeRequests(url);
   const window = JSON.stringify({ since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() });
-  // The mirror as the writes left it, so every round and the profiled run sync the same window from the same state.
-  const snapshot = repeat && (repeat.rounds > 1 || repeat.profile) ? await repeat.dbs.copy(database, `${repeat.label}_snap`) : undefined;
+  // The mirror as the writes left it, so every round, the lean job and the profiled run sync the same window from the same state.
+  const snapshot = repeat ? await repeat.dbs.copy(database, `${repeat.label}_snap`) : undefined;
+  const leanSync = async (i: number) =>
+    runJob(
+      'floor-sync',
+      url,
+      JSON.stringify({ ...JSON.parse(window), database: await repeat!.dbs.copy(snapshot!, `${repeat!.label}_lean_${i}`) }),
+    );
   const raw = await measured(cpu, () => runJob('raw-sync', url, window));
   const rawSeen = await takeRequests(url);
+  // The tick's lean equivalent (bench/floor-sync.ts) on a copy, between the raw loop and wsmirror as in the backfill's rounds.
+  const leanRun = snapshot ? await measured(cpu, () => leanSync(1)) : undefined;
+  const leanFigures = leanRun ? lean(leanRun, await takeRequests(url), raw.result.ms!) : undefined;
   const ws = await measured(cpu, () => runJob('wsmirror-sync', url, JSON.stringify({ database })));
   const wsSeen = await takeRequests(url);
-  const figures = phase(raw, rawSeen, ws, wsSeen);
-  if (repeat && snapshot) {
-    const each: Round[] = [{ rawMs: raw.result.ms!, wsmirrorMs: ws.result.ms!, wsmirrorCpuMs: ws.result.cpuMs! }];
+  const figures: PhaseFigures = { ...phase(raw, rawSeen, ws, wsSeen), ...(leanFigures ? { lean: leanFigures } : {}) };
+  if (repeat && snapshot && leanFigures) {
+    const each: Round[] = [
+      {
+        rawMs: raw.result.ms!,
+        leanMs: leanFigures.ms,
+        leanCpuMs: leanFigures.cpuMs,
+        wsmirrorMs: ws.result.ms!,
+        wsmirrorCpuMs: ws.result.cpuMs!,
+      },
+    ];
     for (let i = 2; i <= repeat.rounds; i++) {
       const r = await runJob('raw-sync', url, window);
+      const l = await leanSync(i);
       const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_${i}`);
       const w = await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }));
-      each.push({ rawMs: r.ms!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs! });
+      each.push({ rawMs: r.ms!, leanMs: l.ms!, leanCpuMs: l.cpuMs!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs! });
     }
     figures.rounds = summarizeRounds(each);
     if (repeat.profile) {

@@ -1,7 +1,7 @@
 /**
  * One measured job of the benchmark, run in its own process so each figure (time, peak RSS) is
  * its own. Prints one JSON line. Modes: wsmirror-backfill, raw-backfill, floor-backfill (bench/floor.ts),
- * wsmirror-sync, raw-sync, load.
+ * wsmirror-sync, raw-sync, floor-sync (bench/floor-sync.ts), load.
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -12,6 +12,7 @@ import { openStore } from '../src/store/index.js';
 import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 import { floorBackfill } from './floor.js';
+import { floorSync, type SyncWindow } from './floor-sync.js';
 
 const [mode, url, arg] = process.argv.slice(2) as [string, string, string | undefined];
 const KEY = 'bench-key';
@@ -99,6 +100,12 @@ function lean(): Promise<object> {
   return floorBackfill(url, KEY, job.database, job.specOnly);
 }
 
+/** floor-sync: the tick's lean equivalent (bench/floor-sync.ts) on `database`, over the raw loop's window. */
+function leanSync(): Promise<object> {
+  const job = JSON.parse(arg!) as SyncWindow & { database: string };
+  return floorSync(url, KEY, job.database, job);
+}
+
 /** What the raw loop reads of a list page: the items are typed where it reads them. */
 interface Page {
   nextCursor: string | null;
@@ -169,12 +176,6 @@ function cpuSince(start: NodeJS.CpuUsage): number {
   return Math.round((user + system) / 1000);
 }
 
-/** The arg of raw-sync: the window the mirror's next cycle reads (from `since`) and its watermark. */
-interface SyncWindow {
-  since: string;
-  watermark: string;
-}
-
 /** Every page of the change log from `since`, newest first; returns the events. */
 async function pageEvents(get: (path: string) => Promise<unknown>, since: string): Promise<SyncEvent[]> {
   const events: SyncEvent[] = [];
@@ -208,17 +209,17 @@ const NEEDS_TICKET_READ = /^ticket\.(created|replied|note_added|customer_replied
  * ticket whose messages changed or that the list leaves out. Deleted deals need no read.
  */
 function listPlan(events: SyncEvent[], watermarkMs: number): number {
-  const fresh = events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs);
+  const unseen = events.filter((e) => Date.parse(e.occurredAt) >= watermarkMs);
   const tickets = new Set<string>();
   const deals = new Set<string>();
   const ticketReads = new Set<string>();
-  for (const e of fresh) {
+  for (const e of unseen) {
     if (e.entityType === 'ticket') {
       tickets.add(e.entityId);
       if (NEEDS_TICKET_READ.test(e.type)) ticketReads.add(e.entityId);
     } else if (e.entityType === 'deal' && e.type !== 'deal.deleted') deals.add(e.entityId);
   }
-  return 1 + pages(fresh.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
+  return 1 + pages(unseen.length) + pages(tickets.size) + pages(deals.size) + ticketReads.size;
 }
 
 /** Loopback load on GET /tickets/:id with pipelining, for the simulator's own capacity. */
@@ -256,9 +257,11 @@ const result =
           ? await raw('sync')
           : mode === 'floor-backfill'
             ? await lean()
-            : mode === 'load'
-              ? await load()
-              : (() => {
-                  throw new Error(`unknown mode ${mode}`);
-                })();
+            : mode === 'floor-sync'
+              ? await leanSync()
+              : mode === 'load'
+                ? await load()
+                : (() => {
+                    throw new Error(`unknown mode ${mode}`);
+                  })();
 process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: Math.round(process.resourceUsage().maxRSS / 1024) })}\n`);

@@ -56,14 +56,14 @@ export class AbortFanout {
     }
     let set = this.members.get(source);
     if (set === undefined) {
-      const fresh = new Set<AttemptAbort>();
-      set = fresh;
-      this.members.set(source, fresh);
+      const group = new Set<AttemptAbort>();
+      set = group;
+      this.members.set(source, group);
       source.addEventListener(
         'abort',
         () => {
-          for (const a of fresh) a.abort(source.reason);
-          fresh.clear();
+          for (const a of group) a.abort(source.reason);
+          group.clear();
         },
         { once: true },
       );

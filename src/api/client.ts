@@ -17,7 +17,7 @@ import { realClock, Semaphore, type Clock, type Pacer } from './limiter.js';
 import { resolveOptions, type ApiClientOptions, type ClientStats, type ResolvedOptions } from './options.js';
 import { PagingGuard } from './paging.js';
 import { unsafePathSegment } from './path-ids.js';
-import { makeRedactor } from './redact.js';
+import { SecretRedactor } from '../util/redact.js';
 import { DEAL_LIST, DEAL_READ, EVENT_LIST, pipelineSchema, TICKET_LIST, TICKET_READ } from './schemas.js';
 import { shownPath, Transport, toQueryString } from './transport.js';
 import type { Deal, InvalidItem, ListSource, Page, Pipeline, RecordSource, Ticket, TicketWithMessages, WorkspaceEvent } from './types.js';
@@ -147,7 +147,7 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     clock,
     limiter: pacer,
     semaphore: new Semaphore(opts.concurrency),
-    redact: makeRedactor(opts.apiKey),
+    redactor: new SecretRedactor(opts.apiKey),
     signal: clientSignal,
     logger: options.logger,
     onRequest: options.onRequest,
@@ -172,7 +172,7 @@ async function page<T>(
   if (!Array.isArray(items))
     throw new InvalidResponseError(`expected {"${key}": [...]} but "${key}" is not an array`, { ...where, status: 200 });
   // The document shows the last page as `nextCursor: null`; a server may as well send "" or leave
-  // the key out (docs/sync.md, "Where the API document is silent"): all three end the listing.
+  // the key out (docs/sync.md, "Where the upstream is silent"): all three end the listing.
   const next = envelope?.nextCursor;
   if (next !== undefined && next !== null && typeof next !== 'string') {
     throw new InvalidResponseError('"nextCursor" is neither a string, null nor absent', { ...where, status: 200 });

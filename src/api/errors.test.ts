@@ -2,12 +2,12 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { WsmirrorError } from '../util/errors.js';
 import { ApiError, AuthRejectedError, InvalidRecordError, RateLimitedError, UpstreamUnavailableError } from './errors.js';
-import { makeRedactor, redactJson, REDACTED, sanitizeCause } from './redact.js';
+import { redactJson, REDACTED, SecretRedactor, sanitizeCause } from '../util/redact.js';
 import { defaultUserAgent, packageVersion } from '../util/version.js';
 import { readFileSync } from 'node:fs';
 
 const KEY = 'sk_test_abcdefghijklmnop';
-const redact = makeRedactor(KEY);
+const redactor = new SecretRedactor(KEY);
 
 /** An error shaped like undici's: the request, headers included, hangs off the error object. */
 function undiciLikeError(): Error {
@@ -24,13 +24,13 @@ function allForms(err: unknown): string[] {
 
 describe('redaction', () => {
   it('hides the key and any bearer token in text and JSON', () => {
-    expect(redact(`x ${KEY} y`)).toBe(`x ${REDACTED} y`);
-    expect(redact('Authorization: Bearer other-token')).toBe(`Authorization: Bearer ${REDACTED}`);
-    expect(redactJson({ a: [KEY, { [KEY]: 1 }], n: 3 }, redact)).toEqual({ a: [REDACTED, { [REDACTED]: 1 }], n: 3 });
+    expect(redactor.redact(`x ${KEY} y`)).toBe(`x ${REDACTED} y`);
+    expect(redactor.redact('Authorization: Bearer other-token')).toBe(`Authorization: Bearer ${REDACTED}`);
+    expect(redactJson({ a: [KEY, { [KEY]: 1 }], n: 3 }, redactor)).toEqual({ a: [REDACTED, { [REDACTED]: 1 }], n: 3 });
   });
 
   it('sanitizeCause keeps name, code and message but drops the request objects', () => {
-    const clean = sanitizeCause(undiciLikeError(), redact);
+    const clean = sanitizeCause(undiciLikeError(), redactor);
     expect(clean.message).toBe(`connect failed for Bearer ${REDACTED}`);
     expect((clean as Error & { code?: string }).code).toBe('ECONNRESET');
     expect((clean as unknown as Record<string, unknown>).request).toBeUndefined();
@@ -44,8 +44,8 @@ describe('ApiError serialisation', () => {
     method: 'GET',
     path: '/api/v1/deals/d_1',
     attempts: 6,
-    body: redactJson({ echo: KEY }, redact),
-    cause: sanitizeCause(undiciLikeError(), redact),
+    body: redactJson({ echo: KEY }, redactor),
+    cause: sanitizeCause(undiciLikeError(), redactor),
   };
   const errors = [
     new UpstreamUnavailableError('it answered 503', details),

@@ -17,7 +17,7 @@ export interface ApiErrorDetails {
 
 /**
  * Base of every error the API client raises. `code` is stable; `message` says what to do.
- * Details are sanitised by the client before they get here (see redact.ts).
+ * Details are sanitised by the client before they get here (see src/util/redact.ts).
  */
 export class ApiError extends WsmirrorError {
   readonly status: number | null;

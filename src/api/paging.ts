@@ -8,7 +8,7 @@ const MAX_REMEMBERED = 200_000;
 
 /**
  * Bounds one listing (docs/sync.md, "Hostile upstream"): a cursor handed out twice would repeat
- * the pages forever, and fresh cursors over empty or already-listed pages never end either. A
+ * the pages forever, and new cursors over empty or already-listed pages never end either. A
  * listing can hold no more pages than it has items, so pages bringing nothing new are the sign.
  */
 export class PagingGuard {
@@ -25,11 +25,11 @@ export class PagingGuard {
 
   /** Call with each page's item ids and nextCursor, before using the page. Throws PagingError. */
   check(itemIds: readonly string[], nextCursor: string | null): void {
-    let fresh = 0;
+    let unseen = 0;
     if (this.ids.size + itemIds.length > MAX_REMEMBERED) this.ids.clear();
     for (const id of itemIds) {
       if (!this.ids.has(id)) {
-        fresh++;
+        unseen++;
         this.ids.add(id);
       }
     }
@@ -40,7 +40,7 @@ export class PagingGuard {
         path: this.path,
       });
     }
-    this.stale = fresh === 0 ? this.stale + 1 : 0;
+    this.stale = unseen === 0 ? this.stale + 1 : 0;
     if (this.stale >= MAX_PAGES_WITHOUT_NEW_ITEMS) {
       throw new PagingError(`${this.stale} pages in a row brought nothing new yet still carried a nextCursor`, {
         status: 200,

@@ -21,7 +21,7 @@ import { BodyBudget, readBounded, type BodyStream } from './body.js';
 import { clipText } from './json-bounds.js';
 import type { Clock, Pacer, Semaphore } from './limiter.js';
 import type { ApiClientOptions, ClientStats, RequestEvent, ResolvedOptions } from './options.js';
-import { redactJson, sanitizeCause, type Redactor } from './redact.js';
+import { redactJson, sanitizeCause, type SecretRedactor } from '../util/redact.js';
 import { errorKey, parseRetryAfter, retryDelay, RETRY_TABLE, ruleForStatus, type RetryRule } from './retry-policy.js';
 import { linkSignals } from '../util/signals.js';
 
@@ -35,7 +35,7 @@ export interface TransportDeps {
   limiter: Pacer;
   semaphore: Semaphore;
   clock: Clock;
-  redact: Redactor;
+  redactor: SecretRedactor;
   /** Client-wide signal (options.signal); every request also listens to it. */
   signal?: AbortSignal;
   logger?: ApiClientOptions['logger'];
@@ -226,14 +226,14 @@ export class Transport {
       method: 'GET',
       path: shownPath(target),
       attempts: attempt,
-      cause: sanitizeCause(err, this.d.redact),
+      cause: sanitizeCause(err, this.d.redactor),
     };
     const rule = key === undefined ? undefined : RETRY_TABLE[key];
     if (key !== undefined && rule?.retry) return new RetryableFailure(key, rule, details, undefined);
     const what =
       key === 'ENOTFOUND'
         ? 'the host name of baseUrl does not resolve (ENOTFOUND)'
-        : `request failed (${codeOf(err) ?? this.d.redact(String(err))})`;
+        : `request failed (${codeOf(err) ?? this.d.redactor.redact(String(err))})`;
     return new UpstreamUnavailableError(what, details);
   }
 
@@ -250,7 +250,7 @@ export class Transport {
           path: shownPath(target),
           attempts: attempt,
           body: this.errorBody(text),
-          cause: sanitizeCause(cause, this.d.redact),
+          cause: sanitizeCause(cause, this.d.redactor),
         },
       );
     }
@@ -260,13 +260,13 @@ export class Transport {
     // Only a body that fits whole is parsed: anything larger was cut while reading (readBounded).
     if (text.length <= ERROR_BODY_LIMIT) {
       try {
-        return redactJson(JSON.parse(text), this.d.redact);
+        return redactJson(JSON.parse(text), this.d.redactor);
       } catch {
         // not JSON: kept as text below
       }
     }
     const clipped = text.length > ERROR_BODY_LIMIT ? `${text.slice(0, ERROR_BODY_LIMIT)}…(truncated)` : text;
-    return this.d.redact(clipped);
+    return this.d.redactor.redact(clipped);
   }
 }
 

@@ -1,6 +1,6 @@
 import { inspect } from 'node:util';
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
-import type { SecretRedactor } from './secrets.js';
+import type { SecretRedactor } from '../util/redact.js';
 
 /**
  * The one place where an error becomes an exit code and a sentence on stderr. Library code throws

@@ -10,7 +10,7 @@ import { syncCommand } from './commands/sync.js';
 import { verifyCommand } from './commands/verify.js';
 import { reportExit, toExitError } from './exit.js';
 import type { GlobalFlags } from './resources.js';
-import { SecretRedactor } from './secrets.js';
+import { SecretRedactor } from '../util/redact.js';
 
 function globals(cmd: Command): GlobalFlags {
   const o = cmd.optsWithGlobals<{ config?: string; database?: string; logLevel?: string }>();

@@ -4,7 +4,7 @@ import { createLogger, type Logger } from '../log/index.js';
 import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
 import { STATE_VERSION, upgradeStoredState, type SyncContext, type SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
-import type { SecretRedactor } from './secrets.js';
+import type { SecretRedactor } from '../util/redact.js';
 
 export type GlobalFlags = ConfigFlags;
 
@@ -18,12 +18,17 @@ export interface Resources {
 /** Config and logger: what every command needs before anything else. */
 export function loadResources(flags: GlobalFlags, redactor: SecretRedactor): Resources {
   const { config, warnings } = loadConfig({ flags });
+  const res = resourcesFor(config, redactor);
+  for (const warning of warnings) res.logger.warn(warning);
+  return res;
+}
+
+/** The resources of a config built without reading one (the demo's), by the same rules. */
+export function resourcesFor(config: Config, redactor: SecretRedactor): Resources {
   // Registered before the logger exists, so no line it ever writes can carry them.
   const password = databasePassword(config.database);
   redactor.add(config.apiKey, config.http.authToken, password, password === null ? null : encodeURIComponent(password));
-  const logger = createLogger({ level: config.logLevel, secrets: redactor.values });
-  for (const warning of warnings) logger.warn(warning);
-  return { config, logger, redactor };
+  return { config, logger: createLogger({ level: config.logLevel, redactor }), redactor };
 }
 
 /** The password of a postgres:// URL, so the logger and the exit reporter can scrub it. */

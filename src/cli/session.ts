@@ -4,7 +4,7 @@ import { plausibleHead, type SyncContext, type SyncHooks } from '../sync/index.j
 import { EXIT, ExitError } from '../util/errors.js';
 import { exitAtOnce, Lifecycle } from './lifecycle.js';
 import { loadResources, openClient, openLockedMirror, openMirror, syncContext, type GlobalFlags, type Resources } from './resources.js';
-import type { SecretRedactor } from './secrets.js';
+import type { SecretRedactor } from '../util/redact.js';
 
 /** What `openWriterSession` hands a writer: the mirror, migrated, under the writer lock. */
 export interface WriterMirror {

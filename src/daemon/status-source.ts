@@ -1,4 +1,4 @@
-import { redactJson } from '../api/redact.js';
+import { redactJson, type SecretRedactor } from '../util/redact.js';
 import type { Config } from '../config/index.js';
 import { openStore, type Store } from '../store/index.js';
 import { cycleRows, type PageSnapshot } from './page/snapshot.js';
@@ -19,8 +19,8 @@ export interface StatusSourceOptions {
   openReader: () => Promise<Store>;
   /** `eventsRetentionDays` is reported; the request ceiling is drawn on the requests chart. */
   config: Pick<Config, 'eventsRetentionDays' | 'maxRequestsPerSecond' | 'maxRequestsPerSecondCeiling'>;
-  /** Scrubs this process's secrets (src/cli/secrets.ts) from every string served. */
-  redact: (text: string) => string;
+  /** Scrubs this process's secrets from every string served. */
+  redactor: SecretRedactor;
 }
 
 /**
@@ -117,7 +117,7 @@ export class StatusSource {
   }
 
   #redacted<T>(value: T): T {
-    return redactJson(value, this.o.redact) as T;
+    return redactJson(value, this.o.redactor) as T;
   }
 }
 

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { SecretRedactor } from '../util/redact.js';
 import { createLogger } from './logger.js';
 
 function capture(): { stream: Writable; text: () => string } {
@@ -16,7 +17,7 @@ function capture(): { stream: Writable; text: () => string } {
 describe('createLogger', () => {
   it('scrubs the API key wherever it appears and redacts known key paths', () => {
     const out = capture();
-    const log = createLogger({ secrets: ['key-123456'], pretty: false, destination: out.stream });
+    const log = createLogger({ redactor: new SecretRedactor('key-123456'), pretty: false, destination: out.stream });
     log.info({ apiKey: 'other-secret', url: 'http://x/?token=key-123456' }, 'failed with key-123456 in it');
     log.error({ err: new Error('Bearer key-123456 rejected') }, 'boom');
     const text = out.text();

@@ -1,14 +1,15 @@
 import { Writable } from 'node:stream';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { REDACTED, type SecretRedactor } from '../util/redact.js';
 
 export type { Logger } from 'pino';
 
 export interface LoggerOptions {
   /** Default 'info'. */
   level?: string;
-  /** Strings that must never reach a log line (the API key). They are replaced by "[redacted]". */
-  secrets?: readonly string[];
+  /** Scrubs every finished line of the secrets it holds (the API key, passwords, tokens). Default: none. */
+  redactor?: SecretRedactor;
   /** Default: pretty when stderr is a TTY, JSON lines otherwise. */
   pretty?: boolean;
   /** Default: process.stderr, so stdout stays clean for `--json` output. */
@@ -21,8 +22,7 @@ export interface LoggerOptions {
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const target = options.destination ?? process.stderr;
-  const secrets = (options.secrets ?? []).filter((s) => s.length >= 4);
-  const scrubbed = secrets.length === 0 ? target : scrubbingStream(target, secrets);
+  const scrubbed = options.redactor === undefined ? target : scrubbingStream(target, options.redactor);
   const usePretty = options.pretty ?? Boolean((process.stderr as NodeJS.WriteStream).isTTY);
   const stream = usePretty
     ? pretty({ destination: scrubbed, colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
@@ -33,19 +33,17 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       base: undefined,
       redact: {
         paths: ['apiKey', '*.apiKey', 'config.apiKey', 'headers.authorization', '*.headers.authorization', 'authorization'],
-        censor: '[redacted]',
+        censor: REDACTED,
       },
     },
     stream,
   );
 }
 
-function scrubbingStream(target: NodeJS.WritableStream, secrets: readonly string[]): Writable {
+function scrubbingStream(target: NodeJS.WritableStream, redactor: SecretRedactor): Writable {
   return new Writable({
     write(chunk: Buffer | string, _encoding, callback) {
-      let text = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-      for (const secret of secrets) text = text.split(secret).join('[redacted]');
-      target.write(text);
+      target.write(redactor.redact(typeof chunk === 'string' ? chunk : chunk.toString('utf8')));
       callback();
     },
   });

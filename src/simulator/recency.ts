@@ -43,7 +43,7 @@ export class RecencyIndex<T extends Listed> {
 
   insert(rec: T): void {
     let i = this.items.length;
-    // Fast path: a fresh write is the newest record.
+    // Fast path: a new write is the newest record.
     while (i > 0) {
       const prev = this.items[i - 1] as T;
       if (cmp(prev.updatedAtMs, prev.id, rec.updatedAtMs, rec.id) <= 0) break;

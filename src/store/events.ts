@@ -69,7 +69,7 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   }
 
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
-  const fresh = rows
+  const unseen = rows
     .filter((r) => newIds.has(r.id))
     .map((r) => ({
       id: r.id,
@@ -79,7 +79,7 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
       payload: firstOf.get(r.id)!.payload,
       at: r.occurred_at,
     }));
-  const { changes, gaps } = await historyFromEvents(db, fresh);
+  const { changes, gaps } = await historyFromEvents(db, unseen);
   for (const batch of chunks(changes, 100)) await writeEventHistory(db, batch);
   const reused = await reusedIds(db, events, all, rows, newIds);
   // A reused id's own change cannot be kept under the id another event holds: its record's

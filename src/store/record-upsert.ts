@@ -43,7 +43,7 @@ export interface RecordKind<P extends PreparedRecord, Prev extends { id: string;
   /** The rows the batch's records point at (people, companies, stubs), written first. */
   writeRefs(db: Db, live: readonly P[]): Promise<void>;
   /** Records the mirror does not hold: their rows and children in a few multi-row statements. */
-  insertNew(db: Db, fresh: readonly P[]): Promise<void>;
+  insertNew(db: Db, added: readonly P[]): Promise<void>;
   /**
    * Records the mirror holds, with their stored copies: only what differs is written, with a few
    * statements for the whole batch. Returns the history rows derived, per record in order.
@@ -94,8 +94,8 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
     db,
     live.map((l) => l.p),
   );
-  const fresh = live.filter((l) => l.previous === undefined).map((l) => l.p);
-  if (fresh.length > 0) await kind.insertNew(db, fresh);
+  const added = live.filter((l) => l.previous === undefined).map((l) => l.p);
+  if (added.length > 0) await kind.insertNew(db, added);
   const known = live.filter((l) => l.previous !== undefined);
   if (known.length > 0) {
     const history = await kind.updateKnown(

@@ -74,9 +74,9 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     );
     // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
     const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
-    const fresh = events.filter((e) => newIds.has(e.id));
-    await markDeletions(tx, fresh);
-    await tx.markDirty([...dirtyMarks([...fresh, ...reused]), ...marks]);
+    const unseen = events.filter((e) => newIds.has(e.id));
+    await markDeletions(tx, unseen);
+    await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
   next: () => 'deals',

@@ -35,6 +35,14 @@ export interface SyncHooks {
   onAsOf?(state: AsOfState): void;
 }
 
+/**
+ * What became of a record the sync re-read. These are the values of the `outcome` label of
+ * `wsmirror_records_total` and of the status page's records chart (docs/operations.md), so they do
+ * not change: `fresh` is a current read, one whose updatedAt is at least as new as the newest event
+ * that marked the record; `stale` an older read, tried again next cycle; `stale-accepted` a stale
+ * read taken after a few tries; `deleted` a record the upstream no longer has; `quarantined` a
+ * copy the store could not hold.
+ */
 export type RecordOutcome = 'fresh' | 'stale' | 'stale-accepted' | 'deleted' | 'quarantined';
 
 export type { WindowState } from './state.js';

@@ -68,7 +68,7 @@ export async function applyWrites(ctx: SyncContext, tx: StoreTx, writes: readonl
  * §4.3). Older is a stale read (replica lag, cache): tried again next cycle, and accepted after a
  * few tries, since some servers do not bump updatedAt for every event. A copy the store could
  * not hold is quarantined by the upsert: out of the dirty set like any quarantined record (its
- * next event, or verify --repair, retries it), never "fresh". Each type's copies go in one bulk
+ * next event, or verify --repair, retries it), never counted "fresh". Each type's copies go in one bulk
  * upsert, so the references two types share (users, contacts) fold per type, not across types.
  */
 async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly RecordWrite[]): Promise<RecordOutcome[]> {
@@ -86,8 +86,8 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
       const verdicts = await tx.upsertRecords(entity.type, records, now);
       reads.forEach((i, n) => {
         const { entry } = writes[i]!;
-        const fresh = Date.parse(records[n]!.updatedAt) >= Date.parse(entry.occurredAt);
-        if (verdicts[n]!.quarantined || fresh) {
+        const current = Date.parse(records[n]!.updatedAt) >= Date.parse(entry.occurredAt);
+        if (verdicts[n]!.quarantined || current) {
           outcomes[i] = verdicts[n]!.quarantined ? 'quarantined' : 'fresh';
           cleared.push(i);
         } else stale.push(i);

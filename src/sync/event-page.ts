@@ -72,11 +72,11 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       );
       const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now);
       for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
-      const fresh = events.filter((e) => newIds.has(e.id));
-      await markDeletions(tx, fresh);
+      const unseen = events.filter((e) => newIds.has(e.id));
+      await markDeletions(tx, unseen);
       await quarantineReused(tx, reused, now);
-      await tx.markDirty([...dirtyMarks([...fresh, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
-      const lateOnes = lateEvents(fresh, next.lateBefore);
+      await tx.markDirty([...dirtyMarks([...unseen, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
+      const lateOnes = lateEvents(unseen, next.lateBefore);
       const late = oldest(lateOnes);
       if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
       const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
@@ -103,9 +103,9 @@ export async function quarantineReused(tx: StoreTx, reused: readonly WorkspaceEv
   }
 }
 
-/** Sets deleted_at on the records whose `*.deleted` events are among `fresh` (events new to the mirror). */
-export async function markDeletions(tx: StoreTx, fresh: readonly WorkspaceEvent[]): Promise<void> {
-  for (const e of fresh) {
+/** Sets deleted_at on the records whose `*.deleted` events are among `unseen` (events new to the mirror). */
+export async function markDeletions(tx: StoreTx, unseen: readonly WorkspaceEvent[]): Promise<void> {
+  for (const e of unseen) {
     if (isRecordType(e.entityType) && e.type === `${e.entityType}.deleted`) await tx.markDeleted(e.entityType, e.entityId, e.occurredAt);
   }
 }
@@ -116,11 +116,11 @@ function withoutReach(window: WindowState): WindowState {
   return rest;
 }
 
-/** The events of `fresh` (new to the mirror) that lie before `lateBefore`. */
-function lateEvents(fresh: readonly WorkspaceEvent[], lateBefore: string | undefined): WorkspaceEvent[] {
+/** The events of `unseen` (new to the mirror) that lie before `lateBefore`. */
+function lateEvents(unseen: readonly WorkspaceEvent[], lateBefore: string | undefined): WorkspaceEvent[] {
   if (lateBefore === undefined) return [];
   const limit = Date.parse(lateBefore);
-  return fresh.filter((e) => Date.parse(e.occurredAt) < limit);
+  return unseen.filter((e) => Date.parse(e.occurredAt) < limit);
 }
 
 function oldest(events: readonly WorkspaceEvent[]): WorkspaceEvent | null {

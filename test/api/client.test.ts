@@ -353,7 +353,7 @@ describe('the API key never leaks', () => {
       const forms = [JSON.stringify(err), inspect(err, { depth: 10, showHidden: true }), String(err), (err as Error).stack ?? ''];
       for (const form of forms) expect(form).not.toContain(KEY);
     }
-    expect(JSON.stringify(errors[0])).toContain('[REDACTED]');
+    expect(JSON.stringify(errors[0])).toContain('[redacted]');
     expect((errors[2] as Error).cause).toBeInstanceOf(Error);
   });
 

@@ -112,11 +112,11 @@ describe('crash safety (SIGKILL at seeded points of progress)', () => {
       const before = new Set(sim.control.truth().events.map((e: any) => e.id as string));
       sim.control.act(120);
       // The sync must page through every new event and read every ticket or deal they name once.
-      const fresh = sim.control.truth().events.filter((e: any) => !before.has(e.id)) as any[];
+      const unseen = sim.control.truth().events.filter((e: any) => !before.has(e.id)) as any[];
       const records = new Set(
-        fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`),
+        unseen.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`),
       );
-      const k = killPoint(1000 + seed, Math.ceil(fresh.length / PAGE) + records.size);
+      const k = killPoint(1000 + seed, Math.ceil(unseen.length / PAGE) + records.size);
       await killAtRequest(sim, ['sync'], env, k);
       expect(await diffFile(join(dir, 'mirror.sqlite'), sim), `seed ${seed}, killed at request #${k}`).toEqual([]);
       cleanup();

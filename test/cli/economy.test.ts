@@ -34,13 +34,14 @@ describe('request economy of a sync', () => {
 
     sim.control.act(45);
     const mirroredIds = new Set(mirrored.map((e) => e.id));
-    const fresh = (sim.control.truth().events as Array<{ id: string; entityType: string; entityId: string; occurredAt: string }>).filter(
+    const unseen = (sim.control.truth().events as Array<{ id: string; entityType: string; entityId: string; occurredAt: string }>).filter(
       (e) => !mirroredIds.has(e.id),
     );
-    const E = fresh.length;
+    const E = unseen.length;
     const O = mirrored.filter((e) => Date.parse(e.occurred_at) >= since).length;
-    const R = new Set(fresh.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`))
-      .size;
+    const R = new Set(
+      unseen.filter((e) => e.entityType === 'ticket' || e.entityType === 'deal').map((e) => `${e.entityType}:${e.entityId}`),
+    ).size;
 
     sim.control.clearRequests();
     const r = await runCli(['sync'], env);

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DaemonTelemetry, renderPage, StatusSource } from '../../src/daemon/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { SecretRedactor } from '../../src/util/redact.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
 
@@ -87,7 +88,7 @@ describe.each(dialects)('the status page at 50,000 tickets and 10,000 quarantine
       telemetry,
       config: { eventsRetentionDays: 90, maxRequestsPerSecond: 10, maxRequestsPerSecondCeiling: 100 },
       openReader: () => Promise.resolve(reader),
-      redact: (text) => text,
+      redactor: new SecretRedactor(),
     });
     const times: number[] = [];
     let bytes = 0;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../migrations/index.js';
 import { DaemonTelemetry, openStatusReader, renderPage, StatusSource } from '../../src/daemon/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import { SecretRedactor } from '../../src/util/redact.js';
 import { dialects } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
 
@@ -43,7 +44,7 @@ describe.each(dialects)('the status page reader ($name)', (dialect) => {
           opens++;
           return openStatusReader(config, (close) => closes.push(close));
         },
-        redact: (text) => text,
+        redactor: new SecretRedactor(),
       });
       const first = await source.page();
       expect(first.mirror).toBeNull();

@@ -160,12 +160,12 @@ for (const dialect of dialects) {
           .executeTakeFirstOrThrow(),
       );
       const subject = await m.edit('tickets', y!);
-      const fresh = (truth(m).events as Rec[])
+      const unseen = (truth(m).events as Rec[])
         .filter((e) => e.entityId === y)
         .reduce((a: Rec, e: Rec) => (Date.parse(e.occurredAt) > Date.parse(a.occurredAt) ? e : a));
       m.hostile.faults.rewrite = {
         events(events) {
-          for (const e of events) if (e.id === fresh.id) e.id = stored.id;
+          for (const e of events) if (e.id === unseen.id) e.id = stored.id;
         },
       };
       const r = await m.run();
@@ -173,7 +173,7 @@ for (const dialect of dialects) {
       expect(await subjectOf(m, y!)).toBe(subject);
       expect((await m.quarantined('event')).find((q) => q.entity_id === stored.id)?.reason).toMatch(/already the id of another event/);
       expect(r.stderr).toMatch(/reused event ids for other events/);
-      expect(await m.diff()).toEqual([`1 events missing, e.g. ${fresh.id}`]);
+      expect(await m.diff()).toEqual([`1 events missing, e.g. ${unseen.id}`]);
 
       // Served under its own id again, the event is stored, and ordinary changes arrive.
       m.clearFaults();

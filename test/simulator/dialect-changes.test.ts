@@ -91,10 +91,10 @@ describe.each(['apiId', 'api', 'snake'] as const)('changeEvents updated, changeF
           status: 'on_hold',
         };
         await c.send('PATCH', `/api/v1/tickets/${ticket.id}`, body);
-        let fresh = await since(c, before);
-        expect(fresh).toHaveLength(1);
-        expect(fresh[0]).toMatchObject({ type: 'ticket.updated', entityId: ticket.id });
-        expect(fresh[0].payload).toEqual({
+        let unseen = await since(c, before);
+        expect(unseen).toHaveLength(1);
+        expect(unseen[0]).toMatchObject({ type: 'ticket.updated', entityId: ticket.id });
+        expect(unseen[0].payload).toEqual({
           subject: { from: ticket.subject, to: 'New subject' },
           summary: { from: ticket.summary, to: 'sum' },
           [N.team]: { from: ref(ticket.team?.id ?? null, ticket.team?.name ?? null), to: ref(otherTeam.id, otherTeam.name) },
@@ -109,12 +109,12 @@ describe.each(['apiId', 'api', 'snake'] as const)('changeEvents updated, changeF
         before = await newestEventId(c);
         await c.send('PATCH', `/api/v1/tickets/${ticket.id}`, { assigneeId: null });
         await c.send('POST', `/api/v1/tickets/${ticket.id}/messages`, { body: 'hi' });
-        fresh = await since(c, before);
-        expect(fresh.map((e) => e.type)).toEqual(['ticket.updated', 'ticket.replied', 'ticket.updated']);
-        expect(fresh[2].payload).toEqual({ [N.assignee]: { from: ref(members[2].id, members[2].name), to: null } });
-        const key = (truth: Wire) => truth.members.find((m: Wire) => m.id === fresh[0].actor.id);
-        expect(fresh[0].payload).toEqual({
-          [N.assignee]: { from: null, to: ref(fresh[0].actor.id, key(c.sim.control.truth()).name) },
+        unseen = await since(c, before);
+        expect(unseen.map((e) => e.type)).toEqual(['ticket.updated', 'ticket.replied', 'ticket.updated']);
+        expect(unseen[2].payload).toEqual({ [N.assignee]: { from: ref(members[2].id, members[2].name), to: null } });
+        const key = (truth: Wire) => truth.members.find((m: Wire) => m.id === unseen[0].actor.id);
+        expect(unseen[0].payload).toEqual({
+          [N.assignee]: { from: null, to: ref(unseen[0].actor.id, key(c.sim.control.truth()).name) },
           status: { from: 'on_hold', to: 'pending' },
         });
 
@@ -133,8 +133,8 @@ describe.each(['apiId', 'api', 'snake'] as const)('changeEvents updated, changeF
           fields: { source: 'event' },
         };
         await c.send('PATCH', `/api/v1/deals/${deal.id}`, dealBody);
-        fresh = await since(c, before);
-        const update = fresh.filter((e) => e.entityId === deal.id);
+        unseen = await since(c, before);
+        const update = unseen.filter((e) => e.entityId === deal.id);
         expect(update).toHaveLength(1);
         expect(update[0].type).toBe('deal.updated');
         const contactRefs = (list: Wire[]) => list.map((x) => ref(x.id, `${x.firstName} ${x.lastName}`));
@@ -153,7 +153,7 @@ describe.each(['apiId', 'api', 'snake'] as const)('changeEvents updated, changeF
           [N.stage]: { from: ref(deal.stage.id, deal.stage.name), to: ref(stage.id, stage.name) },
         });
         // The timeline entries go to the contacts linked by this very write.
-        const timeline = fresh.filter((e) => e.type === 'contact.activity_logged');
+        const timeline = unseen.filter((e) => e.type === 'contact.activity_logged');
         expect(timeline.map((e) => e.entityId)).toEqual([ticket.contact.id]);
         for (const e of timeline)
           expect(e.payload).toEqual({
@@ -233,20 +233,20 @@ describe.each(['summary', 'changed'] as const)('changeEvents opaque (%s)', (form
       await c.send('PATCH', `/api/v1/tickets/${ticket.id}`, { priority: ticket.priority === 'low' ? 'high' : 'low', status: 'pending' });
       const member = (truth.members as Wire[]).find((m) => m.id !== ticket.assignee?.id);
       await c.send('PATCH', `/api/v1/tickets/${ticket.id}`, { subject: 'x', teamId: null, assigneeId: member.id });
-      const fresh = await since(c, before);
-      expect(fresh.map((e) => e.type)).toEqual(['ticket.updated', 'ticket.updated']);
+      const unseen = await since(c, before);
+      expect(unseen.map((e) => e.type)).toEqual(['ticket.updated', 'ticket.updated']);
       if (form === 'summary') {
-        expect(fresh[1].payload).toEqual({ summary: 'Priority and status updated' });
-        expect(fresh[0].payload.summary).toMatch(/^Subject(, team)? and assignee updated$/);
+        expect(unseen[1].payload).toEqual({ summary: 'Priority and status updated' });
+        expect(unseen[0].payload.summary).toMatch(/^Subject(, team)? and assignee updated$/);
       } else {
-        expect(fresh[1].payload).toEqual({ changed: ['priority', 'status'] });
-        expect(fresh[0].payload.changed).toEqual(ticket.team ? ['subject', 'team', 'assignee'] : ['subject', 'assignee']);
+        expect(unseen[1].payload).toEqual({ changed: ['priority', 'status'] });
+        expect(unseen[0].payload.changed).toEqual(ticket.team ? ['subject', 'team', 'assignee'] : ['subject', 'assignee']);
       }
       // The truth still knows what the log does not show.
       const told = (truth.changes as Wire[]).length;
       expect(told).toBeGreaterThan(50);
       const now = c.sim.control.truth().changes as Wire[];
-      expect(now.find((x) => x.eventId === fresh[1].id && x.field === 'status')).toMatchObject({ from: 'open', to: 'pending' });
+      expect(now.find((x) => x.eventId === unseen[1].id && x.field === 'status')).toMatchObject({ from: 'open', to: 'pending' });
     } finally {
       await c.sim.close();
     }
@@ -260,16 +260,16 @@ describe('changeEvents dedicated with other names and values', () => {
       const { ticket, otherTeam, members } = fixtures(c);
       const before = await newestEventId(c);
       await c.send('PATCH', `/api/v1/tickets/${ticket.id}`, { teamId: otherTeam.id, assigneeId: members[1].id, status: 'pending' });
-      const fresh = await since(c, before);
-      expect(fresh.map((e) => e.type)).toEqual(['ticket.status_changed', 'ticket.assigned', 'ticket.updated']);
-      expect(fresh[2].payload).toEqual({
+      const unseen = await since(c, before);
+      expect(unseen.map((e) => e.type)).toEqual(['ticket.status_changed', 'ticket.assigned', 'ticket.updated']);
+      expect(unseen[2].payload).toEqual({
         team_id: {
           from: ticket.team ? { id: ticket.team.id, name: ticket.team.name } : null,
           to: { id: otherTeam.id, name: otherTeam.name },
         },
       });
-      expect(fresh[1].payload).toEqual({ from: null, to: { id: members[1].id, name: members[1].name } });
-      expect(fresh[0].payload).toEqual({ from: 'open', to: 'pending' });
+      expect(unseen[1].payload).toEqual({ from: null, to: { id: members[1].id, name: members[1].name } });
+      expect(unseen[0].payload).toEqual({ from: 'open', to: 'pending' });
       const moves = (c.sim.control.truth().events as Wire[]).filter((e) => e.type === 'deal.stage_changed');
       expect(moves.length).toBeGreaterThan(0);
       for (const m of moves) expect(Object.keys(m.payload.to).sort()).toEqual(['id', 'name']);

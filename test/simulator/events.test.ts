@@ -83,12 +83,12 @@ describe('events', () => {
       'change_amount',
       'delete_deal',
     ]);
-    const fresh: Wire[] = [];
+    const unseen: Wire[] = [];
     for (const e of await c.pageAll('/api/v1/events?limit=100', 'events')) {
       if (e.id === before) break;
-      fresh.push(e);
+      unseen.push(e);
     }
-    const types = new Set(fresh.map((e) => e.type));
+    const types = new Set(unseen.map((e) => e.type));
     for (const t of [
       'contact.created',
       'ticket.created',
@@ -102,7 +102,7 @@ describe('events', () => {
       'deal.deleted',
     ])
       expect(types).toContain(t);
-    for (const e of fresh) {
+    for (const e of unseen) {
       expect(e.actor).toEqual(expect.objectContaining({ id: expect.any(String) }));
       expect(JSON.stringify(e.payload).length).toBeLessThan(400);
     }
@@ -110,7 +110,7 @@ describe('events', () => {
     const truth = c.sim.control.truth();
     for (const r of records.filter((x) => !truth.deletedDealIds.includes(x.entityId))) {
       const rec = [...(truth.tickets as Wire[]), ...(truth.deals as Wire[])].find((x) => x.id === r.entityId);
-      const newest = fresh.find((e) => e.entityId === r.entityId);
+      const newest = unseen.find((e) => e.entityId === r.entityId);
       expect(rec.updatedAt).toBe(newest.occurredAt);
     }
   });

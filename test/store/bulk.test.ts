@@ -94,7 +94,7 @@ for (const dialect of dialects) {
   describe(`bulk upserts on ${dialect.name}`, () => {
     const dbs: { drop(): Promise<void> }[] = [];
     const stores: Store[] = [];
-    const fresh = async () => {
+    const setUp = async () => {
       const db = await dialect.newDatabase();
       dbs.push(db);
       const store = await openStore({ database: db.database });
@@ -113,8 +113,8 @@ for (const dialect of dialects) {
     });
 
     it('leaves the mirror as upserting the records one by one does, with the same results', async () => {
-      const one = await fresh();
-      const many = await fresh();
+      const one = await setUp();
+      const many = await setUp();
       const seq = await one.transaction(async (tx) => {
         const r = [];
         for (const t of ticketBatch()) r.push(await tx.upsertTicket(t, SYNCED));
@@ -141,7 +141,7 @@ for (const dialect of dialects) {
 
     if (dialect.name === 'postgres') {
       it('quarantines only the record holding a value PostgreSQL refuses, and writes the rest of the batch', async () => {
-        const store = await fresh();
+        const store = await setUp();
         const batch = [
           ticket({ id: 'ok1', updatedAt: at(3) }),
           // PostgreSQL's integer column refuses 2^31 (class 22); SQLite stores it.

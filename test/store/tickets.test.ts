@@ -94,7 +94,7 @@ describe('upsertTicket', () => {
     expect(await databaseOf(store).selectFrom('ticket_history').selectAll().execute()).toHaveLength(0);
   });
 
-  it('un-deletes on a fresh read, clears quarantine, and markDeleted(Many) keeps the first time', async () => {
+  it('un-deletes on a later read, clears quarantine, and markDeleted(Many) keeps the first time', async () => {
     await store.transaction(async (tx) => {
       await tx.upsertTicket(ticket(), SYNCED);
       await tx.markDeleted('ticket', 't1', '2024-05-03T00:00:00Z');

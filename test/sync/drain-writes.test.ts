@@ -95,7 +95,7 @@ for (const dialect of dialects) {
     afterAll(async () => {
       for (const c of cleanups) await c();
     });
-    const fresh = async () => {
+    const setUp = async () => {
       const db = await dialect.newDatabase();
       const p = await prepared(db.database);
       const ctx = context(p.store);
@@ -108,8 +108,8 @@ for (const dialect of dialects) {
     };
 
     it('a batch ends as writing its records one by one does, with the same outcomes', async () => {
-      const one = await fresh();
-      const many = await fresh();
+      const one = await setUp();
+      const many = await setUp();
       const sequential: RecordOutcome[] = [];
       for (const w of batch(one.entries)) sequential.push(...(await one.store.transaction((tx) => applyWrites(one.ctx, tx, [w]))));
       const together = await many.store.transaction((tx) => applyWrites(many.ctx, tx, batch(many.entries)));
@@ -144,7 +144,7 @@ for (const dialect of dialects) {
     });
 
     it('a quarantined raw copy holding a lone surrogate is kept with U+FFFD, in the batch, on both dialects', async () => {
-      const { store, entries, ctx } = await fresh();
+      const { store, entries, ctx } = await setUp();
       const done: [string, RecordOutcome][] = [];
       const writes = new WriteBatch<RecordWrite>(store, {
         apply: (tx, writes) => applyWrites(ctx, tx, writes),

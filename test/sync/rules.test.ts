@@ -100,7 +100,7 @@ for (const dialect of dialects)
       expect(rejected.length).toBe(1);
     });
 
-    it('a stale read stays dirty until a fresh read; three stale reads in a row are accepted and counted', async () => {
+    it('a stale read stays dirty until a current read; three stale reads in a row are accepted and counted', async () => {
       h = await harness();
       await h.backfill();
       const ticket = (h.sim.control.truth().tickets as Array<{ id: string }>)[0]!.id;

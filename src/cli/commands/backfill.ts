@@ -2,7 +2,7 @@ import { recordRun, runBackfill } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { Progress } from '../progress.js';
 import { openWriter } from '../session.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 export async function backfillCommand(flags: GlobalFlags, opts: { history?: string | boolean }, redactor: SecretRedactor): Promise<void> {
   const session = await openWriter(flags, redactor);

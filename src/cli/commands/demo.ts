@@ -1,12 +1,11 @@
 import { rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { configSchema } from '../../config/index.js';
-import { createLogger } from '../../log/index.js';
 import { startSimulator } from '../../simulator/index.js';
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { Lifecycle } from '../lifecycle.js';
-import { openClient, syncContext, type Resources } from '../resources.js';
-import { SecretRedactor } from '../secrets.js';
+import { openClient, resourcesFor, syncContext } from '../resources.js';
+import { SecretRedactor } from '../../util/redact.js';
 import { openWriterSession, usageError } from '../session.js';
 import { readHeadlines } from '../../report/index.js';
 import { printMirrorCounts } from './mirror-counts.js';
@@ -43,14 +42,9 @@ export async function demoCommand(opts: { database: string; tickets: string; dea
       maxRequestsPerSecond: 500,
       concurrency: 8,
       lookbackSeconds: 30,
+      logLevel: process.env.WSMIRROR_LOG_LEVEL ?? 'warn',
     });
-    const redactor = new SecretRedactor();
-    redactor.add(DEMO_KEY);
-    const res: Resources = {
-      config,
-      logger: createLogger({ level: process.env.WSMIRROR_LOG_LEVEL ?? 'warn', secrets: redactor.values }),
-      redactor,
-    };
+    const res = resourcesFor(config, new SecretRedactor());
     const client = openClient(res, life);
     const { store } = await openWriterSession(res, life, { client, lock: { wait: false } });
     const ctx = syncContext(res, store, client, life);

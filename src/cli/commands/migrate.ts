@@ -1,7 +1,7 @@
 import type { GlobalFlags } from '../resources.js';
 import { Lifecycle } from '../lifecycle.js';
 import { loadResources } from '../resources.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 import { openWriterSession } from '../session.js';
 
 /** Applies pending migrations alone; a writer, so it refuses while another writer holds the mirror. */

@@ -1,7 +1,7 @@
 import { readHeadlines, type Headlines } from '../../report/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 const num = (n: number | null, digits = 1) => (n === null ? '-' : n.toFixed(digits));
 const pct = (n: number | null) => (n === null ? '-' : `${(n * 100).toFixed(1)}%`);

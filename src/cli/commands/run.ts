@@ -31,7 +31,7 @@ import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
 import { syncOnce, type CycleSummary } from '../../sync/index.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 /**
  * `wsmirror run`: wait for the writer lock (hot standby), migrate, backfill an empty mirror, then
@@ -60,7 +60,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
         telemetry,
         config,
         openReader: () => openStatusReader(config, (close) => life.defer(close)),
-        redact: (text) => res.redactor.redact(text),
+        redactor: res.redactor,
       });
       const { host, port, authToken } = config.http;
       const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait: telemetry.waiters });

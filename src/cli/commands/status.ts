@@ -16,7 +16,7 @@ import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openReader } from '../session.js';
 import { lagBetween } from '../../sync/index.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 export type { StatusReport } from '../../daemon/index.js';
 

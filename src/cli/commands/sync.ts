@@ -1,7 +1,7 @@
 import { syncOnce } from '../../sync/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { openWriter } from '../session.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 export async function syncCommand(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {
   const session = await openWriter(flags, redactor);

@@ -2,7 +2,7 @@ import { emptyStats, recordRun, runVerify } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
 import { openClient, syncContext, type GlobalFlags } from '../resources.js';
 import { openReader, openWriter } from '../session.js';
-import type { SecretRedactor } from '../secrets.js';
+import type { SecretRedactor } from '../../util/redact.js';
 
 /**
  * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SecretRedactor } from './secrets.js';
+import { REDACTED, SecretRedactor } from './redact.js';
 
 describe('SecretRedactor', () => {
   it('scrubs every registered secret, the longest first, and ignores empty or short values', () => {
@@ -13,5 +13,13 @@ describe('SecretRedactor', () => {
     const r = new SecretRedactor();
     r.add('p%40ss', 'p%40ss');
     expect(r.values).toEqual(['p%40ss']);
+  });
+
+  it('hides any bearer token, registered or not, behind the same placeholder', () => {
+    const r = new SecretRedactor('db-pass');
+    expect(REDACTED).toBe('[redacted]');
+    expect(r.redact('postgres://u:db-pass@h/x with Authorization: Bearer rotated-token')).toBe(
+      'postgres://u:[redacted]@h/x with Authorization: Bearer [redacted]',
+    );
   });
 });

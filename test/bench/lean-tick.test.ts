@@ -1,0 +1,64 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { floorBackfill } from '../../bench/floor.js';
+import { floorSync } from '../../bench/floor-sync.js';
+import { TABLES } from '../../bench/floor-rows.js';
+import { openStore, type MirrorDatabase } from '../../src/store/index.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { readWatermark } from '../../src/sync/index.js';
+import { dialects } from '../helpers/dialects.js';
+import { tableSnapshot } from '../helpers/snapshot.js';
+import { API_KEY, harness as makeHarness, type Harness } from '../sync/harness.js';
+
+const LOOKBACK_MS = 300_000;
+
+/**
+ * The tick's lean equivalent (bench/floor-sync.ts) is only a floor of wsmirror's tick if it
+ * leaves the same mirror: after the same writes upstream, the same rows in every record table
+ * (wall-clock columns aside) as wsmirror's sync writes, deletions and re-written child rows included.
+ * It starts from the lean backfill's mirror, whose rows test/bench/lean-floor.test.ts holds equal
+ * to wsmirror's backfill.
+ */
+for (const dialect of dialects)
+  describe(`the tick's lean equivalent on ${dialect.name}`, () => {
+    let h: Harness | null = null;
+    let dropLean: (() => Promise<void>) | null = null;
+    afterEach(async () => {
+      await h?.close();
+      await dropLean?.();
+      h = null;
+      dropLean = null;
+    });
+
+    it('leaves the record tables with exactly the rows a wsmirror sync leaves after the same writes', async () => {
+      h = await makeHarness({ sim: { seed: 37, tickets: 120, deals: 40 }, dialect });
+      await h.backfill();
+      const target = await dialect.newDatabase();
+      dropLean = target.drop;
+      await floorBackfill(h.sim.url, API_KEY, target.database);
+      const watermark = (await readWatermark(h.store))!;
+      const window = { since: new Date(Date.parse(watermark) - LOOKBACK_MS).toISOString(), watermark };
+
+      const tables = TABLES.map((t) => t.name) as (keyof MirrorDatabase)[];
+      const ignore = ['synced_at', 'received_at'];
+      const before = await tableSnapshot(h.store, tables, ignore);
+      h.sim.control.act(150);
+      const lean = await floorSync(h.sim.url, API_KEY, target.database, window);
+      await h.sync();
+      expect(lean.rows).toBeGreaterThan(150);
+
+      const leanStore = await openStore({ database: target.database, readonly: true });
+      try {
+        const ours = await tableSnapshot(h.store, tables, ignore);
+        const theirs = await tableSnapshot(leanStore, tables, ignore);
+        // The writes changed what both must store: tickets, their messages, deals, the log.
+        for (const table of ['tickets', 'ticket_messages', 'deals', 'events'] as const)
+          expect(ours[table], table).not.toEqual(before[table]);
+        for (const table of tables) expect(theirs[table], table).toEqual(ours[table]);
+        const deleted = async (s: typeof leanStore) =>
+          (await databaseOf(s).selectFrom('tickets').select('id').where('deleted_at', 'is not', null).execute()).map((r) => r.id).sort();
+        expect(await deleted(leanStore)).toEqual(await deleted(h.store));
+      } finally {
+        await leanStore.close();
+      }
+    });
+  });
