@@ -128,7 +128,7 @@ export class DaemonMetrics {
     for (const { metricLabel: entityType } of RECORD_ENTITIES) {
       for (const outcome of RECORD_OUTCOMES) this.records.inc({ entity_type: entityType, outcome }, 0);
     }
-    for (const list of ['deals', 'tickets', 'events']) this.backfillDone.set({ list }, 0);
+    for (const list of [...RECORD_ENTITIES.map((e) => e.plural), 'events']) this.backfillDone.set({ list }, 0);
     for (const result of ['complete', 'busy']) this.checkpoints.inc({ result }, 0);
     for (const kind of ['backfill', 'sync', 'reconcile']) this.duration.zero({ kind });
     new Gauge({

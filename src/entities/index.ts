@@ -24,6 +24,16 @@ const DECLARED: { readonly [K in RecordType]: RecordEntity } = { ticket, deal };
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
 export const RECORD_ENTITIES: readonly RecordEntity[] = Object.values(DECLARED);
 
+/**
+ * The order the backfill copies the record lists in (docs/design.md §4.6): deals first, whose list
+ * pages are whole records, so the mirror shows records early and the stages are known; tickets,
+ * read one by one for their messages, after. Holds every registered entity once (checked here).
+ */
+export const BACKFILL_ORDER: readonly RecordEntity[] = [deal, ticket];
+if (BACKFILL_ORDER.length !== RECORD_ENTITIES.length || RECORD_ENTITIES.some((e) => !BACKFILL_ORDER.includes(e))) {
+  throw new Error('BACKFILL_ORDER must hold every entity of RECORD_ENTITIES once (src/entities/index.ts)');
+}
+
 const BY_TYPE = new Map<string, RecordEntity>(RECORD_ENTITIES.map((e) => [e.type, e]));
 
 /** True for an entityType the mirror keeps records of (the change log names more: contacts, tasks, …). */

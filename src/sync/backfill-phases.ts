@@ -2,8 +2,8 @@
  * The backfill's lists as data (docs/design.md §4.6): what each phase fetches, loads outside its
  * page's transaction, and writes; `runBackfill` (backfill.ts) walks them in order.
  */
-import { NotFoundError, type Deal, type Page, type Ticket, type TicketWithMessages, type WorkspaceEvent } from '../api/index.js';
-import { stageKey, type StoreTx } from '../store/index.js';
+import { NotFoundError, type Page, type WorkspaceEvent } from '../api/index.js';
+import type { StoreTx } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { shiftIso, toIsoTimestamp } from '../util/time.js';
 import type { SyncContext } from './context.js';
@@ -17,9 +17,17 @@ import { refreshPipelines } from './pipelines.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import type { BackfillState } from './state.js';
 import type { RunStats } from './stats.js';
-import type { RecordType } from '../entities/index.js';
+import {
+  BACKFILL_ORDER,
+  type HeldCopies,
+  type ListedRecord,
+  type MirroredRecord,
+  type RecordEntity,
+  type RecordTable,
+  type RecordType,
+} from '../entities/index.js';
 
-export type ListName = 'recent' | 'deals' | 'tickets' | 'history';
+export type ListName = 'recent' | RecordTable | 'history';
 
 /** What one committed page added: rows the mirror now holds, and records or events quarantined. */
 interface PageCount {
@@ -79,7 +87,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
-  next: () => 'deals',
+  next: () => FIRST_LIST,
 };
 
 /**
@@ -98,53 +106,65 @@ async function settleMarks(
   await tx.clearDirtyMany(settled.map((r) => ({ entityType, entityId: r.id, upTo: r.updatedAt })));
 }
 
-const dealsPhase: Phase<Deal, null> = {
-  name: 'deals',
-  fetch: (ctx) => (cursor) => ctx.client.dealsPage({ cursor, limit: ctx.config.pageSize }),
-  async load(ctx, page, stats) {
-    stats.recordsFetched += page.items.length;
-    const known = await ctx.store.knownStages();
-    if (page.items.some((d) => !known.has(stageKey(d.pipeline.id, d.stage.id)))) await refreshPipelines(ctx);
-    return null;
-  },
-  async apply(tx, page, _, now, pending) {
-    const verdicts = await tx.upsertDeals(page.items, now);
-    await quarantineInvalid(tx, page.invalid, now);
-    const stored = verdicts.filter((v) => !v.quarantined).length;
-    await settleMarks(
-      tx,
-      'deal',
-      page.items.filter((_d, i) => !verdicts[i]?.quarantined),
-      pending,
-    );
-    return { copied: stored, quarantined: page.invalid.length + verdicts.length - stored };
-  },
-  next: () => 'tickets',
-};
+/** What a list page needs before its transaction: the copies it gives, and the records read one by one. */
+interface LoadedRecords {
+  copies: MirroredRecord[];
+  read: ReadById;
+}
 
-const ticketsPhase: Phase<Ticket, ReadTickets> = {
-  name: 'tickets',
-  fetch: (ctx) => (cursor) => ctx.client.ticketsPage({ cursor, limit: ctx.config.pageSize }),
-  load: (ctx, page, stats) => readTickets(ctx, page.items, stats),
-  async apply(tx, page, full, now, pending) {
-    const verdicts = await tx.upsertTickets(full.ok, now);
-    await settleMarks(
-      tx,
-      'ticket',
-      full.ok.filter((_t, i) => !verdicts[i]?.quarantined),
-      pending,
-    );
-    await quarantineInvalid(tx, page.invalid, now);
-    for (const bad of full.invalid) {
-      await tx.quarantine({ entityType: 'ticket', entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
-    }
-    // Marked at the listed version: a read by id at least as new clears it (docs/design.md §4.3).
-    await tx.markDirty(full.failed.map((t) => ({ entityType: 'ticket', entityId: t.id, occurredAt: t.updatedAt, readMessages: true })));
-    const stored = verdicts.filter((v) => !v.quarantined).length;
-    return { copied: stored, quarantined: page.invalid.length + full.invalid.length + verdicts.length - stored };
-  },
-  next: (state) => (state.history === 'none' ? 'done' : 'history'),
-};
+/** The mirror holds nothing a listed record could be combined with here: a backfill copies each record once. */
+const NOTHING_HELD: HeldCopies = { ticketCopies: () => Promise.resolve(new Map()) };
+
+/**
+ * One record type's list, copied page by page through its entity (src/entities): the items the
+ * list carries whole are written as they are (deals), the others read by id first (a ticket, for
+ * its messages), `concurrency` at a time; a copy naming reference data the mirror lacks (a deal's
+ * stage) reads the pipelines again first.
+ */
+function recordPhase(entity: RecordEntity, next: (state: BackfillState) => BackfillState['phase']): Phase<ListedRecord, LoadedRecords> {
+  return {
+    name: entity.plural,
+    fetch: (ctx) => (cursor) => ctx.client.listPage(entity.list, { cursor, limit: ctx.config.pageSize }),
+    async load(ctx, page, stats) {
+      const taken = await entity.fromList(NOTHING_HELD, page.items);
+      const copies = taken.copies.map((c) => c.record);
+      stats.recordsFetched += copies.length;
+      if (entity.requires && copies.length > 0) {
+        const known = await ctx.store.knownStages();
+        if (copies.some((c) => !known.has(entity.requires!(c)))) await refreshPipelines(ctx);
+      }
+      const byId = new Set(taken.readById);
+      const read = await readById(
+        ctx,
+        entity,
+        page.items.filter((item) => byId.has(item.id)),
+        stats,
+      );
+      return { copies, read };
+    },
+    async apply(tx, page, { copies, read }, now, pending) {
+      const written = [...copies, ...read.ok];
+      const verdicts = await tx.upsertRecords(entity.type, written, now);
+      await settleMarks(
+        tx,
+        entity.type,
+        written.filter((_r, i) => !verdicts[i]?.quarantined),
+        pending,
+      );
+      await quarantineInvalid(tx, page.invalid, now);
+      for (const bad of read.invalid) {
+        await tx.quarantine({ entityType: entity.type, entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
+      }
+      // Marked at the listed version, to be read by id: a read at least as new clears it (docs/design.md §4.3).
+      await tx.markDirty(
+        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readMessages: true })),
+      );
+      const stored = verdicts.filter((v) => !v.quarantined).length;
+      return { copied: stored, quarantined: page.invalid.length + read.invalid.length + verdicts.length - stored };
+    },
+    next,
+  };
+}
 
 const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
   name: 'history',
@@ -190,40 +210,54 @@ function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
   if (clockAhead !== null) throw new UpstreamClockAheadError(clock, clockAhead);
 }
 
-export const PHASES = [recentPhase, dealsPhase, ticketsPhase, historyPhase] as const;
+/** The lists in the order the backfill copies them: the log's recent stretch, each record type's list (BACKFILL_ORDER), then the history. */
+export const PHASES: readonly Phase<unknown, unknown>[] = [
+  recentPhase,
+  ...BACKFILL_ORDER.map((entity, i) =>
+    recordPhase(entity, (state) => BACKFILL_ORDER[i + 1]?.plural ?? (state.history === 'none' ? 'done' : 'history')),
+  ),
+  historyPhase,
+] as Phase<unknown, unknown>[];
 
-interface ReadTickets {
-  ok: TicketWithMessages[];
+/** The first record list a backfill copies: where one without a change log to read first begins. */
+export const FIRST_LIST: RecordTable = BACKFILL_ORDER[0]!.plural;
+
+/** True for a phase that copies records (not the change log). */
+export const copiesRecords = (name: BackfillState['phase']): boolean => BACKFILL_ORDER.some((e) => e.plural === name);
+
+interface ReadById {
+  ok: MirroredRecord[];
   invalid: { entityId: string; reason: string; raw: unknown }[];
-  /** Tickets whose read failed after its retries while the workspace answered others: left to the first sync. */
-  failed: Ticket[];
+  /** Records whose read failed after its retries while the workspace answered others: left to the first sync. */
+  failed: ListedRecord[];
 }
 
-/** The list has no messages: read each ticket, `concurrency` at a time. */
-async function readTickets(ctx: SyncContext, tickets: readonly Ticket[], stats: RunStats): Promise<ReadTickets> {
-  const out: ReadTickets = { ok: [], invalid: [], failed: [] };
+/** Reads each listed record by id, `concurrency` at a time (a ticket: the list has no messages). */
+async function readById(ctx: SyncContext, entity: RecordEntity, items: readonly ListedRecord[], stats: RunStats): Promise<ReadById> {
+  const out: ReadById = { ok: [], invalid: [], failed: [] };
+  if (items.length === 0) return out;
   const failures = failuresOf(ctx);
-  await mapConcurrent(tickets, ctx.config.concurrency, async (ticket) => {
+  await mapConcurrent(items, ctx.config.concurrency, async (item) => {
     const startedAt = performance.now();
     try {
-      out.ok.push(await ctx.client.getTicket(ticket.id));
-      failures.served('ticket');
+      out.ok.push(await ctx.client.readRecord(entity.single, item.id));
+      failures.served(entity.type);
       stats.recordsFetched++;
     } catch (err) {
       if (err instanceof NotFoundError) return; // gone since the list was read: its delete event follows
-      // A failure of this ticket's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
+      // A failure of this record's own (403, other 4xx, not JSON, too large, invalid) quarantines it.
       const own = recordFailure(err);
-      if (own !== null) return void out.invalid.push({ entityId: ticket.id, reason: own.reason, raw: own.raw });
+      if (own !== null) return void out.invalid.push({ entityId: item.id, reason: own.reason, raw: own.raw });
       if (!unavailableRead(err)) throw err;
-      // A read that stalls while others answer is this ticket's: the first sync reads it again
+      // A read that stalls while others answer is this record's: the first sync reads it again
       // (and quarantines it after repeated failures), instead of failing the whole backfill.
-      await failures.blame('ticket', startedAt, err);
+      await failures.blame(entity.type, startedAt, err);
       stats.readFailures++;
       ctx.logger.warn(
-        { entityType: 'ticket', entityId: ticket.id, reason: failureReason(err) },
-        'backfill: a ticket read failed while the workspace answered others; it is left dirty for the first sync',
+        { entityType: entity.type, entityId: item.id, reason: failureReason(err) },
+        `backfill: a ${entity.type} read failed while the workspace answered others; it is left dirty for the first sync`,
       );
-      out.failed.push(ticket);
+      out.failed.push(item);
     }
   });
   return out;

@@ -1,6 +1,7 @@
+import { RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
 import { COUNTED_TABLES } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
-import { PHASES, type Phase } from './backfill-phases.js';
+import { copiesRecords, FIRST_LIST, PHASES, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
 import { copyList } from './copy-list.js';
 import { pageGroupLimits } from './page-group.js';
@@ -97,11 +98,11 @@ async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promis
   }
   const state: BackfillState = {
     // An empty log has no lookback before its hand-over to read.
-    phase: head === null ? 'deals' : 'recent',
+    phase: head === null ? FIRST_LIST : 'recent',
     handover: toIsoTimestamp(head),
     cursor: null,
     startedAt: ctx.now(),
-    copied: { deals: 0, tickets: 0, events: 0 },
+    copied: { ...(Object.fromEntries(RECORD_ENTITIES.map((e) => [e.plural, 0])) as Record<RecordTable, number>), events: 0 },
     history: options.history ?? 'none',
   };
   await ctx.store.transaction((tx) => saveBackfill(tx, state));
@@ -118,7 +119,7 @@ async function copyPhase(
 ): Promise<boolean> {
   let state = start;
   const heap = createHeapBudget();
-  const pending = phase.name === 'deals' || phase.name === 'tickets' ? await pendingMarks(ctx) : new Set<string>();
+  const pending = copiesRecords(phase.name) ? await pendingMarks(ctx) : new Set<string>();
   return copyList(
     ctx,
     state.cursor,

@@ -1,4 +1,5 @@
 export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
+export { FIRST_LIST } from './backfill-phases.js';
 export { type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
 export {
   isBackfilled,

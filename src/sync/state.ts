@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Store, StoreTx } from '../store/index.js';
 import { readSyncState, writeSyncState } from '../store/sync-state.js';
 import { WsmirrorError } from '../util/errors.js';
+import { RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
 
 /**
  * All incremental state of a mirror lives in `sync_state`, one JSON value per key, and this module
@@ -82,13 +83,14 @@ export interface LookbackState {
 /** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
 export interface BackfillState {
   /** `recent`: the log's lookback before the hand-over, read before the copy (docs/sync.md, "Backfill"). */
-  phase: 'recent' | 'deals' | 'tickets' | 'history' | 'done';
+  phase: 'recent' | RecordTable | 'history' | 'done';
   /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
   handover: string | null;
   /** Cursor of the list being copied; null starts it from the beginning. */
   cursor: string | null;
   startedAt: string;
-  copied: { deals: number; tickets: number; events: number };
+  /** Rows copied per list: each record type's (`tickets`, `deals`) and the change log's `events`. */
+  copied: Record<RecordTable | 'events', number>;
   /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
   history: string;
 }
@@ -141,7 +143,7 @@ const SCHEMAS: Record<string, z.ZodType> = {
     .passthrough(),
   [KEY.backfill]: z
     .object({
-      phase: z.enum(['recent', 'deals', 'tickets', 'history', 'done']),
+      phase: z.enum(['recent', ...RECORD_ENTITIES.map((e) => e.plural), 'history', 'done']),
       handover: ts.nullable(),
       cursor: z.string().nullable(),
       startedAt: ts,

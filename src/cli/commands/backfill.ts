@@ -1,4 +1,5 @@
 import { recordRun, runBackfill } from '../../sync/index.js';
+import { RECORD_ENTITIES } from '../../entities/index.js';
 import type { GlobalFlags } from '../resources.js';
 import { Progress } from '../progress.js';
 import { openWriter } from '../session.js';
@@ -25,7 +26,7 @@ export async function backfillCommand(flags: GlobalFlags, opts: { history?: stri
     res.logger.info(line, result.phase === 'done' ? 'backfill complete' : 'backfill stopped; run it again to resume');
     process.stdout.write(
       result.phase === 'done'
-        ? `Backfill complete: ${result.copied.tickets} tickets, ${result.copied.deals} deals${result.copied.events ? `, ${result.copied.events} events` : ''} in ${(durationMs / 1000).toFixed(1)} s (${stats.requests} requests, ${stats.retries} retries, ${stats.quarantined} quarantined).\n`
+        ? `Backfill complete: ${RECORD_ENTITIES.map((e) => `${result.copied[e.plural]} ${e.plural}`).join(', ')}${result.copied.events ? `, ${result.copied.events} events` : ''} in ${(durationMs / 1000).toFixed(1)} s (${stats.requests} requests, ${stats.retries} retries, ${stats.quarantined} quarantined).\n`
         : `Backfill stopped in phase ${result.phase}; run \`wsmirror backfill\` again to resume.\n`,
     );
   } finally {

@@ -30,7 +30,7 @@ import { WsmirrorError } from '../../util/errors.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
-import { syncOnce, type CycleSummary } from '../../sync/index.js';
+import { FIRST_LIST, syncOnce, type CycleSummary } from '../../sync/index.js';
 import type { SecretRedactor } from '../../util/redact.js';
 
 /**
@@ -331,7 +331,7 @@ async function syncCycle(
   if (!backfill || backfill.phase !== 'done') {
     logger.info('the mirror is empty or its backfill unfinished: backfilling first');
     metrics.backfilling.set(1);
-    health.state.backfill = { phase: backfill?.phase ?? 'deals', copied: { ...(backfill?.copied ?? {}) }, estimate: {} };
+    health.state.backfill = { phase: backfill?.phase ?? FIRST_LIST, copied: { ...(backfill?.copied ?? {}) }, estimate: {} };
     try {
       const { stats, durationMs } = await recordRun(ctx, 'backfill', (s) =>
         runBackfill(ctx, s, {
