@@ -3,7 +3,7 @@ import type { RequestEvent } from '../api/index.js';
 import type { RecordOutcome, RunStats } from '../sync/index.js';
 import { RECORD_OUTCOMES } from './cycle-log.js';
 import { FreshnessMetrics } from './freshness.js';
-import { entityOf, RECORD_ENTITIES, type RecordType } from '../entities/index.js';
+import { BACKFILL_ORDER, entityOf, RECORD_ENTITIES, type RecordType } from '../entities/index.js';
 
 /** Where the SQLite sizes come from; null for PostgreSQL (the gauges then stay absent). */
 export type FileSizes = () => { database: number; wal: number } | null;
@@ -128,7 +128,7 @@ export class DaemonMetrics {
     for (const { metricLabel: entityType } of RECORD_ENTITIES) {
       for (const outcome of RECORD_OUTCOMES) this.records.inc({ entity_type: entityType, outcome }, 0);
     }
-    for (const list of [...RECORD_ENTITIES.map((e) => e.plural), 'events']) this.backfillDone.set({ list }, 0);
+    for (const list of [...BACKFILL_ORDER.map((e) => e.plural), 'events']) this.backfillDone.set({ list }, 0);
     for (const result of ['complete', 'busy']) this.checkpoints.inc({ result }, 0);
     for (const kind of ['backfill', 'sync', 'reconcile']) this.duration.zero({ kind });
     new Gauge({

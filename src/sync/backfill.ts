@@ -1,4 +1,4 @@
-import { RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
+import { BACKFILL_ORDER, type RecordTable } from '../entities/index.js';
 import { COUNTED_TABLES } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { copiesRecords, FIRST_LIST, PHASES, type Phase } from './backfill-phases.js';
@@ -102,7 +102,7 @@ async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promis
     handover: toIsoTimestamp(head),
     cursor: null,
     startedAt: ctx.now(),
-    copied: { ...(Object.fromEntries(RECORD_ENTITIES.map((e) => [e.plural, 0])) as Record<RecordTable, number>), events: 0 },
+    copied: { ...(Object.fromEntries(BACKFILL_ORDER.map((e) => [e.plural, 0])) as Record<RecordTable, number>), events: 0 },
     history: options.history ?? 'none',
   };
   await ctx.store.transaction((tx) => saveBackfill(tx, state));
