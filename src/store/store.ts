@@ -9,7 +9,8 @@ import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
-import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { bulkTablesEmpty, deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { AppendLedger } from './record-upsert.js';
 import { tidyTables } from './tidy-tables.js';
 import {
   dealDifferences,
@@ -81,6 +82,13 @@ export interface Store {
    * the mirror already holds records, or they are already deferred).
    */
   deferIndexes(): Promise<number>;
+  /**
+   * A first backfill only: when no record table holds a row, record writes from now on skip
+   * reading the stored copies and children of ids not written since (they cannot exist), until
+   * `endAppend` (docs/sync.md, "Backfill"). Returns whether it started.
+   */
+  startAppend(): Promise<boolean>;
+  endAppend(): void;
   /** Rebuilds the indexes `deferIndexes` dropped; `migrate` does it too, so a killed backfill loses none. Returns how many. */
   restoreIndexes(): Promise<number>;
   /**
@@ -169,6 +177,7 @@ const DIFFERENCES: {
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
+  let ledger: AppendLedger | null = null;
 
   return {
     dialect: backend.dialect,
@@ -177,7 +186,7 @@ export function buildStore(backend: StoreBackend): Store {
     label,
     migrate: () => migrateStore(backend),
     async transaction(fn) {
-      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable);
+      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx, ledger))), backend.isRetryable);
       await backend.afterCommit?.();
       return result;
     },
@@ -185,6 +194,14 @@ export function buildStore(backend: StoreBackend): Store {
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return (await deferIndexes(db)).length;
+    },
+    async startAppend() {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
+      ledger = (await bulkTablesEmpty(db)) ? new AppendLedger() : null;
+      return ledger !== null;
+    },
+    endAppend() {
+      ledger = null;
     },
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
-import type { UpsertResult } from './record-upsert.js';
+import { appendThrough, type AppendLedger, type UpsertResult } from './record-upsert.js';
 import { prepareTicket, upsertTicket, writeTickets, type PreparedTicket } from './tickets.js';
 import { prepareDeal, upsertDeal, upsertPipelines, writeDeals, type PreparedDeal, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany, type BulkWriter } from './bulk.js';
@@ -110,7 +110,9 @@ async function orQuarantine(
   }
 }
 
-export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
+/** `ledger`: a first backfill's (Store.startAppend); every record write of this transaction claims its ids there. */
+export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null = null): StoreTx {
+  if (ledger) appendThrough(db, ledger);
   return {
     getState: (key) => t.getState(db, key),
     setState: (key, value) => t.setState(db, key, value),
