@@ -5,7 +5,7 @@
  * can do without may be missing and defaults to null / [] / {}.
  */
 import { z } from 'zod';
-import { isCalendarDate, readInstant } from '../util/time.js';
+import { isCalendarDate, readInstant, rememberCheckedInstant } from '../util/time.js';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import { unsafePathSegment } from './path-ids.js';
 import type { ListSource, RecordSource } from './types.js';
@@ -43,7 +43,9 @@ function timestampProblem(v: string): string | null {
   if (read === null || (!read.ok && !read.impossible)) return `not a valid ISO 8601 timestamp (got ${quote(v)})`;
   if (!read.ok) return `not a real calendar instant: ${read.why} (got ${quote(v)})`;
   const year = new Date(read.ms).getUTCFullYear();
-  return year >= 1 && year <= 9999 ? null : `out of range: not between years 1 and 9999 in UTC (got ${quote(v)})`;
+  if (year < 1 || year > 9999) return `out of range: not between years 1 and 9999 in UTC (got ${quote(v)})`;
+  rememberCheckedInstant(v, read.ms);
+  return null;
 }
 
 export const timestamp = z.string({ error: 'must be an ISO 8601 timestamp string' }).refine((v) => timestampProblem(v) === null, {

@@ -151,17 +151,19 @@ export interface ChildList<P> {
  * already sit under those ids go first: a parent row deleted by hand with foreign keys off (the
  * sqlite3 shell's default) leaves its children behind, and inserting the new copy's children
  * over them failed on the primary key and stopped the whole command. One keyed delete per table
- * and batch, almost always of nothing.
+ * and batch, almost always of nothing; none when the caller knows no row can be there (`childless`:
+ * a first backfill into empty tables, record-upsert.ts AppendLedger).
  */
 export async function insertChildLists<P>(
   db: Db,
   lists: readonly ChildList<P>[],
   records: readonly P[],
   idOf: (record: P) => string,
+  childless = false,
 ): Promise<void> {
   const ids = records.map(idOf);
   for (const list of lists) {
-    await deleteIn(db, list.table.table, list.table.parent, ids);
+    if (!childless) await deleteIn(db, list.table.table, list.table.parent, ids);
     await insertChildren(
       db,
       list.table,

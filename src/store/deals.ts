@@ -188,12 +188,12 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
     );
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },
-  async insertNew(db, added) {
+  async insertNew(db, added, childless) {
     await writeDeal.many(
       db,
       added.map((p) => p.row),
     );
-    await insertChildLists(db, DEAL_CHILDREN, added, (p) => p.row.id);
+    await insertChildLists(db, DEAL_CHILDREN, added, (p) => p.row.id, childless);
   },
   async updateKnown(db, known) {
     await writeDeal.known(

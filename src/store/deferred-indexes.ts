@@ -56,6 +56,14 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
   });
 }
 
+/** True when no bulk table holds a row: a first backfill's start (Store.startAppend). */
+export async function bulkTablesEmpty(db: Kysely<MirrorDatabase>): Promise<boolean> {
+  for (const table of BULK_TABLES) {
+    if ((await sql`select 1 from ${sql.table(table)} limit 1`.execute(db)).rows.length > 0) return false;
+  }
+  return true;
+}
+
 /**
  * Recreates every saved index the database does not have, then forgets them, in one transaction.
  * Returns how many it built. Safe to call at any time and more than once.

@@ -5,6 +5,7 @@ import { StoreError } from './errors.js';
 import { pollForLock, type AcquireLockOptions, type WriterLock } from './lock.js';
 import type { MirrorDatabase } from './schema.js';
 import { buildStore, type Store } from './store.js';
+import { StagingClient } from './postgres-copy.js';
 
 const OID = { int8: 20, numeric: 1700, json: 114, date: 1082, timestamp: 1114, timestamptz: 1184, jsonb: 3802 } as const;
 
@@ -83,7 +84,7 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
   const schema = options.schema ?? 'public';
   const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
   const config: pg.PoolConfig = { ...sessionConfig(url, schema, readonly), types: typeParsers, application_name: 'wsmirror' };
-  const pool = new pg.Pool({ ...config, max: 10 });
+  const pool = new pg.Pool({ ...config, max: 10, Client: StagingClient });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
   });

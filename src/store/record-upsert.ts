@@ -22,6 +22,39 @@ export interface UpsertResult {
   quarantined: boolean;
 }
 
+/**
+ * The record ids written since a first backfill found every record table empty (Store.startAppend,
+ * docs/sync.md "Backfill"). Only writeRecords writes record rows and their children, and every
+ * call through a transaction that carries the ledger claims its ids here first, so an id the
+ * ledger has never seen has no row, no child and no stored copy: reading them would find nothing.
+ * Claimed ids stay claimed even when their write rolls back (a refused batch, a deadlock retry):
+ * they are then read like any other id, which finds nothing and costs only the read.
+ */
+export class AppendLedger {
+  private readonly written = new Map<RecordType, Set<string>>();
+
+  /** Which of `ids` the ledger has not seen; all of them count as written from now on. */
+  claim(type: RecordType, ids: readonly string[]): ReadonlySet<string> {
+    let seen = this.written.get(type);
+    if (!seen) this.written.set(type, (seen = new Set()));
+    const absent = new Set<string>();
+    for (const id of ids) {
+      if (!seen.has(id)) absent.add(id);
+      seen.add(id);
+    }
+    return absent;
+  }
+}
+
+const ledgers = new WeakMap<Db, AppendLedger>();
+
+/** Record writes through `db` (one transaction) claim their ids in `ledger` (createTx). */
+export function appendThrough(db: Db, ledger: AppendLedger): void {
+  ledgers.set(db, ledger);
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
 /** A prepared record: its row converted (every value checked) before anything is written. */
 export interface PreparedRecord {
   /** `synced_at` is the local clock of the write, which bounds a stored updated_at (below). */
@@ -42,8 +75,11 @@ export interface RecordKind<P extends PreparedRecord, Prev extends { id: string;
   previousColumns: readonly string[];
   /** The rows the batch's records point at (people, companies, stubs), written first. */
   writeRefs(db: Db, live: readonly P[]): Promise<void>;
-  /** Records the mirror does not hold: their rows and children in a few multi-row statements. */
-  insertNew(db: Db, added: readonly P[]): Promise<void>;
+  /**
+   * Records the mirror does not hold: their rows and children in a few multi-row statements.
+   * `childless`: no child row can sit under their ids (AppendLedger), so none is looked for.
+   */
+  insertNew(db: Db, added: readonly P[], childless: boolean): Promise<void>;
   /**
    * Records the mirror holds, with their stored copies: only what differs is written, with a few
    * statements for the whole batch. Returns the history rows derived, per record in order.
@@ -76,7 +112,10 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
 ): Promise<UpsertResult[]> {
   const ids = batch.map((p) => p.row.id);
   await deleteQuarantined(db, kind.entityType, ids);
-  const previous = await selectByIds<Prev>(db, kind.previousColumns, kind.table, ids);
+  // A first backfill into empty tables reads only the ids it wrote before (a list that shifted).
+  const absent = ledgers.get(db)?.claim(kind.entityType, ids) ?? NONE;
+  const toRead = absent.size === 0 ? ids : ids.filter((id) => !absent.has(id));
+  const previous = toRead.length === 0 ? new Map<string, Prev>() : await selectByIds<Prev>(db, kind.previousColumns, kind.table, toRead);
 
   const results: UpsertResult[] = [];
   const live: { p: P; previous: Prev | undefined; result: UpsertResult }[] = [];
@@ -95,7 +134,12 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
     live.map((l) => l.p),
   );
   const added = live.filter((l) => l.previous === undefined).map((l) => l.p);
-  if (added.length > 0) await kind.insertNew(db, added);
+  if (added.length > 0)
+    await kind.insertNew(
+      db,
+      added,
+      added.every((p) => absent.has(p.row.id)),
+    );
   const known = live.filter((l) => l.previous !== undefined);
   if (known.length > 0) {
     const history = await kind.updateKnown(

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
+import { StagedRows, stageOf } from './staged-rows.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -68,8 +69,15 @@ function rowCounts(total: number, columns: number): number[] {
   return out;
 }
 
-/** Inserts `rows` (values in the statement's column order), chunked under the parameter limit. */
+/**
+ * Inserts `rows` (values in the statement's column order), chunked under the parameter limit; more
+ * rows than one statement holds go through a staging table where the dialect loads rows by COPY.
+ */
 export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length * stmt.columns.length > MAX_PARAMS && capabilitiesOf(db).loadsRowsByCopy) {
+    await run(db, stagedInsertText(stmt), [new StagedRows(stmt.table, stmt.columns, rows)]);
+    return;
+  }
   let start = 0;
   for (const count of rowCounts(rows.length, stmt.columns.length)) {
     const batch = rows.slice(start, start + count);
@@ -82,6 +90,19 @@ export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (
     }
     await run(db, text, batch.flat());
   }
+}
+
+const stagedTexts = new WeakMap<InsertStatement, string>();
+
+/** The statement that empties the stage into the table, with the insert's own tail (staged-rows.ts). */
+function stagedInsertText(stmt: InsertStatement): string {
+  let text = stagedTexts.get(stmt);
+  if (text === undefined) {
+    const cols = stmt.columns.map(q).join(',');
+    text = `with s as (delete from ${q(stageOf(stmt.table))} returning ${cols}) insert into ${q(stmt.table)} (${cols}) select ${cols} from s ${stmt.tail}`;
+    stagedTexts.set(stmt, text);
+  }
+  return text;
 }
 
 /** ON CONFLICT clause that overwrites `columns` with the incoming values. */

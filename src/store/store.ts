@@ -11,7 +11,8 @@ import * as t from './sync-tables.js';
 import { attachDatabase } from './handles.js';
 import { statusReads, type StatusReads } from './status-reads.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
-import { deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { bulkTablesEmpty, deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { AppendLedger } from './record-upsert.js';
 import { tidyTables } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
 import {
@@ -88,6 +89,13 @@ export interface Store extends StatusReads {
    * the mirror already holds records, or they are already deferred).
    */
   deferIndexes(): Promise<number>;
+  /**
+   * A first backfill only: when no record table holds a row, record writes from now on skip
+   * reading the stored copies and children of ids not written since (they cannot exist), until
+   * `endAppend` (docs/sync.md, "Backfill"). Returns whether it started.
+   */
+  startAppend(): Promise<boolean>;
+  endAppend(): void;
   /** Rebuilds the indexes `deferIndexes` dropped; `migrate` does it too, so a killed backfill loses none. Returns how many. */
   restoreIndexes(): Promise<number>;
   /**
@@ -168,6 +176,7 @@ const COMPARED_AT = '1970-01-01 00:00:00.000';
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
+  let ledger: AppendLedger | null = null;
 
   const store: Store = {
     ...statusReads(db),
@@ -176,7 +185,7 @@ export function buildStore(backend: StoreBackend): Store {
     label,
     migrate: () => migrateStore(backend),
     async transaction(fn) {
-      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx))), backend.isRetryable);
+      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx, ledger))), backend.isRetryable);
       await backend.afterCommit?.();
       return result;
     },
@@ -184,6 +193,14 @@ export function buildStore(backend: StoreBackend): Store {
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return (await deferIndexes(db)).length;
+    },
+    async startAppend() {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
+      ledger = (await bulkTablesEmpty(db)) ? new AppendLedger() : null;
+      return ledger !== null;
+    },
+    endAppend() {
+      ledger = null;
     },
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');

@@ -202,12 +202,12 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach(p.users))));
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach([p.contact]))));
   },
-  async insertNew(db, added) {
+  async insertNew(db, added, childless) {
     await writeTicket.many(
       db,
       added.map((p) => p.row),
     );
-    await insertChildLists(db, TICKET_CHILDREN, added, (p) => p.row.id);
+    await insertChildLists(db, TICKET_CHILDREN, added, (p) => p.row.id, childless);
   },
   async updateKnown(db, known) {
     await writeTicket.known(

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
-import type { UpsertResult } from './record-upsert.js';
+import { appendThrough, type AppendLedger, type UpsertResult } from './record-upsert.js';
 import { upsertTicket } from './tickets.js';
 import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany } from './bulk.js';
@@ -96,8 +96,12 @@ async function orQuarantine(
   }
 }
 
-/** The sync state is read and written through sync-state.ts (src/sync/state.ts alone), which finds `db` by attachDatabase. */
-export function createTx(db: Kysely<MirrorDatabase>): StoreTx {
+/**
+ * The sync state is read and written through sync-state.ts (src/sync/state.ts alone), which finds `db` by attachDatabase.
+ * `ledger`: a first backfill's (Store.startAppend); every record write of this transaction claims its ids there.
+ */
+export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null = null): StoreTx {
+  if (ledger) appendThrough(db, ledger);
   const tx: StoreTx = {
     insertEvents: (events, receivedAt) => insertEvents(db, events, iso(receivedAt, 'receivedAt')),
     markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),

@@ -29,6 +29,9 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   const progress = (s: BackfillState) => options.onProgress?.({ phase: s.phase, copied: s.copied });
   const deferred = await ctx.store.deferIndexes();
   if (deferred > 0) ctx.logger.debug({ indexes: deferred }, 'backfill: secondary indexes deferred to the end of the copy');
+  // After deferIndexes, which reads the same emptiness; ended below however the copy ends.
+  const appending = await ctx.store.startAppend();
+  if (appending) ctx.logger.debug('backfill: record tables empty, writing without reading stored copies');
 
   let stopped = false;
   try {
@@ -50,6 +53,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   } catch (err) {
     if (deferred > 0) await rebuildIndexesAfterFailure(ctx);
     throw err;
+  } finally {
+    ctx.store.endAppend();
   }
   // On a stop too, so wsmirror never leaves a mirror without its indexes while it is not running.
   if (deferred > 0) await rebuildIndexes(ctx);

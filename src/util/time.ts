@@ -63,6 +63,23 @@ export function readInstant(text: string, zoneless: 'refuse' | 'utc' = 'refuse')
   return { ok: true, ms: utcMs(y, mo, d, h, mi, s, ms) - offsetMinutes * 60_000 };
 }
 
+/**
+ * Instants of upstream timestamps the validator has already read strictly (src/api/schemas.ts),
+ * which checks at least what toIsoTimestamp does (a zone, a real calendar instant, years 1–9999),
+ * so the store converts them without reading them again: that second read was about 3 % of a
+ * backfill's CPU (issue 30). Bounded: past the bound it starts afresh, and a text it no longer
+ * holds is simply read again, with the same checks.
+ */
+const checkedInstants = new Map<string, number>();
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const MAX_CHECKED = 20_000;
+
+/** Records that `text` passed the validator's strict reading, as the instant `ms`. */
+export function rememberCheckedInstant(text: string, ms: number): void {
+  if (checkedInstants.size >= MAX_CHECKED) checkedInstants.clear();
+  checkedInstants.set(text, ms);
+}
+
 /** True for a real `yyyy-mm-dd` calendar date (no time): `2026-02-29` is not one. */
 export function isCalendarDate(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) && readInstant(text).ok;
@@ -78,6 +95,7 @@ export function toIsoTimestamp(value: string | Date | null | undefined): string 
   if (value === null || value === undefined) return null;
   let ms: number;
   if (value instanceof Date) ms = value.getTime();
+  else if (checkedInstants.has(value)) ms = checkedInstants.get(value)!;
   else {
     // The stored form has no zone and is UTC; Date would read it as local time.
     const stored = DB_FORM.exec(value);
@@ -112,6 +130,9 @@ export function shiftIso(iso: string, ms: number): string {
  */
 export function toDbTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
+  // Checked by the validator and already UTC to the millisecond: the stored form is its own digits.
+  if (typeof value === 'string' && checkedInstants.has(value) && CANONICAL_UTC.test(value))
+    return `${value.slice(0, 10)} ${value.slice(11, 23)}`;
   if (typeof value === 'string' && DB_FORM.test(value) && readInstant(value.replace(' ', 'T'), 'utc').ok) return value;
   const iso = toIsoTimestamp(value) as string;
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;

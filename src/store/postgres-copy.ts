@@ -1,0 +1,63 @@
+/**
+ * COPY for the PostgreSQL client. Many-row VALUES statements cost the server most of a
+ * backfill's CPU in parsing, planning and binding their thousands of parameters; COPY streams the
+ * same rows as text and the server only converts them (bench/README.md). The rows go to a
+ * temporary staging table first, then one INSERT ... SELECT moves them with the statement's own
+ * ON CONFLICT clause, so every upsert rule of the VALUES path holds unchanged.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { StagedRows } from './staged-rows.js';
+
+const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const SPECIAL = /[\\\n\r\t]/;
+
+/** A value in COPY's text format, as node-postgres would send it as a parameter. */
+function copyField(v: unknown): string {
+  if (v === null || v === undefined) return '\\N';
+  // The rows hold text, numbers and 0/1 (values.ts); an object would be JSON, as node-postgres sends it.
+  const s =
+    typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : JSON.stringify(v);
+  return SPECIAL.test(s) ? s.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!) : s;
+}
+
+const q = (name: string) => `"${name}"`;
+
+type Query = (this: pg.Client, ...args: unknown[]) => Promise<pg.QueryResult>;
+// Always called with a client as `this` (.call / .apply below).
+const plainQuery = Reflect.get(pg.Client.prototype, 'query') as Query;
+
+/**
+ * Fills the stage, then runs `text` (which empties it into the table), on this one connection:
+ * the steps stay in the caller's transaction. Outside one, a failure after the COPY empties the
+ * stage, so no row is left for the next statement; inside one, the rollback undoes the COPY.
+ */
+async function loadStaged(client: pg.Client, text: string, staged: StagedRows): Promise<pg.QueryResult> {
+  const cols = staged.columns.map(q).join(',');
+  await plainQuery.call(
+    client,
+    // Every column, so each column list of the table fits one stage; no constraint is copied: the
+    // table's own apply when the rows move.
+    `create temp table if not exists ${q(staged.stage)} as select * from ${q(staged.table)} with no data`,
+  );
+  const data = staged.rows.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
+  await pipeline(Readable.from([data]), client.query(copyFrom(`copy ${q(staged.stage)} (${cols}) from stdin`)));
+  try {
+    return await plainQuery.call(client, text);
+  } catch (err) {
+    await plainQuery.call(client, `delete from ${q(staged.stage)}`).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** The pool's client: a statement whose one parameter is StagedRows loads them (loadStaged). */
+export class StagingClient extends pg.Client {}
+(StagingClient.prototype as unknown as { query: Query }).query = function (this: pg.Client, ...args: unknown[]) {
+  const [text, values] = args;
+  if (typeof text === 'string' && Array.isArray(values) && values.length === 1 && values[0] instanceof StagedRows) {
+    return loadStaged(this, text, values[0]);
+  }
+  return plainQuery.apply(this, args);
+};

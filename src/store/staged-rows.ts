@@ -1,0 +1,20 @@
+/**
+ * Rows to load through a staging table, for a dialect whose `loadsRowsByCopy` capability says so
+ * (dialect.ts). The store sends them as the one parameter of the statement that moves them from
+ * the stage into their table (`stagedInsertText`), and the PostgreSQL client (postgres-copy.ts)
+ * fills the stage with COPY before it runs that statement, all on the statement's connection.
+ */
+export class StagedRows {
+  constructor(
+    readonly table: string,
+    readonly columns: readonly string[],
+    readonly rows: readonly (readonly unknown[])[],
+  ) {}
+
+  /** The session's staging table for `table`: created on first use, empty between statements. */
+  get stage(): string {
+    return stageOf(this.table);
+  }
+}
+
+export const stageOf = (table: string) => `wsmirror_stage_${table}`;
