@@ -11,6 +11,7 @@
  * backfill killed half way never leaves a mirror without its indexes once wsmirror runs again.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
+import { RECORD_ENTITIES } from '../entities/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { getState, setState } from './sync-tables.js';
 import { capabilitiesOf } from './dialect.js';
@@ -20,8 +21,11 @@ type Db = Kysely<MirrorDatabase> | Transaction<MirrorDatabase>;
 /** The sync_state key holding the dropped definitions. */
 export const DEFERRED_INDEXES_KEY = 'deferred_indexes';
 
-/** Tables a backfill fills in bulk. Their primary keys and unique indexes always stay: upserts need them. */
-export const BULK_TABLES = ['tickets', 'ticket_messages', 'ticket_tags', 'ticket_fields', 'deals', 'deal_contacts', 'deal_fields'] as const;
+/**
+ * Tables a backfill fills in bulk: every record table and its child tables (src/entities). Their
+ * primary keys and unique indexes always stay: upserts need them.
+ */
+export const BULK_TABLES: readonly string[] = RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]);
 
 /**
  * Kept while the backfill writes: a ticket listed twice during the copy (the list shifted under
@@ -45,9 +49,9 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
   if (!capabilitiesOf(db).defersIndexesInBulkLoad) return [];
   return db.transaction().execute(async (trx) => {
     if ((await getState(trx, DEFERRED_INDEXES_KEY)) !== undefined) return [];
-    const anyTicket = await trx.selectFrom('tickets').select('id').limit(1).executeTakeFirst();
-    const anyDeal = await trx.selectFrom('deals').select('id').limit(1).executeTakeFirst();
-    if (anyTicket || anyDeal) return [];
+    for (const { table } of RECORD_ENTITIES) {
+      if ((await sql`select 1 from ${sql.table(table)} limit 1`.execute(trx)).rows.length > 0) return [];
+    }
     const indexes = (await indexesOf(trx)).filter((i) => !i.unique && !KEPT.has(i.name));
     if (indexes.length === 0) return [];
     await setState(trx, DEFERRED_INDEXES_KEY, indexes);
