@@ -69,13 +69,15 @@ export function summarizeProfile(file: string, topN = 15): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n.callFrame]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  // A native frame (a driver's statement call, a socket write) belongs to the code that called it.
-  const callerUrl = (id: number): string => {
+  // A native frame (a driver's statement call, a socket write), and Node's own stream and socket
+  // code, belong to the code that called them: a socket write is undici's for a request and pg's
+  // for a statement, which only the first frame outside Node itself tells apart.
+  const ownerUrl = (id: number, own: string): string => {
     for (let p = parent.get(id); p !== undefined; p = parent.get(p)) {
       const url = byId.get(p)!.url;
-      if (url !== '') return url;
+      if (url !== '' && !url.startsWith('node:')) return url;
     }
-    return '';
+    return own;
   };
   const selfUs = new Map<number, number>();
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
@@ -86,7 +88,8 @@ export function summarizeProfile(file: string, topN = 15): ProfileSummary {
     const f = byId.get(id)!;
     const native = f.url === '' && !f.functionName.startsWith('(');
     const json = native && (f.functionName === 'parse' || f.functionName === 'stringify');
-    const group = json ? 'JSON' : groupOf(native ? callerUrl(id) : f.url, f.functionName);
+    const inNode = native || f.url.startsWith('node:');
+    const group = json ? 'JSON' : groupOf(inNode ? ownerUrl(id, f.url) : f.url, f.functionName);
     groups.set(group, (groups.get(group) ?? 0) + us);
     total += us;
     if (group === 'idle') continue;
