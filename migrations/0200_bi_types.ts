@@ -4,7 +4,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 const isPostgres = (db: Kysely<any>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
 /**
- * Types BI tools read as they are (docs/schema.md, "Types"):
+ * Types BI tools read as they are (docs/schema.md, "How values are stored"):
  * - SQLite: every DATETIME column of every table (base, sync and rpt_) is rewritten from the
  *   24-char ISO text (`2026-11-20T17:00:00.000Z`) to SQLite's own form `2026-11-20 17:00:00.000`,
  *   which compares correctly as text with `datetime()` and the literals BI tools write, and which

@@ -230,7 +230,7 @@ export type DealContact = z.output<typeof dealContactSchema>;
 export type Deal = z.output<typeof dealSchema>;
 export type WorkspaceEvent = z.output<typeof eventSchema>;
 
-/** Where tickets and deals are read (docs/upstream.md, "Lists" and "Single reads"); src/entities names them. */
+/** Where tickets and deals are read (docs/upstream.md, "Endpoints read" and "Paging"); src/entities names them. */
 export const TICKET_LIST: ListSource<Ticket> = { path: '/api/v1/tickets', key: 'tickets', entityType: 'ticket', schema: ticketSchema };
 export const TICKET_READ: RecordSource<TicketWithMessages> = {
   collection: 'tickets',

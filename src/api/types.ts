@@ -21,7 +21,7 @@ export type {
 import type { z } from 'zod';
 
 /**
- * Where one list is read and how its items are checked (docs/upstream.md, "Lists"): a mirrored
+ * Where one list is read and how its items are checked (docs/upstream.md, "Endpoints read"): a mirrored
  * entity names its own (src/entities), so the client reads any list without a method per type.
  */
 export interface ListSource<T> {

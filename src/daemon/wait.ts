@@ -16,7 +16,7 @@ interface Waiter {
 }
 
 /**
- * Read-after-write (docs/operations.md, "Waiting for a write: /wait"): callers wait until the
+ * Read-after-write (docs/operations.md, "Waiting for a write: `GET /wait`"): callers wait until the
  * mirror is current as of an instant. The commit that records a new as-of wakes them
  * ({@link advance}); nothing polls. Bounded: at most {@link MAX_WAITERS} at once.
  */

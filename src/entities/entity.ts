@@ -68,7 +68,7 @@ export interface RecordEntity {
   readonly type: RecordType;
   /** The list's name: its backfill phase, its page hook, the reports' change set. */
   readonly plural: RecordTable;
-  /** The upstream list, newest-updated first, and how its items are checked (docs/upstream.md, "Lists"). */
+  /** The upstream list, newest-updated first, and how its items are checked (docs/upstream.md, "Endpoints read"). */
   readonly list: ListSource<ListedRecord>;
   /** The single read: the whole copy (404: deleted). */
   readonly single: RecordSource<MirroredRecord>;
