@@ -42,9 +42,17 @@ for (const dialect of dialects)
       const ignore = ['synced_at', 'received_at'];
       const before = await tableSnapshot(h.store, tables, ignore);
       h.sim.control.act(150);
+      h.sim.control.clearRequests();
       const lean = await floorSync(h.sim.url, API_KEY, target.database, window);
+      const leanSeen = h.sim.control.requests().length;
+      h.sim.control.clearRequests();
       await h.sync();
+      const oursSeen = h.sim.control.requests().length;
       expect(lean.rows).toBeGreaterThan(150);
+      // The same plan as wsmirror's (list pages, reads by id only where the list cannot stand in).
+      expect(lean.requests).toBe(leanSeen);
+      console.log(`${dialect.name}: lean tick ${leanSeen} requests, wsmirror's sync ${oursSeen}`);
+      expect(Math.abs(leanSeen - oursSeen)).toBeLessThanOrEqual(3);
 
       const leanStore = await openStore({ database: target.database, readonly: true });
       try {
