@@ -38,13 +38,17 @@ interface WireEvent {
   occurredAt: string;
 }
 
-/** A record changed since the watermark: its newest event, whether only a read by id shows the change, whether it was deleted. */
+/**
+ * A record changed since the watermark: its newest event, whether only a read by id shows the
+ * change, whether it was deleted, and whether it was created (then the mirror does not hold it).
+ */
 interface Mark {
   table: RecordTable;
   id: string;
   atMs: number;
   read: boolean;
   deleted: boolean;
+  created: boolean;
 }
 
 type Get = (path: string) => Promise<{ status: number; body: Record<string, unknown> }>;
@@ -114,11 +118,12 @@ async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g
       const deleted = e.type === `${e.entityType}.deleted`;
       if (deleted) group.deleted.push({ table, id: e.entityId, at: e.occurredAt });
       const key = `${table}/${e.entityId}`;
-      const mark = marks.get(key) ?? { table, id: e.entityId, atMs, read: false, deleted: false };
+      const mark = marks.get(key) ?? { table, id: e.entityId, atMs, read: false, deleted: false, created: false };
       mark.atMs = Math.max(mark.atMs, atMs);
       // Deals are always whole in the list; a ticket's messages only in its read by id.
       mark.read ||= table === 'tickets' && !FIELD_ONLY.has(e.type);
       mark.deleted ||= deleted;
+      mark.created ||= e.type === `${e.entityType}.created`;
       marks.set(key, mark);
     }
     cursor = page.nextCursor as string | null;
@@ -136,7 +141,9 @@ async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g
  * it: until every record of it changed since the watermark (but those that need a read by id)
  * is found, or the page ends below the oldest of their marks, or the list ends, or it has cost
  * as many pages as there are such records. Returns the records it did not settle, to be read by
- * id; a deleted one the scan went below (it left the list) needs no read, its event says it all.
+ * id. A deleted one the scan went below (it left the list) needs no read when the mirror held it
+ * (its event set deleted_at), as wsmirror confirms it from the mirror; one created since the
+ * watermark the mirror never held, and wsmirror reads it (a 404).
  */
 async function scanList(
   get: Get,
@@ -174,7 +181,7 @@ async function scanList(
     }
   }
   await flush(group);
-  return [...targets.values()].filter((m) => !(passedMarks && m.deleted));
+  return [...targets.values()].filter((m) => !(passedMarks && m.deleted && !m.created));
 }
 
 /** GET by id, in groups of as many records as a group of pages holds; a 404 marks the record deleted. */
