@@ -38,9 +38,9 @@ export interface CpuFloor {
 }
 
 /**
- * The lean floor (bench/floor.ts; for the tick, bench/floor-sync.ts): the raw loop's requests with
- * every answer stored the cheapest way, against the same simulator just after the raw loop
- * (bench/README.md, "Lean floor", "The tick sync's lean equivalent").
+ * The lean floor (bench/floor.ts; for the tick, bench/floor-sync.ts): wsmirror's requests (the
+ * backfill's, and the tick's list-based plan) with every answer stored the cheapest way, against
+ * the same simulator just after the raw loop (bench/README.md, "Lean floor", "The tick sync's lean equivalent").
  */
 export interface LeanFigures extends JobFigures {
   /** lean ms / raw ms. */
