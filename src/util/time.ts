@@ -80,6 +80,15 @@ export function rememberCheckedInstant(text: string, ms: number): void {
   checkedInstants.set(text, ms);
 }
 
+/** The instant of a timestamp text: the stored form (zoneless, UTC) or ISO 8601 with a zone. */
+function readText(value: string): number {
+  // The stored form has no zone and is UTC; Date would read it as local time.
+  const stored = DB_FORM.exec(value);
+  const read = stored ? readInstant(`${stored[1]}T${stored[2]}`, 'utc') : readInstant(value);
+  if (!read.ok) throw new RangeError(`not a valid timestamp (${read.why}): ${JSON.stringify(value)}`);
+  return read.ms;
+}
+
 /** True for a real `yyyy-mm-dd` calendar date (no time): `2026-02-29` is not one. */
 export function isCalendarDate(text: string): boolean {
   return /^\d{4}-\d{2}-\d{2}$/.test(text) && readInstant(text).ok;
@@ -93,16 +102,7 @@ export function isCalendarDate(text: string): boolean {
  */
 export function toIsoTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  let ms: number;
-  if (value instanceof Date) ms = value.getTime();
-  else if (checkedInstants.has(value)) ms = checkedInstants.get(value)!;
-  else {
-    // The stored form has no zone and is UTC; Date would read it as local time.
-    const stored = DB_FORM.exec(value);
-    const read = stored ? readInstant(`${stored[1]}T${stored[2]}`, 'utc') : readInstant(value);
-    if (!read.ok) throw new RangeError(`not a valid timestamp (${read.why}): ${JSON.stringify(value)}`);
-    ms = read.ms;
-  }
+  const ms = value instanceof Date ? value.getTime() : (checkedInstants.get(value) ?? readText(value));
   if (Number.isNaN(ms)) throw new RangeError(`not a valid timestamp: ${JSON.stringify(value)}`);
   const date = new Date(ms);
   const year = date.getUTCFullYear();
