@@ -26,6 +26,7 @@ export const DEFERRED_INDEXES_KEY = 'deferred_indexes';
  * primary keys and unique indexes always stay: upserts need them.
  */
 export const BULK_TABLES: readonly string[] = RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]);
+const RECORD_TABLES: readonly string[] = RECORD_ENTITIES.map((e) => e.table);
 
 /**
  * Kept while the backfill writes: a ticket listed twice during the copy (the list shifted under
@@ -49,9 +50,7 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
   if (!capabilitiesOf(db).defersIndexesInBulkLoad) return [];
   return db.transaction().execute(async (trx) => {
     if ((await getState(trx, DEFERRED_INDEXES_KEY)) !== undefined) return [];
-    for (const { table } of RECORD_ENTITIES) {
-      if ((await sql`select 1 from ${sql.table(table)} limit 1`.execute(trx)).rows.length > 0) return [];
-    }
+    if (!(await tablesEmpty(trx, RECORD_TABLES))) return [];
     const indexes = (await indexesOf(trx)).filter((i) => !i.unique && !KEPT.has(i.name));
     if (indexes.length === 0) return [];
     await setState(trx, DEFERRED_INDEXES_KEY, indexes);
@@ -61,8 +60,12 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
 }
 
 /** True when no bulk table holds a row: a first backfill's start (Store.startAppend). */
-export async function bulkTablesEmpty(db: Kysely<MirrorDatabase>): Promise<boolean> {
-  for (const table of BULK_TABLES) {
+export function bulkTablesEmpty(db: Kysely<MirrorDatabase>): Promise<boolean> {
+  return tablesEmpty(db, BULK_TABLES);
+}
+
+async function tablesEmpty(db: Db, tables: readonly string[]): Promise<boolean> {
+  for (const table of tables) {
     if ((await sql`select 1 from ${sql.table(table)} limit 1`.execute(db)).rows.length > 0) return false;
   }
   return true;
