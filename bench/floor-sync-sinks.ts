@@ -10,7 +10,7 @@ import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { copyText } from './floor.js';
+import { copyField } from '../src/store/postgres-copy.js';
 import { Rows, TABLES } from './floor-rows.js';
 
 export type RecordTable = 'tickets' | 'deals';
@@ -147,7 +147,7 @@ export async function postgresSink(url: string): Promise<Sink> {
       for (const t of TABLES) {
         const list = rows.of(t.name);
         if (list.length === 0) continue;
-        const text = list.map((r) => r.map(copyText).join('\t')).join('\n') + '\n';
+        const text = list.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
         await pipeline(Readable.from([text]), client.query(copyFrom(`copy "stage_${t.name}" (${t.columns.join(',')}) from stdin`)));
       }
       for (const table of ['tickets', 'deals'] as const) {

@@ -26,7 +26,8 @@ import { Pool } from 'undici';
 import { BULK_TABLES } from '../src/store/deferred-indexes.js';
 import { openStore } from '../src/store/index.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
-import { Rows, TABLES, toRows, type Value } from './floor-rows.js';
+import { copyField } from '../src/store/postgres-copy.js';
+import { Rows, TABLES, toRows } from './floor-rows.js';
 
 const CONCURRENCY = 8;
 const PAGE = 100;
@@ -197,7 +198,7 @@ async function postgresSink(url: string): Promise<Sink> {
       for (const t of TABLES) {
         const list = rows.of(t.name);
         if (list.length === 0) continue;
-        const text = list.map((r) => r.map(copyText).join('\t')).join('\n') + '\n';
+        const text = list.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
         await pipeline(Readable.from([text]), client.query(copyFrom(`copy "${t.name}" (${t.columns.join(',')}) from stdin`)));
       }
       await client.query('commit');
@@ -207,13 +208,4 @@ async function postgresSink(url: string): Promise<Sink> {
     },
     close: () => client.end(),
   };
-}
-
-const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-/** A value in COPY's text format. */
-export function copyText(v: Value): string {
-  if (v === null) return '\\N';
-  if (typeof v === 'number') return String(v);
-  return /[\\\n\r\t]/.test(v) ? v.replace(/[\\\n\r\t]/g, (c) => ESCAPES[c]!) : v;
 }

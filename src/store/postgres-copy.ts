@@ -15,7 +15,7 @@ const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r'
 const SPECIAL = /[\\\n\r\t]/;
 
 /** A value in COPY's text format, as node-postgres would send it as a parameter. */
-function copyField(v: unknown): string {
+export function copyField(v: unknown): string {
   if (v === null || v === undefined) return '\\N';
   // The rows hold text, numbers and 0/1 (values.ts); an object would be JSON, as node-postgres sends it.
   const s =
