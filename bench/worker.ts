@@ -27,6 +27,8 @@ interface MirrorJob {
   maxRequestsPerSecondCeiling?: number;
   /** floor-backfill only: store only the raw JSON the specification asks for. Default false. */
   specOnly?: boolean;
+  /** floor-backfill only: the contract floor (bench/floor.ts, FloorOptions). Default false. */
+  contract?: boolean;
 }
 
 async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
@@ -97,7 +99,7 @@ async function startProfile(): Promise<(() => Promise<void>) | undefined> {
 /** floor-backfill: the lean floor (bench/floor.ts) into `database`. */
 function lean(): Promise<object> {
   const job = JSON.parse(arg!) as MirrorJob;
-  return floorBackfill(url, KEY, job.database, job.specOnly);
+  return floorBackfill(url, KEY, job.database, { specOnly: job.specOnly, contract: job.contract });
 }
 
 /** floor-sync: the tick's lean equivalent (bench/floor-sync.ts) on `database`, over the raw loop's window. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { floorBackfill } from '../../bench/floor.js';
 import { TABLES } from '../../bench/floor-rows.js';
+import { RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { openStore, type MirrorDatabase } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
@@ -41,6 +42,33 @@ for (const dialect of dialects)
           expect(ours[table]!.length, table).toBeGreaterThan(0);
           expect(theirs[table], table).toEqual(ours[table]);
         }
+      } finally {
+        await leanStore.close();
+      }
+    });
+
+    it('as the contract floor, also builds exactly the rpt_ tables a wsmirror backfill builds', async () => {
+      h = await makeHarness({ sim: { seed: 32, tickets: 80, deals: 30 }, dialect });
+      await h.backfill();
+      const target = await dialect.newDatabase();
+      dropLean = target.drop;
+      const lean = await floorBackfill(h.sim.url, API_KEY, target.database, { contract: true });
+      expect(lean.validateMs).toBeGreaterThan(0);
+
+      // rpt_sync_health describes the sync's own runs and watermark, which the lean job does not keep.
+      const tables = RPT_TABLE_NAMES.filter((t) => t !== 'rpt_sync_health') as unknown as (keyof MirrorDatabase)[];
+      // Measured from the build's clock (an open interval or ticket ends now).
+      const ignore = ['refreshed_at', 'synced_at', 'age_minutes', 'avg_days_in_stage', 'days_open'];
+      const leanStore = await openStore({ database: target.database, readonly: true });
+      try {
+        const ours = await tableSnapshot(h.store, tables, ignore);
+        const theirs = await tableSnapshot(leanStore, tables, ignore);
+        expect(ours['rpt_tickets']!.length).toBe(80);
+        const history = ['ticket_history', 'deal_history', 'history_gaps'] as (keyof MirrorDatabase)[];
+        const wsmirrorHistory = await tableSnapshot(h.store, history, []);
+        expect(wsmirrorHistory['ticket_history']!.length).toBeGreaterThan(0);
+        expect(await tableSnapshot(leanStore, history, [])).toEqual(wsmirrorHistory);
+        for (const table of tables) expect(theirs[table], table).toEqual(ours[table]);
       } finally {
         await leanStore.close();
       }
