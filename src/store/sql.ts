@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
-import { StagedRows, stageOf } from './staged-rows.js';
+import { CopiedRows, StagedRows, stageOf } from './staged-rows.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -92,6 +92,27 @@ export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (
   }
 }
 
+const copyTexts = new WeakMap<InsertStatement, string>();
+
+/**
+ * Inserts rows that nothing can conflict with: no stored row holds their keys and no two of them
+ * share one (the caller's guarantee: a first backfill's append, docs/sync.md, "Appended rows are
+ * copied straight into their tables"). Where the
+ * dialect loads rows by COPY they go straight into the table, without the staging table and the
+ * INSERT ... SELECT that the statement's ON CONFLICT tail needs; elsewhere as insertRows, whose
+ * tail then never fires. A row the table refuses still fails the statement.
+ */
+export async function appendRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (!capabilitiesOf(db).loadsRowsByCopy) return insertRows(db, stmt, rows);
+  let text = copyTexts.get(stmt);
+  if (text === undefined) {
+    text = `copy ${q(stmt.table)} (${stmt.columns.map(q).join(',')}) from stdin`;
+    copyTexts.set(stmt, text);
+  }
+  await run(db, text, [new CopiedRows(rows)]);
+}
+
 const stagedTexts = new WeakMap<InsertStatement, string>();
 
 /** The statement that empties the stage into the table, with the insert's own tail (staged-rows.ts). */
@@ -148,6 +169,10 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
     /** Rows new to the mirror (nothing stored, so every column is written). */
     async many(db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> {
       if (rows.length > 0) await insertRows(db, statementFor(0), rows.map(values));
+    },
+    /** Rows under ids no stored row holds, distinct (appendRows: a first backfill's append). */
+    async append(db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> {
+      await appendRows(db, statementFor(0), rows.map(values));
     },
     /** Rows the mirror holds, each with its stored copy (distinct ids). */
     async known(
