@@ -45,11 +45,34 @@ export interface InsertStatement {
   readonly columns: readonly string[];
   readonly texts: Map<number, string>;
   readonly tail: string;
+  /** The columns' SQL types, when the rows may go as one array per column (`bindsArrays`). */
+  readonly types?: readonly string[];
 }
 
-/** `tail` is appended verbatim (an ON CONFLICT clause, or ''). Create once, at module level. */
-export function insertStatement(table: string, columns: readonly string[], tail = ''): InsertStatement {
-  return { table, columns, tail, texts: new Map() };
+/**
+ * `tail` is appended verbatim (an ON CONFLICT clause, or ''). `types`, the columns' SQL types,
+ * lets a dialect that binds arrays send any number of rows in one statement. Create once, at
+ * module level.
+ */
+export function insertStatement(table: string, columns: readonly string[], tail = '', types?: readonly string[]): InsertStatement {
+  return { table, columns, tail, texts: new Map(), ...(types ? { types } : {}) };
+}
+
+const arrayTexts = new WeakMap<InsertStatement, string>();
+
+/** The insert as one statement over `unnest` of one array per column (`bindsArrays`). */
+async function insertArrays(db: Db, stmt: InsertStatement, types: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+  let text = arrayTexts.get(stmt);
+  if (text === undefined) {
+    const arrays = types.map((t) => `?::${t}[]`).join(',');
+    text = `insert into ${q(stmt.table)} (${stmt.columns.map(q).join(',')}) select * from unnest(${arrays}) ${stmt.tail}`;
+    arrayTexts.set(stmt, text);
+  }
+  await run(
+    db,
+    text,
+    stmt.columns.map((_, i) => rows.map((r) => r[i] ?? null)),
+  );
 }
 
 /**
@@ -72,8 +95,11 @@ function rowCounts(total: number, columns: number): number[] {
 /**
  * Inserts `rows` (values in the statement's column order), chunked under the parameter limit; more
  * rows than one statement holds go through a staging table where the dialect loads rows by COPY.
+ * A statement that knows its column types takes any number of rows as one statement of arrays
+ * where the dialect binds them.
  */
 export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (stmt.types && capabilitiesOf(db).bindsArrays) return insertArrays(db, stmt, stmt.types, rows);
   if (rows.length * stmt.columns.length > MAX_PARAMS && capabilitiesOf(db).loadsRowsByCopy) {
     await run(db, stagedInsertText(stmt), [new StagedRows(stmt.table, stmt.columns, rows)]);
     return;
