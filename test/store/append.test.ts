@@ -125,6 +125,55 @@ for (const dialect of dialects) {
       });
     }
 
+    const quarantinedIds = async () =>
+      (await databaseOf(store).selectFrom('quarantine').select('entity_id').orderBy('entity_id').execute()).map((r) => r.entity_id);
+
+    it('a good copy clears a quarantine row written earlier in the append', async () => {
+      expect(await store.startAppend()).toBe(true);
+      const [junk] = await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'junk', createdAt: 'not a time' })], SYNCED));
+      expect(junk!.quarantined).toBe(true);
+      await store.transaction((tx) => tx.quarantine({ entityType: 'ticket', entityId: 'synced', reason: 'bad', raw: {} }, SYNCED));
+      expect(await quarantinedIds()).toEqual(['junk', 'synced']);
+      await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'junk' }), ticket({ id: 'synced' })], SYNCED));
+      store.endAppend();
+      expect(await quarantinedIds()).toEqual([]);
+    });
+
+    it('a good copy clears a quarantine row there when the append started', async () => {
+      await store.transaction((tx) => tx.quarantine({ entityType: 'ticket', entityId: 'before', reason: 'bad', raw: {} }, SYNCED));
+      expect(await store.startAppend()).toBe(true);
+      await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'before' })], SYNCED));
+      store.endAppend();
+      expect(await quarantinedIds()).toEqual([]);
+    });
+
+    it('a quarantine row of another type is not cleared by a good copy of this one', async () => {
+      expect(await store.startAppend()).toBe(true);
+      await store.transaction((tx) => tx.quarantine({ entityType: 'deal', entityId: 'x', reason: 'bad', raw: {} }, SYNCED));
+      await store.transaction(async (tx) => {
+        await tx.upsertTickets([ticket({ id: 'x' })], SYNCED);
+        await tx.upsertDeals([deal({ id: 'y' })], SYNCED);
+      });
+      store.endAppend();
+      expect(await quarantinedIds()).toEqual(['x']);
+    });
+
+    if (dialect.name === 'postgres') {
+      it('while no quarantine row of the type can exist, an appended batch does not touch the quarantine', async () => {
+        expect(await store.startAppend()).toBe(true);
+        const locks = await store.transaction(async (tx) => {
+          await tx.upsertTickets([ticket({ id: 'a' }), ticket({ id: 'b' })], SYNCED);
+          // Another connection: the locks the transaction holds on the quarantine until it ends.
+          const held = await sql<{ mode: string }>`
+            select l.mode from pg_locks l join pg_class c on c.oid = l.relation
+            where c.relname = 'quarantine' and l.pid <> pg_backend_pid()`.execute(databaseOf(store));
+          return held.rows;
+        });
+        store.endAppend();
+        expect(locks).toEqual([]);
+      });
+    }
+
     it('starts only while every record table is empty', async () => {
       expect(await store.startAppend()).toBe(true);
       store.endAppend();
