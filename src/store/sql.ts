@@ -123,10 +123,10 @@ const copyTexts = new WeakMap<InsertStatement, string>();
 /**
  * Inserts rows that nothing can conflict with: no stored row holds their keys and no two of them
  * share one (the caller's guarantee: a first backfill's append, docs/sync.md, "Appended rows are
- * copied straight into their tables"). Where the
- * dialect loads rows by COPY they go straight into the table, without the staging table and the
- * INSERT ... SELECT that the statement's ON CONFLICT tail needs; elsewhere as insertRows, whose
- * tail then never fires. A row the table refuses still fails the statement.
+ * copied straight into their tables"). Where the dialect loads rows by COPY they go straight into
+ * the table, without the staging table and the INSERT ... SELECT that the statement's ON CONFLICT
+ * tail needs; elsewhere as insertRows, whose tail then never fires. A row the table refuses still
+ * fails the statement.
  */
 export async function appendRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
   if (rows.length === 0) return;
