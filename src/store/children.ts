@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
-import { insertRows, insertStatement, overwrite, q, type InsertStatement } from './sql.js';
+import { appendRows, insertRows, insertStatement, overwrite, q, type InsertStatement } from './sql.js';
 import { deleteIn, runTuples, selectIn, tupleStatement, type TupleStatement } from './key-sets.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -152,7 +152,10 @@ export interface ChildList<P> {
  * sqlite3 shell's default) leaves its children behind, and inserting the new copy's children
  * over them failed on the primary key and stopped the whole command. One keyed delete per table
  * and batch, almost always of nothing; none when the caller knows no row can be there (`childless`:
- * a first backfill into empty tables, record-upsert.ts AppendLedger).
+ * a first backfill into empty tables, record-upsert.ts AppendLedger), and the rows are then
+ * appended (appendRows: by COPY where the dialect loads rows so): a record's rows of one table
+ * never share a key (prepareTicket, prepareDeal), and rows of different records differ in parent
+ * (docs/sync.md, "Appended rows are copied straight into their tables").
  */
 export async function insertChildLists<P>(
   db: Db,
@@ -163,12 +166,13 @@ export async function insertChildLists<P>(
 ): Promise<void> {
   const ids = records.map(idOf);
   for (const list of lists) {
-    if (!childless) await deleteIn(db, list.table.table, list.table.parent, ids);
-    await insertChildren(
-      db,
-      list.table,
-      records.flatMap((r) => list.rows(r).map((row) => [idOf(r), ...row])),
-    );
+    const rows = records.flatMap((r) => list.rows(r).map((row) => [idOf(r), ...row]));
+    if (childless) {
+      await appendRows(db, statementsOf(list.table).insert, rows);
+      continue;
+    }
+    await deleteIn(db, list.table.table, list.table.parent, ids);
+    await insertChildren(db, list.table, rows);
   }
 }
 

@@ -189,10 +189,9 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },
   async insertNew(db, added, childless) {
-    await writeDeal.many(
-      db,
-      added.map((p) => p.row),
-    );
+    // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
+    const rows = added.map((p) => p.row);
+    await (childless ? writeDeal.append(db, rows) : writeDeal.many(db, rows));
     await insertChildLists(db, DEAL_CHILDREN, added, (p) => p.row.id, childless);
   },
   async updateKnown(db, known) {

@@ -64,6 +64,16 @@ export function bulkTablesEmpty(db: Kysely<MirrorDatabase>): Promise<boolean> {
   return tablesEmpty(db, BULK_TABLES);
 }
 
+/** The record types the quarantine holds rows of (Store.startAppend: AppendLedger). */
+export async function quarantinedTypes(db: Kysely<MirrorDatabase>): Promise<string[]> {
+  const out: string[] = [];
+  for (const { type } of RECORD_ENTITIES) {
+    const rows = await sql`select 1 from "quarantine" where "entity_type" = ${type} limit 1`.execute(db);
+    if (rows.rows.length > 0) out.push(type);
+  }
+  return out;
+}
+
 async function tablesEmpty(db: Db, tables: readonly string[]): Promise<boolean> {
   for (const table of tables) {
     if ((await sql`select 1 from ${sql.table(table)} limit 1`.execute(db)).rows.length > 0) return false;

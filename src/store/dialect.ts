@@ -54,6 +54,13 @@ export interface DialectCapabilities {
    * src/store/postgres-copy.ts). SQLite binds parameters in process, at no such cost.
    */
   loadsRowsByCopy: boolean;
+  /**
+   * A parameter may be an array, so a batch of rows is one statement over `unnest` of one array per
+   * column, whatever its row count (PostgreSQL): one text the server parses alike every time and one
+   * round trip, where VALUES statements take one text per row count and several statements per
+   * batch (src/store/sql.ts, insertRows). SQLite binds scalars only.
+   */
+  bindsArrays: boolean;
 }
 
 const codeOf = (err: unknown): string => {
@@ -87,6 +94,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     defersIndexesInBulkLoad: true,
     tidiesAfterBulkLoad: false,
     loadsRowsByCopy: false,
+    bindsArrays: false,
   },
   postgres: {
     placeholder: '$n',
@@ -97,6 +105,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     defersIndexesInBulkLoad: false,
     tidiesAfterBulkLoad: true,
     loadsRowsByCopy: true,
+    bindsArrays: true,
   },
 };
 

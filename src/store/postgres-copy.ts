@@ -3,13 +3,15 @@
  * backfill's CPU in parsing, planning and binding their thousands of parameters; COPY streams the
  * same rows as text and the server only converts them (bench/README.md). The rows go to a
  * temporary staging table first, then one INSERT ... SELECT moves them with the statement's own
- * ON CONFLICT clause, so every upsert rule of the VALUES path holds unchanged.
+ * ON CONFLICT clause, so every upsert rule of the VALUES path holds unchanged. Rows that nothing
+ * can conflict with (a first backfill's append) are copied straight into their table instead
+ * (docs/sync.md, "Appended rows are copied straight into their tables").
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { StagedRows } from './staged-rows.js';
+import { CopiedRows, StagedRows } from './staged-rows.js';
 
 const ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 const SPECIAL = /[\\\n\r\t]/;
@@ -52,12 +54,27 @@ async function loadStaged(client: pg.Client, text: string, staged: StagedRows): 
   }
 }
 
-/** The pool's client: a statement whose one parameter is StagedRows loads them (loadStaged). */
+/**
+ * Streams `rows` into the table of `text` (a `copy ... from stdin`). A row the table refuses fails
+ * the COPY like any statement (its SQLSTATE on the error), and the server reads no more of it.
+ */
+async function copyRows(client: pg.Client, text: string, rows: CopiedRows['rows']): Promise<pg.QueryResult> {
+  const data = rows.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
+  const stream = client.query(copyFrom(text));
+  await pipeline(Readable.from([data]), stream);
+  return { command: 'COPY', rowCount: stream.rowCount, rows: [], oid: 0, fields: [] };
+}
+
+/**
+ * The pool's client: a statement whose one parameter is StagedRows loads them (loadStaged); one
+ * whose one parameter is CopiedRows copies them (copyRows).
+ */
 export class StagingClient extends pg.Client {}
 (StagingClient.prototype as unknown as { query: Query }).query = function (this: pg.Client, ...args: unknown[]) {
   const [text, values] = args;
-  if (typeof text === 'string' && Array.isArray(values) && values.length === 1 && values[0] instanceof StagedRows) {
-    return loadStaged(this, text, values[0]);
+  if (typeof text === 'string' && Array.isArray(values) && values.length === 1) {
+    if (values[0] instanceof StagedRows) return loadStaged(this, text, values[0]);
+    if (values[0] instanceof CopiedRows) return copyRows(this, text, values[0].rows);
   }
   return plainQuery.apply(this, args);
 };

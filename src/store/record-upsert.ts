@@ -32,6 +32,27 @@ export interface UpsertResult {
  */
 export class AppendLedger {
   private readonly written = new Map<RecordType, Set<string>>();
+  /**
+   * The entity types whose quarantine may hold rows: those that held some when the ledger started,
+   * and every type a write through the ledger's transactions has quarantined since (noteQuarantine),
+   * committed or not. Only these need a good copy's quarantine rows deleted (docs/sync.md, "A first
+   * backfill appends instead of reading stored copies").
+   */
+  private readonly quarantined: Set<string>;
+
+  constructor(quarantinedAtStart: Iterable<string> = []) {
+    this.quarantined = new Set(quarantinedAtStart);
+  }
+
+  /** A quarantine row of `type` is being written through one of the ledger's transactions. */
+  noteQuarantine(type: string): void {
+    this.quarantined.add(type);
+  }
+
+  /** False only when no quarantine row of `type` can exist: nothing to clear for a good copy. */
+  mayHoldQuarantine(type: RecordType): boolean {
+    return this.quarantined.has(type);
+  }
 
   /** Which of `ids` the ledger has not seen; all of them count as written from now on. */
   claim(type: RecordType, ids: readonly string[]): ReadonlySet<string> {
@@ -51,6 +72,11 @@ const ledgers = new WeakMap<Db, AppendLedger>();
 /** Record writes through `db` (one transaction) claim their ids in `ledger` (createTx). */
 export function appendThrough(db: Db, ledger: AppendLedger): void {
   ledgers.set(db, ledger);
+}
+
+/** Every quarantine write calls this first (sync-tables.ts): the ledger of `db`, if any, notes the type. */
+export function noteQuarantine(db: Db, type: string): void {
+  ledgers.get(db)?.noteQuarantine(type);
 }
 
 const NONE: ReadonlySet<string> = new Set();
@@ -99,7 +125,8 @@ function believable(stored: unknown, syncedAt: string | null): boolean {
 }
 
 /**
- * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived),
+ * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived;
+ * none can exist when the ledger says no quarantine row of the type was there or written since),
  * a record older than the mirror's copy is superseded and writes nothing, the references go first,
  * then new records in bulk, then known ones in bulk with their observed history. The ids of
  * `batch` are distinct (bulk.ts), so the outcome is that of upserting the records one after
@@ -111,9 +138,10 @@ export async function writeRecords<P extends PreparedRecord, Prev extends { id: 
   batch: readonly P[],
 ): Promise<UpsertResult[]> {
   const ids = batch.map((p) => p.row.id);
-  await deleteQuarantined(db, kind.entityType, ids);
+  const ledger = ledgers.get(db);
+  if (ledger?.mayHoldQuarantine(kind.entityType) !== false) await deleteQuarantined(db, kind.entityType, ids);
   // A first backfill into empty tables reads only the ids it wrote before (a list that shifted).
-  const absent = ledgers.get(db)?.claim(kind.entityType, ids) ?? NONE;
+  const absent = ledger?.claim(kind.entityType, ids) ?? NONE;
   const toRead = absent.size === 0 ? ids : ids.filter((id) => !absent.has(id));
   const previous = toRead.length === 0 ? new Map<string, Prev>() : await selectByIds<Prev>(db, kind.previousColumns, kind.table, toRead);
 

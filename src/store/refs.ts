@@ -12,13 +12,16 @@ type Db = Kysely<MirrorDatabase>;
 // records at once) then lock shared users/contacts/companies in one order and cannot deadlock.
 const byId = <T extends { id: string }>(a: T, b: T) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-const USERS = insertStatement('users', ['id', 'name', 'email'], coalesceInto('users', ['name', 'email']));
+// Every column is text: a batch's references go as one statement of arrays where the dialect binds them (sql.ts).
+const text = (n: number) => Array<string>(n).fill('text');
+const USERS = insertStatement('users', ['id', 'name', 'email'], coalesceInto('users', ['name', 'email']), text(3));
 const CONTACTS = insertStatement(
   'contacts',
   ['id', 'first_name', 'last_name', 'email'],
   coalesceInto('contacts', ['first_name', 'last_name', 'email']),
+  text(4),
 );
-const COMPANIES = insertStatement('companies', ['id', 'name', 'domain'], coalesceInto('companies', ['name', 'domain']));
+const COMPANIES = insertStatement('companies', ['id', 'name', 'domain'], coalesceInto('companies', ['name', 'domain']), text(3));
 
 export async function upsertUsers(db: Db, refs: readonly (UserRef | null | undefined)[]): Promise<void> {
   const rows = uniqueBy(

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { capabilitiesOf } from './dialect.js';
 import type { MirrorDatabase } from './schema.js';
-import { StagedRows, stageOf } from './staged-rows.js';
+import { CopiedRows, StagedRows, stageOf } from './staged-rows.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -45,11 +45,34 @@ export interface InsertStatement {
   readonly columns: readonly string[];
   readonly texts: Map<number, string>;
   readonly tail: string;
+  /** The columns' SQL types, when the rows may go as one array per column (`bindsArrays`). */
+  readonly types?: readonly string[];
 }
 
-/** `tail` is appended verbatim (an ON CONFLICT clause, or ''). Create once, at module level. */
-export function insertStatement(table: string, columns: readonly string[], tail = ''): InsertStatement {
-  return { table, columns, tail, texts: new Map() };
+/**
+ * `tail` is appended verbatim (an ON CONFLICT clause, or ''). `types`, the columns' SQL types,
+ * lets a dialect that binds arrays send any number of rows in one statement. Create once, at
+ * module level.
+ */
+export function insertStatement(table: string, columns: readonly string[], tail = '', types?: readonly string[]): InsertStatement {
+  return { table, columns, tail, texts: new Map(), ...(types ? { types } : {}) };
+}
+
+const arrayTexts = new WeakMap<InsertStatement, string>();
+
+/** The insert as one statement over `unnest` of one array per column (`bindsArrays`). */
+async function insertArrays(db: Db, stmt: InsertStatement, types: readonly string[], rows: readonly (readonly unknown[])[]): Promise<void> {
+  let text = arrayTexts.get(stmt);
+  if (text === undefined) {
+    const arrays = types.map((t) => `?::${t}[]`).join(',');
+    text = `insert into ${q(stmt.table)} (${stmt.columns.map(q).join(',')}) select * from unnest(${arrays}) ${stmt.tail}`;
+    arrayTexts.set(stmt, text);
+  }
+  await run(
+    db,
+    text,
+    stmt.columns.map((_, i) => rows.map((r) => r[i] ?? null)),
+  );
 }
 
 /**
@@ -72,8 +95,11 @@ function rowCounts(total: number, columns: number): number[] {
 /**
  * Inserts `rows` (values in the statement's column order), chunked under the parameter limit; more
  * rows than one statement holds go through a staging table where the dialect loads rows by COPY.
+ * A statement that knows its column types takes any number of rows as one statement of arrays
+ * where the dialect binds them.
  */
 export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (stmt.types && capabilitiesOf(db).bindsArrays) return insertArrays(db, stmt, stmt.types, rows);
   if (rows.length * stmt.columns.length > MAX_PARAMS && capabilitiesOf(db).loadsRowsByCopy) {
     await run(db, stagedInsertText(stmt), [new StagedRows(stmt.table, stmt.columns, rows)]);
     return;
@@ -90,6 +116,27 @@ export async function insertRows(db: Db, stmt: InsertStatement, rows: readonly (
     }
     await run(db, text, batch.flat());
   }
+}
+
+const copyTexts = new WeakMap<InsertStatement, string>();
+
+/**
+ * Inserts rows that nothing can conflict with: no stored row holds their keys and no two of them
+ * share one (the caller's guarantee: a first backfill's append, docs/sync.md, "Appended rows are
+ * copied straight into their tables"). Where the dialect loads rows by COPY they go straight into
+ * the table, without the staging table and the INSERT ... SELECT that the statement's ON CONFLICT
+ * tail needs; elsewhere as insertRows, whose tail then never fires. A row the table refuses still
+ * fails the statement.
+ */
+export async function appendRows(db: Db, stmt: InsertStatement, rows: readonly (readonly unknown[])[]): Promise<void> {
+  if (rows.length === 0) return;
+  if (!capabilitiesOf(db).loadsRowsByCopy) return insertRows(db, stmt, rows);
+  let text = copyTexts.get(stmt);
+  if (text === undefined) {
+    text = `copy ${q(stmt.table)} (${stmt.columns.map(q).join(',')}) from stdin`;
+    copyTexts.set(stmt, text);
+  }
+  await run(db, text, [new CopiedRows(rows)]);
 }
 
 const stagedTexts = new WeakMap<InsertStatement, string>();
@@ -148,6 +195,10 @@ export function rowUpsert<C extends string>(table: string, columns: readonly C[]
     /** Rows new to the mirror (nothing stored, so every column is written). */
     async many(db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> {
       if (rows.length > 0) await insertRows(db, statementFor(0), rows.map(values));
+    },
+    /** Rows under ids no stored row holds, distinct (appendRows: a first backfill's append). */
+    async append(db: Db, rows: readonly Readonly<Record<C, unknown>>[]): Promise<void> {
+      await appendRows(db, statementFor(0), rows.map(values));
     },
     /** Rows the mirror holds, each with its stored copy (distinct ids). */
     async known(

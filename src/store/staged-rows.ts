@@ -18,3 +18,14 @@ export class StagedRows {
 }
 
 export const stageOf = (table: string) => `wsmirror_stage_${table}`;
+
+/**
+ * Rows to COPY straight into their table, for a dialect whose `loadsRowsByCopy` capability says
+ * so: the one parameter of a `copy ... from stdin` statement (`appendRows` in sql.ts), which the
+ * PostgreSQL client (postgres-copy.ts) streams on the statement's connection. Only for rows that
+ * no stored row and no other row of the set can conflict with: COPY has no ON CONFLICT clause, so a
+ * conflict fails the statement (docs/sync.md, "Appended rows are copied straight into their tables").
+ */
+export class CopiedRows {
+  constructor(readonly rows: readonly (readonly unknown[])[]) {}
+}

@@ -11,7 +11,7 @@ import * as t from './sync-tables.js';
 import { attachDatabase } from './handles.js';
 import { statusReads, type StatusReads } from './status-reads.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
-import { bulkTablesEmpty, deferIndexes, restoreDeferredIndexes } from './deferred-indexes.js';
+import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
@@ -196,7 +196,7 @@ export function buildStore(backend: StoreBackend): Store {
     },
     async startAppend() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
-      ledger = (await bulkTablesEmpty(db)) ? new AppendLedger() : null;
+      ledger = (await bulkTablesEmpty(db)) ? new AppendLedger(await quarantinedTypes(db)) : null;
       return ledger !== null;
     },
     endAppend() {

@@ -4,6 +4,7 @@ import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { chunks, json, noNul, unknownId } from './values.js';
 import { runTuples, tupleStatement } from './key-sets.js';
 import type { RecordEntity, RecordType } from '../entities/index.js';
+import { noteQuarantine } from './record-upsert.js';
 
 /** A reason is for a person to read: a few KiB at most, whatever the upstream sent. */
 const MAX_REASON = 2048;
@@ -204,6 +205,8 @@ export async function quarantine(db: Db, item: QuarantineItem, at: string): Prom
     first_seen_at: at,
     last_seen_at: at,
   };
+  // Before the write: a first backfill's ledger then clears this type's quarantine on a good copy.
+  noteQuarantine(db, row.entity_type);
   await db
     .insertInto('quarantine')
     .values(row)

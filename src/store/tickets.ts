@@ -203,10 +203,9 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach([p.contact]))));
   },
   async insertNew(db, added, childless) {
-    await writeTicket.many(
-      db,
-      added.map((p) => p.row),
-    );
+    // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
+    const rows = added.map((p) => p.row);
+    await (childless ? writeTicket.append(db, rows) : writeTicket.many(db, rows));
     await insertChildLists(db, TICKET_CHILDREN, added, (p) => p.row.id, childless);
   },
   async updateKnown(db, known) {
