@@ -25,10 +25,13 @@ const CHECKPOINT_BUSY_MS = 250;
 const JOURNAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
 /**
- * The writer's own automatic checkpoint, in 4 KiB pages: a backstop at 16 MiB of WAL for when the
- * checkpoint thread falls behind (SQLite's default, 1,000 pages, is what the thread replaces).
+ * The writer's own automatic checkpoint, in 4 KiB pages: a backstop at 64 MiB of WAL for when the
+ * checkpoint thread is gone (SQLite's default, 1,000 pages, is what the thread replaces). Above
+ * the 16 MiB at which a commit has the thread catch up, and above one transaction of a large
+ * backfill's group: at 16 MiB it fired inside most commits of the L workspace's backfill, where
+ * the event loop stood still while it copied and synced (docs/operations.md, "Growth").
  */
-const BACKSTOP_AUTOCHECKPOINT_PAGES = 4096;
+const BACKSTOP_AUTOCHECKPOINT_PAGES = 16384;
 
 /**
  * One better-sqlite3 connection per store. Kysely's SQLite driver serialises every query and
@@ -75,11 +78,14 @@ export function openSqlite(database: string, readonly: boolean, leaveOpenOnClose
     beforeClose: () => checkpointer?.stop() ?? Promise.resolve(),
     async afterCommit() {
       // The thread's passes fell behind a writer committing back to back (past the size the WAL is
-      // truncated to on a restart, it holds that many bytes of frames): copy everything now, on the
-      // writer's connection held between transactions, so the next transaction starts the WAL over.
+      // truncated to on a restart, it holds that many bytes of frames): have everything copied now,
+      // with the writer's connection held between transactions, so the next transaction starts the
+      // WAL over. The thread copies while the event loop goes on; the writer only if it is gone.
       if (!checkpointer || sizeOf(`${path}-wal`) <= JOURNAL_SIZE_LIMIT) return;
       const thread = checkpointer;
-      await db.connection().execute(() => thread.exclusive(() => sqlite.pragma('wal_checkpoint(PASSIVE)')));
+      await db.connection().execute(async () => {
+        if (!(await thread.catchUp())) sqlite.pragma('wal_checkpoint(PASSIVE)');
+      });
     },
     async acquireLock(opts) {
       if (memory) throw new StoreError('DIALECT_UNSUPPORTED', 'An in-memory database has no writer lock; use a file.');

@@ -17,6 +17,12 @@ export interface WalCheckpointer {
    * up at once (busy, no page counts), which would read as a reader holding the WAL.
    */
   exclusive<T>(fn: () => T): Promise<T>;
+  /**
+   * Has the thread run a PASSIVE checkpoint now, between its passes, and resolves when it is done:
+   * true, or false when the thread is gone (the caller then checkpoints itself). The copy and the
+   * database file's sync happen on the thread, so the caller's event loop goes on meanwhile.
+   */
+  catchUp(): Promise<boolean>;
   /** Stops the thread and closes its connection; resolves once both are gone. */
   stop(): Promise<void>;
 }
@@ -30,8 +36,9 @@ export interface WalCheckpointer {
  * next pass. Once it has copied everything, the writer's next transaction starts the WAL over
  * from its beginning, so the WAL stays short without the writer ever checkpointing. A writer
  * that commits back to back can keep every pass a little behind, and the WAL starts over only
- * once one has caught up: so the store checkpoints itself, through `exclusive`, after a commit
- * that leaves the WAL past its size limit (docs/operations.md, "Growth").
+ * once one has caught up: so after a commit that leaves the WAL past its size limit the store has
+ * the thread catch up (`catchUp`) before its next transaction, and checkpoints itself only when
+ * the thread is gone (docs/operations.md, "Growth").
  *
  * The thread runs inline JavaScript, not a module file, so it works the same from the built
  * package and from the TypeScript sources the tests run.
@@ -52,7 +59,8 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
   worker.unref();
   let stopped: Promise<void> | undefined;
   let queue: Promise<unknown> = Promise.resolve();
-  const paused = () =>
+  /** Sends `message` and resolves true on the thread's answer, false when it is gone. */
+  const ask = (message: 'pause' | 'catch-up') =>
     new Promise<boolean>((resolve) => {
       if (!alive || stopped) return resolve(false);
       const onExit = () => resolve(false);
@@ -61,21 +69,26 @@ export function startWalCheckpointer(opts: WalCheckpointerOptions): WalCheckpoin
         worker.off('exit', onExit);
         resolve(true);
       });
-      worker.postMessage('pause');
+      worker.postMessage(message);
     });
+  /** One request at a time: each waits for the thread's answer to the one before. */
+  const queued = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = queue.then(fn);
+    queue = run.catch(() => undefined);
+    return run;
+  };
   return {
     exclusive<T>(fn: () => T): Promise<T> {
-      const run = queue.then(async () => {
-        const held = await paused();
+      return queued(async () => {
+        const held = await ask('pause');
         try {
           return fn();
         } finally {
           if (held && alive) worker.postMessage('resume');
         }
       });
-      queue = run.catch(() => undefined);
-      return run;
     },
+    catchUp: () => queued(() => ask('catch-up')),
     stop() {
       stopped ??= new Promise<void>((resolve) => {
         if (worker.threadId === -1) return resolve();
@@ -108,15 +121,20 @@ try {
 }
 let seen = -1;
 let timer;
+function checkpoint(st) {
+  seen = st.mtimeMs;
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // SQLITE_BUSY and the like: the next pass tries again.
+  }
+}
 function pass() {
   try {
     const st = statSync(wal, { throwIfNoEntry: false });
-    if (st && st.size > 0 && st.mtimeMs !== seen) {
-      seen = st.mtimeMs;
-      db.pragma('wal_checkpoint(PASSIVE)');
-    }
+    if (st && st.size > 0 && st.mtimeMs !== seen) checkpoint(st);
   } catch {
-    // SQLITE_BUSY and the like: the next pass tries again.
+    // The WAL unreadable for a moment: the next pass looks again.
   }
   timer = setTimeout(pass, workerData.intervalMs);
 }
@@ -126,6 +144,14 @@ parentPort.on('message', (m) => {
   clearTimeout(timer);
   if (m === 'pause') return parentPort.postMessage('paused');
   if (m === 'resume') return void (timer = setTimeout(pass, workerData.intervalMs));
+  if (m === 'catch-up') {
+    // Whatever the modification time says: the writer asks once its commit is in the WAL.
+    try {
+      checkpoint(statSync(wal, { throwIfNoEntry: false }) ?? { mtimeMs: -1 });
+    } catch {}
+    parentPort.postMessage('caught-up');
+    return void (timer = setTimeout(pass, workerData.intervalMs));
+  }
   try { db.close(); } catch {}
   parentPort.close();
 });
