@@ -4,7 +4,7 @@
  */
 import { CYCLE_STEPS, emptyStepTimes, type CycleStep, type StepTimes } from '../src/sync/index.js';
 import { printTable } from './results.js';
-import { median } from './rounds.js';
+import { median, type RoundsSummary } from './rounds.js';
 import type { ThroughputFigures } from './throughput.js';
 
 const PREFIX = 'step.';
@@ -47,21 +47,35 @@ export const LEFT_OUT_BY_LEAN: readonly CycleStep[] = [
 ];
 
 /**
- * The tick's steps per size and database: median ms over the rounds and share of the median wall
- * time; then what the lean tick leaves out by definition, and wsmirror's tick without it over the lean tick.
+ * The tick's steps per size and database: median ms over the rounds, and the median over the
+ * rounds of each one's share of its own tick (so the shares of one column describe real ticks);
+ * then what the lean tick leaves out by definition, and wsmirror's tick without it over the lean tick.
  */
 export function printSteps(rows: readonly ThroughputFigures[]): void {
-  const ticks = rows.flatMap((r) => (r.tick?.rounds?.steps ? [{ r, x: r.tick.rounds, steps: r.tick.rounds.steps }] : []));
+  const ticks = rows.flatMap((r) => (r.tick?.rounds?.steps ? [{ r, x: r.tick.rounds }] : []));
   if (ticks.length === 0) return;
-  const cell = (ms: number, wall: number) => `${ms.toFixed(0)} (${((ms / wall) * 100).toFixed(1)} %)`;
-  const out: string[][] = CYCLE_STEPS.map((s) => [s, ...ticks.map(({ x, steps }) => cell(steps[s], x.wsmirrorMs))]);
   const sum = (steps: StepTimes, of: readonly CycleStep[]) => of.reduce((n, s) => n + steps[s], 0);
-  out.push(['all steps', ...ticks.map(({ x, steps }) => cell(sum(steps, CYCLE_STEPS), x.wsmirrorMs))]);
-  out.push(['left out by the lean tick', ...ticks.map(({ x, steps }) => cell(sum(steps, LEFT_OUT_BY_LEAN), x.wsmirrorMs))]);
+  const share = (x: RoundsSummary, part: (steps: StepTimes) => number) => {
+    const shares = x.each.map((e) => part(e.steps!) / e.wsmirrorMs);
+    return `${(median(shares) * 100).toFixed(1)} %`;
+  };
+  const line = (label: string, part: (steps: StepTimes) => number) => [
+    label,
+    ...ticks.map(({ x }) => `${fmtMs(median(x.each.map((e) => part(e.steps!))))} (${share(x, part)})`),
+  ];
+  const out: string[][] = CYCLE_STEPS.map((s) => line(s, (steps) => steps[s]));
+  out.push(line('all steps', (steps) => sum(steps, CYCLE_STEPS)));
+  out.push(line('left out by the lean tick', (steps) => sum(steps, LEFT_OUT_BY_LEAN)));
   out.push([
     '(wsmirror − left out) / lean',
-    ...ticks.map(({ x, steps }) => (x.leanMs ? ((x.wsmirrorMs - sum(steps, LEFT_OUT_BY_LEAN)) / x.leanMs).toFixed(2) : '–')),
+    ...ticks.map(({ x }) =>
+      x.each.every((e) => e.leanMs)
+        ? median(x.each.map((e) => (e.wsmirrorMs - sum(e.steps!, LEFT_OUT_BY_LEAN)) / e.leanMs!)).toFixed(2)
+        : '–',
+    ),
   ]);
-  console.log("\nWhere wsmirror's tick spends its wall time (median ms over the rounds, share of the median tick):");
-  printTable(['step', ...ticks.map(({ r, x }) => `${r.size} ${r.dialect} (${x.wsmirrorMs} ms)`)], out);
+  console.log("\nWhere wsmirror's tick spends its wall time (median ms over the rounds, median share of its tick):");
+  printTable(['step', ...ticks.map(({ r, x }) => `${r.size} ${r.dialect} (${fmtMs(x.wsmirrorMs)} ms)`)], out);
 }
+
+const fmtMs = (ms: number) => Math.round(ms).toLocaleString('en-US');

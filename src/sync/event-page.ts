@@ -79,7 +79,8 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
         });
         for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
         const unseen = events.filter((e) => newIds.has(e.id));
-        await timed(ctx, 'dirty-marks', () => markDeletions(tx, unseen));
+        // Deletions are the records' own rows (deleted_at), not marks.
+        await timed(ctx, 'records', () => markDeletions(tx, unseen));
         await timed(ctx, 'quarantine', () => quarantineReused(tx, reused, now));
         await timed(ctx, 'dirty-marks', async () => {
           await tx.markDirty([...dirtyMarks([...unseen, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);

@@ -14,7 +14,7 @@ export const CYCLE_STEPS = [
   'events',
   /** Quarantine rows and the look-ups that decide them (invalid or reused events). */
   'quarantine',
-  /** The mirrored versions read before marking, deletions told by events, the dirty marks, the dirty count. */
+  /** The mirrored versions read before marking, the dirty marks, the dirty count. */
   'dirty-marks',
   /** The window's position, late event and watermark (sync_state). */
   'window-state',
@@ -24,7 +24,7 @@ export const CYCLE_STEPS = [
   'drain-plan',
   /** The drain's list pages and reads by id: requests, parsing, validation. */
   'drain-read',
-  /** Storing the records read (their rows, children, references and history), deletions, stored copies read back. */
+  /** Storing the records read (their rows, children, references and history), deletions (also those events tell), stored copies read back. */
   'records',
   /** Clearing the dirty marks of records read, counting stale reads. */
   'dirty-clear',
