@@ -329,7 +329,7 @@ export function printFreshness(rows: FreshnessFigures[]): void {
 }
 
 /** A Markdown table after a blank line, its separator derived from the header; nothing for no rows. */
-function printTable(headers: readonly string[], rows: readonly (readonly string[])[]): void {
+export function printTable(headers: readonly string[], rows: readonly (readonly string[])[]): void {
   if (rows.length === 0) return;
   console.log(`\n| ${headers.join(' | ')} |`);
   console.log(`|${'---|'.repeat(headers.length)}`);

@@ -7,6 +7,7 @@
 import { cpSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
+import type { StepTimes } from '../src/sync/index.js';
 
 /** One round's figures: wall ms and process CPU ms per job. */
 export interface Round {
@@ -15,6 +16,8 @@ export interface Round {
   wsmirrorCpuMs: number;
   leanMs?: number;
   leanCpuMs?: number;
+  /** The tick only: wsmirror's wall time per step (bench/steps.ts). */
+  steps?: StepTimes;
 }
 
 export interface RoundsSummary {
@@ -30,6 +33,8 @@ export interface RoundsSummary {
   leanCpuRatio?: number;
   /** Median of each round's wsmirror ms / raw ms. */
   rawRatio: number;
+  /** The tick only: each step's median wall time over the rounds (bench/steps.ts). */
+  steps?: StepTimes;
   each: Round[];
 }
 

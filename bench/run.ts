@@ -25,6 +25,7 @@ import {
   type BenchResults,
 } from './results.js';
 import { measureCapacity, measureThroughput } from './throughput.js';
+import { printSteps } from './steps.js';
 
 const options = parseBenchOptions(process.argv.slice(2), process.env);
 const started = performance.now();
@@ -77,6 +78,7 @@ async function main(): Promise<void> {
   printCpu(results.throughput);
   printLean(results.throughput);
   printRounds(results.throughput);
+  printSteps(results.throughput);
   printProfiles(results.throughput);
 
   if (options.auto.enabled) {

@@ -10,6 +10,8 @@ import type { SizeSpec } from './options.js';
 import { processCpuMs, postgresCpuSampler, type CpuSampler } from './cpu.js';
 import { runJob, type JobResult } from './jobs.js';
 import { summarizeProfile, type ProfileSummary } from './profile.js';
+import { medianSteps, stepsOf } from './steps.js';
+import type { StepTimes } from '../src/sync/index.js';
 import { roundDatabases, summarizeRounds, type Round, type RoundDatabases, type RoundsSummary } from './rounds.js';
 import { control, KEY, simNow, startSim, takeRequests, type SeenRequests } from './sim.js';
 
@@ -234,6 +236,7 @@ async function measureSync(
         leanCpuMs: leanFigures.cpuMs,
         wsmirrorMs: ws.result.ms!,
         wsmirrorCpuMs: ws.result.cpuMs!,
+        ...withSteps(ws.result),
       },
     ];
     for (let i = 2; i <= repeat.rounds; i++) {
@@ -241,9 +244,10 @@ async function measureSync(
       const l = await leanSync(i);
       const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_${i}`);
       const w = await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }));
-      each.push({ rawMs: r.ms!, leanMs: l.ms!, leanCpuMs: l.cpuMs!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs! });
+      each.push({ rawMs: r.ms!, leanMs: l.ms!, leanCpuMs: l.cpuMs!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs!, ...withSteps(w) });
     }
-    figures.rounds = summarizeRounds(each);
+    const steps = medianSteps(each.map((e) => e.steps));
+    figures.rounds = { ...summarizeRounds(each), ...(steps ? { steps } : {}) };
     if (repeat.profile) {
       const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_prof`);
       await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }), repeat.profileFile);
@@ -252,6 +256,11 @@ async function measureSync(
     await takeRequests(url);
   }
   return { figures, watermarkMs: ws.result.watermarkMs };
+}
+
+function withSteps(result: Record<string, number>): { steps?: StepTimes } {
+  const steps = stepsOf(result);
+  return steps ? { steps } : {};
 }
 
 /** Rounds 2.. of the backfill (raw, lean, wsmirror in turn, each into a fresh database) and one profiled wsmirror backfill. */

@@ -10,6 +10,7 @@ import { createApiClient } from '../src/api/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore } from '../src/store/index.js';
 import { emptyStats, readWatermark, runBackfill, runSyncCycle, type SyncContext } from '../src/sync/index.js';
+import { flatSteps } from './steps.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 import { floorBackfill } from './floor.js';
 import { floorSync, type SyncWindow } from './floor-sync.js';
@@ -73,6 +74,8 @@ async function wsmirror(kind: 'backfill' | 'sync'): Promise<object> {
     rateLimited,
     records: stats.recordsFetched,
     events: stats.eventsRead,
+    // The cycle's wall time per step (src/sync/steps.ts), flat as every job figure is a number.
+    ...(kind === 'sync' ? flatSteps(stats.steps) : {}),
     ...(Number.isFinite(watermarkMs) ? { watermarkMs } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestEvent } from '../api/index.js';
-import type { RecordOutcome, RunStats } from '../sync/index.js';
+import { CYCLE_STEPS, type RecordOutcome, type RunStats } from '../sync/index.js';
 import { RECORD_OUTCOMES } from './cycle-log.js';
 import { FreshnessMetrics } from './freshness.js';
 import { BACKFILL_ORDER, entityOf, RECORD_ENTITIES, type RecordType } from '../entities/index.js';
@@ -52,6 +52,12 @@ export class DaemonMetrics {
     help: 'Duration of finished cycles, by kind (backfill, sync, reconcile)',
     labelNames: ['kind'],
     buckets: [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400],
+    registers: this.r,
+  });
+  private readonly steps = new Counter({
+    name: 'wsmirror_cycle_step_seconds_total',
+    help: "Wall time of sync cycles by step (src/sync/steps.ts): where a cycle's time goes",
+    labelNames: ['step'],
     registers: this.r,
   });
   readonly backfillDone = new Gauge({
@@ -131,6 +137,7 @@ export class DaemonMetrics {
     for (const list of [...BACKFILL_ORDER.map((e) => e.plural), 'events']) this.backfillDone.set({ list }, 0);
     for (const result of ['complete', 'busy']) this.checkpoints.inc({ result }, 0);
     for (const kind of ['backfill', 'sync', 'reconcile']) this.duration.zero({ kind });
+    for (const step of CYCLE_STEPS) this.steps.inc({ step }, 0);
     new Gauge({
       name: 'wsmirror_sqlite_bytes',
       help: 'Size of the SQLite mirror files, by file (database, wal)',
@@ -164,6 +171,7 @@ export class DaemonMetrics {
     this.onCycleStats?.(stats);
     this.events.inc({ kind: 'new' }, stats.eventsNew);
     this.events.inc({ kind: 'late' }, stats.eventsLate);
+    for (const step of CYCLE_STEPS) this.steps.inc({ step }, stats.steps[step] / 1000);
     if (outcome === 'success') this.lastSuccess.set(Date.now() / 1000);
   }
 

@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';
 import type { AsOfState } from './state.js';
+import type { StepClock } from './steps.js';
 import type { RecordEntity, RecordType } from '../entities/index.js';
 
 /** Everything a sync step needs; built once per command by the CLI. */
@@ -24,6 +25,8 @@ export interface SyncContext {
   readonly cycleSignal?: AbortSignal;
   /** Set by a cycle for its own steps: called after every committed page or record. */
   readonly progress?: () => void;
+  /** Set by a cycle for its own steps: where its wall time goes (src/sync/steps.ts). */
+  readonly steps?: StepClock;
 }
 
 /** Observers for metrics and progress; all optional. */

@@ -6,6 +6,7 @@ import { drainDirty } from './drain.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
 import type { RunStats } from './stats.js';
+import { StepClock, timed } from './steps.js';
 import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
 import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readSavedWindow } from './state.js';
 import { planWindow, trustedReadFloor } from './window.js';
@@ -51,7 +52,13 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
     );
   }
   const watchdog = new ProgressWatchdog(ctx.config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS);
-  const cycleCtx: SyncContext = { ...ctx, cycleSignal: watchdog.signal, progress: () => watchdog.progress() };
+  const cycleCtx: SyncContext = {
+    ...ctx,
+    cycleSignal: watchdog.signal,
+    progress: () => watchdog.progress(),
+    // A caller's own clock (one that tallies statements per step) must charge stats.steps too.
+    steps: ctx.steps ?? new StepClock(stats.steps),
+  };
   try {
     return await cycle(cycleCtx, stats, watchdog);
   } finally {
@@ -62,24 +69,28 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
 async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchdog): Promise<CycleResult> {
   const { store } = ctx;
   // Answered before the window's first request is sent: its Date is this window's read floor.
-  const pipelinesDate = await refreshPipelines(ctx);
+  const pipelinesDate = await timed(ctx, 'pipelines', () => refreshPipelines(ctx));
   watchdog.check();
 
-  const watermark = await readWatermark(store);
-  const saved = await readSavedWindow(store);
-  const lookback = await readLookback(store);
-  const now = ctx.now();
-  const floors = { previous: await readReadFloor(store), current: trustedReadFloor(pipelinesDate, now) };
-  const lateSeenAt = (await readLateEvent(store))?.seenAt ?? null;
-  const start = saved ?? planWindow(watermark, lookback, ctx.config, now, floors, lateSeenAt);
-  const read = await readWindow(ctx, stats, watchdog, start);
+  const { watermark, saved, start } = await timed(ctx, 'state', async () => {
+    const watermark = await readWatermark(store);
+    const saved = await readSavedWindow(store);
+    const lookback = await readLookback(store);
+    const now = ctx.now();
+    const floors = { previous: await readReadFloor(store), current: trustedReadFloor(pipelinesDate, now) };
+    const lateSeenAt = (await readLateEvent(store))?.seenAt ?? null;
+    return { watermark, saved, start: saved ?? planWindow(watermark, lookback, ctx.config, now, floors, lateSeenAt) };
+  });
+  const read = await timed(ctx, 'window-read', () => readWindow(ctx, stats, watchdog, start));
 
   if (!read.stopped) await drainDirty(ctx, stats);
   watchdog.check();
-  if (!read.stopped) await advanceAsOf(ctx);
-  await refreshReports(ctx, stats, stats.changed);
+  if (!read.stopped) await timed(ctx, 'as-of', () => advanceAsOf(ctx));
+  await timed(ctx, 'report', () => refreshReports(ctx, stats, stats.changed));
   const newWatermark = read.stopped ? watermark : read.window.maxOccurredAt;
-  const reason = read.stopped ? null : await behindReason(ctx, stats, saved !== null, read.midWindowDrain, newWatermark);
+  const reason = read.stopped
+    ? null
+    : await timed(ctx, 'behind', () => behindReason(ctx, stats, saved !== null, read.midWindowDrain, newWatermark));
   return {
     head: read.head,
     watermark: newWatermark,

@@ -10,6 +10,7 @@ import { RECORD_ENTITIES, type MirroredRecord, type RecordType } from '../entiti
 import type { DirtyEntry, StoreTx } from '../store/index.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { refusedValueState } from './write-batch.js';
+import { timed } from './steps.js';
 
 /** A record read back older than the event that marked it this many times in a row is accepted. */
 export const STALE_READS_ACCEPTED_AFTER = 3;
@@ -83,7 +84,7 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
     const reads = ofKind('read', type);
     if (reads.length > 0) {
       const records = reads.map((i) => writes[i]!.record as MirroredRecord);
-      const verdicts = await tx.upsertRecords(entity.type, records, now);
+      const verdicts = await timed(ctx, 'records', () => tx.upsertRecords(entity.type, records, now));
       reads.forEach((i, n) => {
         const { entry } = writes[i]!;
         const current = Date.parse(records[n]!.updatedAt) >= Date.parse(entry.occurredAt);
@@ -95,10 +96,12 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
     }
     const deleted = ofKind('deleted', type);
     if (deleted.length > 0) {
-      await tx.markDeletedMany(
-        type,
-        deleted.map((i) => writes[i]!.entry.entityId),
-        now,
+      await timed(ctx, 'records', () =>
+        tx.markDeletedMany(
+          type,
+          deleted.map((i) => writes[i]!.entry.entityId),
+          now,
+        ),
       );
       for (const i of deleted) outcomes[i] = 'deleted';
       cleared.push(...deleted);
@@ -106,21 +109,25 @@ async function applyDistinct(ctx: SyncContext, tx: StoreTx, writes: readonly Rec
   }
   for (const [i, w] of writes.entries()) {
     if (w.kind !== 'quarantine') continue;
-    await tx.quarantine({ entityType: w.entry.entityType, entityId: w.entry.entityId, reason: w.reason, raw: w.record }, now);
+    await timed(ctx, 'quarantine', () =>
+      tx.quarantine({ entityType: w.entry.entityType, entityId: w.entry.entityId, reason: w.reason, raw: w.record }, now),
+    );
     outcomes[i] = 'quarantined';
     cleared.push(i);
   }
-  const staleReads = await tx.bumpStaleReads(stale.map((i) => writes[i]!.entry));
+  const staleReads = await timed(ctx, 'dirty-clear', () => tx.bumpStaleReads(stale.map((i) => writes[i]!.entry)));
   for (const i of stale) {
     const accepted = (staleReads.get(keyOf(writes[i]!.entry)) ?? 0) >= STALE_READS_ACCEPTED_AFTER;
     outcomes[i] = accepted ? 'stale-accepted' : 'stale';
     if (accepted) cleared.push(i);
   }
-  await tx.clearDirtyMany(
-    cleared.map((i) => {
-      const { entityType, entityId, occurredAt } = writes[i]!.entry;
-      return { entityType, entityId, upTo: occurredAt };
-    }),
+  await timed(ctx, 'dirty-clear', () =>
+    tx.clearDirtyMany(
+      cleared.map((i) => {
+        const { entityType, entityId, occurredAt } = writes[i]!.entry;
+        return { entityType, entityId, upTo: occurredAt };
+      }),
+    ),
   );
   return outcomes;
 }

@@ -1,6 +1,6 @@
 import { AuthRejectedError, clipText, NotFoundError, type UpstreamUnavailableError } from '../api/index.js';
 import { entityOf, RECORD_ENTITIES, type MirroredRecord, type RecordEntity } from '../entities/index.js';
-import type { DirtyEntry } from '../store/index.js';
+import type { DirtyEntry, Store } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { createHeapBudget } from '../util/heap-budget.js';
 import { WsmirrorError } from '../util/errors.js';
@@ -11,6 +11,7 @@ import { refreshPipelines } from './pipelines.js';
 import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite, recordFailure, type RecordWrite } from './drain-writes.js';
 import { failureReason, FAILED_READS_QUARANTINE_AFTER, ReadFailures, unavailableRead } from './read-failures.js';
 import type { RunStats } from './stats.js';
+import { timed } from './steps.js';
 import { WriteBatch } from './write-batch.js';
 
 export { recordFailure, STALE_READS_ACCEPTED_AFTER } from './drain-writes.js';
@@ -26,10 +27,19 @@ const ROUND = 5000;
  * or a stop loses at most reads. A record is read at most once per drain: a stale read stays
  * dirty for the next cycle instead of being hammered now.
  */
-export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
+export function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
+  return timed(ctx, 'drain-read', () => drain(ctx, stats));
+}
+
+async function drain(ctx: SyncContext, stats: RunStats): Promise<void> {
   const attempted = new Set<string>();
   const heap = createHeapBudget();
-  const writes = new WriteBatch<RecordWrite>(ctx.store, {
+  // Each batch's transaction is the commit step; the writes inside it are their own steps.
+  const store: Pick<Store, 'transaction' | 'isRefusedValue'> = {
+    transaction: (fn) => timed(ctx, 'commit', () => ctx.store.transaction(fn)),
+    isRefusedValue: (err) => ctx.store.isRefusedValue(err),
+  };
+  const writes = new WriteBatch<RecordWrite>(store, {
     apply: (tx, batch) => applyWrites(ctx, tx, batch),
     committed: (w, outcome) => {
       committed(ctx, stats, w, outcome);
@@ -42,7 +52,7 @@ export async function drainDirty(ctx: SyncContext, stats: RunStats): Promise<voi
   try {
     for (;;) {
       if (ctx.stopSignal.aborted) break;
-      const candidates = await ctx.store.listDirty(attempted.size + ROUND);
+      const candidates = await timed(ctx, 'drain-plan', () => ctx.store.listDirty(attempted.size + ROUND));
       const round = candidates.filter((e) => !attempted.has(key(e)));
       if (round.length === 0) break;
       for (const entry of round) attempted.add(key(entry));
@@ -98,7 +108,7 @@ async function plan(ctx: SyncContext, entity: RecordEntity, round: readonly Dirt
   if (setting === 'record' || listable.length === 0) return planType(entityType, entries, [], true, ctx.config.pageSize, 'record');
   const oldest = listable.reduce((min, e) => (Date.parse(e.occurredAt) < Date.parse(min) ? e.occurredAt : min), listable[0]!.occurredAt);
   const depth = rankingDepth(listable.length, ctx.config.pageSize);
-  const newest = await ctx.store.listedSince(entityType, oldest, depth);
+  const newest = await timed(ctx, 'drain-plan', () => ctx.store.listedSince(entityType, oldest, depth));
   return planType(entityType, entries, newest, newest.length < depth, ctx.config.pageSize, setting);
 }
 
@@ -184,7 +194,7 @@ class RecordReader {
    */
   private async failed(entry: DirtyEntry, err: UpstreamUnavailableError): Promise<void> {
     const reason = failureReason(err);
-    const counts = await this.ctx.store.transaction((tx) => tx.bumpFailedReads([entry]));
+    const counts = await timed(this.ctx, 'dirty-clear', () => this.ctx.store.transaction((tx) => tx.bumpFailedReads([entry])));
     const count = counts.get(key(entry)) ?? 0;
     this.stats.readFailures++;
     this.ctx.logger.warn(

@@ -6,6 +6,7 @@ import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
 import { isRecordType, type RecordSets } from '../entities/index.js';
+import { timed } from './steps.js';
 
 /**
  * One change-log page committed (docs/design.md §4.2): its events, deletions, dirty marks, late
@@ -53,42 +54,53 @@ export interface ReadPage {
 export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]): Promise<CommittedPage[]> {
   const now = ctx.now();
   // Events whose id turns out to be reused mark their records too: those records are looked up as well.
-  const mirrored = await mirroredUpdatedAt(
-    ctx,
-    pages.flatMap((p) => p.events),
+  const mirrored = await timed(ctx, 'dirty-marks', () =>
+    mirroredUpdatedAt(
+      ctx,
+      pages.flatMap((p) => p.events),
+    ),
   );
-  const requarantined = await alreadyQuarantined(ctx, pages);
-  return ctx.store.transaction(async (tx) => {
-    const results: CommittedPage[] = [];
-    const seen = new Set(requarantined);
-    let lateSeen = false;
-    for (const { page, events, rejected, next: read, mayEnd } of pages) {
-      const next = lateSeen ? withoutReach(read) : read;
-      const { newIds, reused, historyOf } = await tx.insertEvents(events, now);
-      await quarantineInvalid(
-        tx,
-        page.invalid.filter((i) => i.entityType !== 'event'),
-        now,
-      );
-      const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now);
-      for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
-      const unseen = events.filter((e) => newIds.has(e.id));
-      await markDeletions(tx, unseen);
-      await quarantineReused(tx, reused, now);
-      await tx.markDirty([...dirtyMarks([...unseen, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
-      const lateOnes = lateEvents(unseen, next.lateBefore);
-      const late = oldest(lateOnes);
-      if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
-      const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
-      lateSeen ||= late !== null;
-      const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
-      if (ended) await closeWindow(tx, window);
-      else await saveWindow(tx, window);
-      results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused, historyOf });
-      if (ended) break;
-    }
-    return results;
-  });
+  const requarantined = await timed(ctx, 'quarantine', () => alreadyQuarantined(ctx, pages));
+  return timed(ctx, 'commit', () =>
+    ctx.store.transaction(async (tx) => {
+      const results: CommittedPage[] = [];
+      const seen = new Set(requarantined);
+      let lateSeen = false;
+      for (const { page, events, rejected, next: read, mayEnd } of pages) {
+        const next = lateSeen ? withoutReach(read) : read;
+        const { newIds, reused, historyOf } = await timed(ctx, 'events', () => tx.insertEvents(events, now));
+        const marks = await timed(ctx, 'quarantine', async () => {
+          await quarantineInvalid(
+            tx,
+            page.invalid.filter((i) => i.entityType !== 'event'),
+            now,
+          );
+          return quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now);
+        });
+        for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
+        const unseen = events.filter((e) => newIds.has(e.id));
+        // Deletions are the records' own rows (deleted_at), not marks.
+        await timed(ctx, 'records', () => markDeletions(tx, unseen));
+        await timed(ctx, 'quarantine', () => quarantineReused(tx, reused, now));
+        await timed(ctx, 'dirty-marks', async () => {
+          await tx.markDirty([...dirtyMarks([...unseen, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
+        });
+        const lateOnes = lateEvents(unseen, next.lateBefore);
+        const late = oldest(lateOnes);
+        const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
+        lateSeen ||= late !== null;
+        const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
+        await timed(ctx, 'window-state', async () => {
+          if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
+          if (ended) await closeWindow(tx, window);
+          else await saveWindow(tx, window);
+        });
+        results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused, historyOf });
+        if (ended) break;
+      }
+      return results;
+    }),
+  );
 }
 
 /**

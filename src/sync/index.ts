@@ -35,6 +35,7 @@ export { drainDirty, STALE_READS_ACCEPTED_AFTER } from './drain.js';
 export { refreshPipelines } from './pipelines.js';
 export { recordRun, type RecordRunOptions } from './runs.js';
 export { emptyStats, type RunStats } from './stats.js';
+export { CYCLE_STEPS, emptyStepTimes, StepClock, type CycleStep, type StepTimes } from './steps.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';

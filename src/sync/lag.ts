@@ -3,6 +3,7 @@ import { runSyncCycle, type CycleResult } from './cycle.js';
 import { recordRun, type RecordRunOptions } from './runs.js';
 import { recordLastCycle } from './state.js';
 import type { RunStats } from './stats.js';
+import { roundedSteps } from './steps.js';
 
 export interface CycleSummary {
   result: CycleResult;
@@ -41,6 +42,7 @@ export async function syncOnce(
       retries: stats.retries,
       reportRefreshMs: Math.round(stats.reportRefreshMs),
       durationMs,
+      stepsMs: roundedSteps(stats.steps),
       lagSeconds,
       watermark: result.watermark,
       fullLookback: result.fullLookback,

@@ -15,6 +15,7 @@ import type { DirtyEntry } from '../store/index.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { SyncContext } from './context.js';
 import type { TypePlan } from './plan.js';
+import { timed } from './steps.js';
 
 /** Where the list scan hands what it found. */
 export interface ListSink {
@@ -77,7 +78,7 @@ export async function scanList(ctx: SyncContext, plan: TypePlan, sink: ListSink)
     }
     const hits = page.items.filter((item) => targets.has(item.id));
     for (const item of hits) targets.delete(item.id);
-    const taken = await entity.fromList(ctx.store, hits);
+    const taken = await timed(ctx, 'records', () => entity.fromList(ctx.store, hits));
     for (const { id, record } of taken.copies) await sink.found(byId.get(id)!, record);
     readById.push(...taken.readById.map((id) => byId.get(id)!));
     const last = page.items[page.items.length - 1];
@@ -103,9 +104,11 @@ async function confirmGone(
   sink: ListSink,
 ): Promise<DirtyEntry[]> {
   if (!passedMarks || missing.length === 0) return [...missing];
-  const deleted = await ctx.store.deletedIds(
-    plan.entityType,
-    missing.map((e) => e.entityId),
+  const deleted = await timed(ctx, 'records', () =>
+    ctx.store.deletedIds(
+      plan.entityType,
+      missing.map((e) => e.entityId),
+    ),
   );
   const readById: DirtyEntry[] = [];
   for (const entry of missing) {

@@ -1,5 +1,6 @@
 import type { ApiClient } from '../api/index.js';
 import { emptyRecordSets, type RecordSets } from '../entities/index.js';
+import { emptyStepTimes, type StepTimes } from './steps.js';
 
 /** Figures of one command run, persisted in sync_runs and logged as the cycle's summary line. */
 export interface RunStats {
@@ -26,6 +27,8 @@ export interface RunStats {
   reportRefreshMs: number;
   /** Records written by this run, for the incremental reporting refresh. */
   changed: RecordSets;
+  /** Wall time per step of a sync cycle (src/sync/steps.ts); logged and counted in metrics, not stored in sync_runs. */
+  steps: StepTimes;
 }
 
 export function emptyStats(): RunStats {
@@ -43,6 +46,7 @@ export function emptyStats(): RunStats {
     retries: 0,
     reportRefreshMs: 0,
     changed: emptyRecordSets(),
+    steps: emptyStepTimes(),
   };
 }
 

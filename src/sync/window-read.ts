@@ -16,6 +16,7 @@ import {
 } from './plausible.js';
 import type { RejectedEvent } from './quarantine.js';
 import type { RunStats } from './stats.js';
+import { timed } from './steps.js';
 import { abandonWindow, type WindowState } from './state.js';
 import type { ProgressWatchdog } from './watchdog.js';
 import { newestFirst, reachedBelow } from './window.js';
@@ -175,7 +176,7 @@ class WindowReader {
         );
       return true;
     }
-    if ((await ctx.store.dirtyCount()) > MID_WINDOW_DRAIN_THRESHOLD) {
+    if ((await timed(ctx, 'dirty-marks', () => ctx.store.dirtyCount())) > MID_WINDOW_DRAIN_THRESHOLD) {
       this.midWindowDrain = true;
       await drainDirty(ctx, stats);
     }

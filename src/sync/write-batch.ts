@@ -46,7 +46,7 @@ export class WriteBatch<W> {
   private readonly maxDelayMs: number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'transaction' | 'isRefusedValue'>,
     private readonly options: WriteBatchOptions<W>,
   ) {
     this.maxRecords = options.maxRecords ?? 200;
