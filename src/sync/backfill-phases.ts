@@ -16,7 +16,6 @@ import { dirtyMarks } from './marks.js';
 import { refreshPipelines } from './pipelines.js';
 import { quarantineEvents, quarantineInvalid } from './quarantine.js';
 import type { BackfillState } from './state.js';
-import type { LoadedPage } from './copy-list.js';
 import type { RunStats } from './stats.js';
 import {
   BACKFILL_ORDER,
@@ -46,22 +45,10 @@ export interface Phase<T, L> {
   name: ListName;
   fetch(ctx: SyncContext, state: BackfillState): (cursor: string | undefined) => Promise<Page<T>>;
   load(ctx: SyncContext, page: Page<T>, stats: RunStats, state: BackfillState): Promise<L>;
-  /**
-   * Writes a group of pages (one transaction) with the outcome of writing them one after another;
-   * a count per page, in order. `pending`: the dirty marks when the phase began (settleMarks).
-   */
-  apply(tx: StoreTx, group: readonly LoadedPage<T, L>[], now: string, pending: ReadonlySet<string>): Promise<PageCount[]>;
+  /** `pending`: the dirty marks when the phase began (settleMarks). */
+  apply(tx: StoreTx, page: Page<T>, loaded: L, now: string, pending: ReadonlySet<string>): Promise<PageCount>;
   /** The phase after this list's last page. */
   next(state: BackfillState): BackfillState['phase'];
-}
-
-/** A phase that writes its pages one by one, each with its own statements. */
-function perPage<T, L>(write: (tx: StoreTx, page: Page<T>, loaded: L, now: string) => Promise<PageCount>): Phase<T, L>['apply'] {
-  return async (tx, group, now) => {
-    const counts: PageCount[] = [];
-    for (const { page, loaded } of group) counts.push(await write(tx, page, loaded, now));
-    return counts;
-  };
 }
 
 /** The start of the log the backfill reads before copying: the hand-over's lookback (docs/sync.md, "Backfill"). */
@@ -84,7 +71,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     checkClock(ctx, page);
     return Promise.resolve(null);
   },
-  apply: perPage(async (tx, page, _, now) => {
+  async apply(tx, page, _, now) {
     const { events, rejected } = splitImplausible(page, now);
     const { newIds, reused } = await tx.insertEvents(events, now);
     await quarantineReused(tx, reused, now);
@@ -99,7 +86,7 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     await markDeletions(tx, unseen);
     await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
-  }),
+  },
   next: () => FIRST_LIST,
 };
 
@@ -155,74 +142,28 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
       );
       return { copies, read };
     },
-    async apply(tx, group, now, pending) {
-      // One write for the whole group where no record is on two of its pages (a list that
-      // shifted): then the order of the pages cannot matter, and a group costs the statements of
-      // one page (docs/sync.md, "Backfill").
-      if (recordsOnOnePage(group)) return writeRecordPages(tx, entity, group, now, pending);
-      const counts: PageCount[] = [];
-      for (const one of group) counts.push(...(await writeRecordPages(tx, entity, [one], now, pending)));
-      return counts;
+    async apply(tx, page, { copies, read }, now, pending) {
+      const written = [...copies, ...read.ok];
+      const verdicts = await tx.upsertRecords(entity.type, written, now);
+      await settleMarks(
+        tx,
+        entity.type,
+        written.filter((_r, i) => !verdicts[i]?.quarantined),
+        pending,
+      );
+      await quarantineInvalid(tx, page.invalid, now);
+      for (const bad of read.invalid) {
+        await tx.quarantine({ entityType: entity.type, entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
+      }
+      // Marked at the listed version, to be read by id: a read at least as new clears it (docs/design.md §4.3).
+      await tx.markDirty(
+        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readMessages: true })),
+      );
+      const stored = verdicts.filter((v) => !v.quarantined).length;
+      return { copied: stored, quarantined: page.invalid.length + read.invalid.length + verdicts.length - stored };
     },
     next,
   };
-}
-
-/** True when no record id (copied, read, invalid or failed) is on more than one page of `group`. */
-function recordsOnOnePage(group: readonly LoadedPage<ListedRecord, LoadedRecords>[]): boolean {
-  if (group.length < 2) return true;
-  const seen = new Set<string>();
-  for (const { page, loaded } of group) {
-    const ids = new Set<string>();
-    for (const item of page.items) ids.add(String(item.id));
-    for (const bad of page.invalid) if (bad.id !== null) ids.add(bad.id);
-    for (const r of loaded.copies) ids.add(String(r.id));
-    for (const r of loaded.read.ok) ids.add(String(r.id));
-    for (const bad of loaded.read.invalid) ids.add(bad.entityId);
-    for (const id of ids) {
-      if (seen.has(id)) return false;
-      seen.add(id);
-    }
-  }
-  return true;
-}
-
-/** Writes the records of `pages` with one upsert, then what their pages quarantined or left dirty; a count per page. */
-async function writeRecordPages(
-  tx: StoreTx,
-  entity: RecordEntity,
-  pages: readonly LoadedPage<ListedRecord, LoadedRecords>[],
-  now: string,
-  pending: ReadonlySet<string>,
-): Promise<PageCount[]> {
-  const written = pages.flatMap(({ loaded }) => [...loaded.copies, ...loaded.read.ok]);
-  const verdicts = await tx.upsertRecords(entity.type, written, now);
-  await settleMarks(
-    tx,
-    entity.type,
-    written.filter((_r, i) => !verdicts[i]?.quarantined),
-    pending,
-  );
-  await quarantineInvalid(
-    tx,
-    pages.flatMap(({ page }) => page.invalid),
-    now,
-  );
-  for (const bad of pages.flatMap(({ loaded }) => loaded.read.invalid)) {
-    await tx.quarantine({ entityType: entity.type, entityId: bad.entityId, reason: bad.reason, raw: bad.raw }, now);
-  }
-  // Marked at the listed version, to be read by id: a read at least as new clears it (docs/design.md §4.3).
-  await tx.markDirty(
-    pages.flatMap(({ loaded }) =>
-      loaded.read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readMessages: true })),
-    ),
-  );
-  let at = 0;
-  return pages.map(({ page, loaded }) => {
-    const mine = verdicts.slice(at, (at += loaded.copies.length + loaded.read.ok.length));
-    const stored = mine.filter((v) => !v.quarantined).length;
-    return { copied: stored, quarantined: page.invalid.length + loaded.read.invalid.length + mine.length - stored };
-  });
 }
 
 const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
@@ -235,7 +176,7 @@ const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
     checkClock(ctx, page);
     return Promise.resolve(recentSince(ctx, state));
   },
-  apply: perPage(async (tx, page, markFrom, now) => {
+  async apply(tx, page, markFrom, now) {
     // Events beyond the upstream's clock stay out of the log and of history (docs/sync.md);
     // their records were just copied, so they need no re-read.
     const { events, rejected } = splitImplausible(page, now);
@@ -250,7 +191,7 @@ const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
     await quarantineInvalid(tx, page.invalid, now);
     await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
-  }),
+  },
   next: () => 'done',
 };
 

@@ -139,7 +139,8 @@ async function copyPhase(
       const now = ctx.now();
       const key = phase.name === 'history' || phase.name === 'recent' ? 'events' : phase.name;
       const { next, counts } = await ctx.store.transaction(async (tx) => {
-        const counts = await phase.apply(tx, group, now, pending);
+        const counts = [];
+        for (const { page, loaded } of group) counts.push(await phase.apply(tx, page, loaded, now, pending));
         const copied = counts.reduce((sum, c) => sum + c.copied, 0);
         const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + copied } };
         await saveBackfill(tx, next);
