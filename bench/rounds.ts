@@ -16,6 +16,8 @@ export interface Round {
   wsmirrorCpuMs: number;
   leanMs?: number;
   leanCpuMs?: number;
+  /** The backfill only: the contract floor's wall time (bench/floor.ts, FloorOptions.contract). */
+  contractMs?: number;
   /** The tick only: wsmirror's wall time per step (bench/steps.ts). */
   steps?: StepTimes;
 }
@@ -31,6 +33,9 @@ export interface RoundsSummary {
   /** Median of each round's wsmirror ms / lean ms (and CPU over CPU): the goal's figure. */
   leanRatio?: number;
   leanCpuRatio?: number;
+  contractMs?: number;
+  /** Median of each round's wsmirror ms / contract floor ms. */
+  contractRatio?: number;
   /** Median of each round's wsmirror ms / raw ms. */
   rawRatio: number;
   /** The tick only: each step's median wall time over the rounds (bench/steps.ts). */
@@ -53,6 +58,8 @@ export function summarizeRounds(each: Round[]): RoundsSummary {
   };
   const leanRatios = each.every((r) => r.leanMs) ? each.map((r) => r.wsmirrorMs / r.leanMs!) : undefined;
   const leanCpuRatios = each.every((r) => r.leanCpuMs) ? each.map((r) => r.wsmirrorCpuMs / r.leanCpuMs!) : undefined;
+  const contractRatios = each.every((r) => r.contractMs) ? each.map((r) => r.wsmirrorMs / r.contractMs!) : undefined;
+  const contractMs = m((r) => r.contractMs);
   const leanMs = m((r) => r.leanMs);
   const leanCpuMs = m((r) => r.leanCpuMs);
   return {
@@ -64,6 +71,8 @@ export function summarizeRounds(each: Round[]): RoundsSummary {
     ...(leanCpuMs === undefined ? {} : { leanCpuMs }),
     ...(leanRatios ? { leanRatio: ratio(median(leanRatios), 1) } : {}),
     ...(leanCpuRatios ? { leanCpuRatio: ratio(median(leanCpuRatios), 1) } : {}),
+    ...(contractMs === undefined ? {} : { contractMs }),
+    ...(contractRatios ? { contractRatio: ratio(median(contractRatios), 1) } : {}),
     rawRatio: ratio(median(each.map((r) => r.wsmirrorMs / r.rawMs)), 1),
     each,
   };

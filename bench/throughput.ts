@@ -68,6 +68,8 @@ export interface PhaseFigures {
   lean?: LeanFigures;
   /** Backfill only: the lean floor storing only the raw JSON the specification asks for (bench/floor-rows.ts). */
   leanSpecOnly?: LeanFigures;
+  /** The contract floor's first round as the job reported it: validateMs and afterCopyMs included. */
+  contract?: JobResult;
   /** Requests of the minimal plan (what the raw loop makes). */
   minimalPlan: number;
   /** wsmirror requests / minimal plan. */
@@ -273,8 +275,20 @@ async function repeatBackfill(
   for (let i = 2; i <= repeat.rounds; i++) {
     const raw = await runJob('raw-backfill', url);
     const lean = await runJob('floor-backfill', url, JSON.stringify({ database: await repeat.dbs.fresh(`lean_${i}`) }));
+    const contract = await runJob(
+      'floor-backfill',
+      url,
+      JSON.stringify({ database: await repeat.dbs.fresh(`contract_${i}`), contract: true }),
+    );
     const ws = await runJob('wsmirror-backfill', url, JSON.stringify({ database: await repeat.dbs.fresh(`backfill_${i}`) }));
-    each.push({ rawMs: raw.ms!, leanMs: lean.ms!, leanCpuMs: lean.cpuMs!, wsmirrorMs: ws.ms!, wsmirrorCpuMs: ws.cpuMs! });
+    each.push({
+      rawMs: raw.ms!,
+      leanMs: lean.ms!,
+      leanCpuMs: lean.cpuMs!,
+      contractMs: contract.ms!,
+      wsmirrorMs: ws.ms!,
+      wsmirrorCpuMs: ws.cpuMs!,
+    });
   }
   let profile: ProfileSummary | undefined;
   if (repeat.profile) {
@@ -360,6 +374,12 @@ export async function measureThroughput(
     };
     const leanBackfill = await leanJob(leanDatabases[0], false);
     const leanSpecOnly = await leanJob(leanDatabases[1], true);
+    const contractBackfill = await runJob(
+      'floor-backfill',
+      sim.url,
+      JSON.stringify({ database: await dbs.fresh('contract_1'), contract: true }),
+    );
+    await takeRequests(sim.url);
     const wsBackfill = await measured(cpu, () => runJob('wsmirror-backfill', sim.url, JSON.stringify({ database })));
     const wsBackfillSeen = await takeRequests(sim.url);
     const backfillRepeat = await repeatBackfill(
@@ -368,6 +388,7 @@ export async function measureThroughput(
         rawMs: rawBackfill.result.ms!,
         leanMs: leanBackfill.ms,
         leanCpuMs: leanBackfill.cpuMs,
+        contractMs: contractBackfill.ms!,
         wsmirrorMs: wsBackfill.result.ms!,
         wsmirrorCpuMs: wsBackfill.result.cpuMs!,
       },
@@ -393,6 +414,7 @@ export async function measureThroughput(
         ...phase(rawBackfill, rawBackfillSeen, wsBackfill, wsBackfillSeen),
         lean: leanBackfill,
         leanSpecOnly,
+        contract: contractBackfill,
         ...backfillRepeat,
       },
       sync: first.figures,
