@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { CYCLE_STEPS, type CycleStep } from '../../src/sync/index.js';
+import { CYCLE_STEPS } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
 
@@ -27,22 +27,8 @@ for (const dialect of dialects)
 
       expect(stats.recordsFetched).toBeGreaterThan(0);
       expect(Object.keys(stats.steps).sort()).toEqual([...CYCLE_STEPS].sort());
-      const ran: CycleStep[] = [
-        'pipelines',
-        'state',
-        'window-read',
-        'events',
-        'dirty-marks',
-        'window-state',
-        'commit',
-        'drain-plan',
-        'drain-read',
-        'records',
-        'dirty-clear',
-        'as-of',
-        'report',
-        'behind',
-      ];
+      // Every step but quarantine: nothing the simulator serves here is invalid.
+      const ran = CYCLE_STEPS.filter((step) => step !== 'quarantine');
       for (const step of ran) expect(stats.steps[step], step).toBeGreaterThan(0);
       const sum = CYCLE_STEPS.reduce((s, step) => s + stats.steps[step], 0);
       expect(sum).toBeLessThanOrEqual(wall);
