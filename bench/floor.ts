@@ -29,7 +29,7 @@ import { EVENT_LIST, DEAL_LIST, TICKET_LIST, TICKET_READ, type WorkspaceEvent } 
 import { validateItems } from '../src/api/validate.js';
 import { silentLogger } from '../src/log/index.js';
 import { COUNTED_TABLES, openStore, type Store } from '../src/store/index.js';
-import { emptyStats, type SyncContext } from '../src/sync/index.js';
+import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
 import { tidyAfterBulkLoad } from '../src/sync/tidy.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
@@ -204,7 +204,7 @@ async function recentThroughStore(
 async function afterCopy(database: string): Promise<void> {
   const store = await openStore({ database });
   try {
-    const ctx = { store, logger: silentLogger() } as unknown as SyncContext;
+    const ctx = { store, logger: silentLogger() };
     await tidyAfterBulkLoad(ctx, COUNTED_TABLES, 'the mirrored tables');
     await refreshReports(ctx, emptyStats(), { tickets: 'all', deals: 'all' });
   } finally {

@@ -10,7 +10,11 @@ import { tidyAfterBulkLoad } from './tidy.js';
  * so a failed refresh never leaves a report silently behind. A full rebuild rewrites every rpt_
  * row: the statistics of the old ones would mislead the next cycles' plans (tidy.ts).
  */
-export async function refreshReports(ctx: SyncContext, stats: RunStats, changes: ReportingChanges): Promise<void> {
+export async function refreshReports(
+  ctx: Pick<SyncContext, 'store' | 'logger'>,
+  stats: RunStats,
+  changes: ReportingChanges,
+): Promise<void> {
   const stale = await isReportingStale(ctx.store);
   const scope: ReportingChanges = stale ? { tickets: 'all', deals: 'all' } : changes;
   try {

@@ -5,7 +5,11 @@ import type { SyncContext } from './context.js';
  * analyzes the tables at once instead of whenever autovacuum comes round (src/store/tidy-tables.ts,
  * docs/sync.md "Backfill"). Only an optimisation: a failure is logged, and what was written stays.
  */
-export async function tidyAfterBulkLoad(ctx: SyncContext, tables: readonly string[], what: string): Promise<void> {
+export async function tidyAfterBulkLoad(
+  ctx: Pick<SyncContext, 'store' | 'logger'>,
+  tables: readonly string[],
+  what: string,
+): Promise<void> {
   const started = performance.now();
   try {
     if (await ctx.store.afterBulkLoad(tables))
