@@ -44,8 +44,7 @@ async function loadStaged(client: pg.Client, text: string, staged: StagedRows): 
     // table's own apply when the rows move.
     `create temp table if not exists ${q(staged.stage)} as select * from ${q(staged.table)} with no data`,
   );
-  const data = staged.rows.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
-  await pipeline(Readable.from([data]), client.query(copyFrom(`copy ${q(staged.stage)} (${cols}) from stdin`)));
+  await copyRows(client, `copy ${q(staged.stage)} (${cols}) from stdin`, staged.rows);
   try {
     return await plainQuery.call(client, text);
   } catch (err) {
