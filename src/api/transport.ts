@@ -184,7 +184,7 @@ export class Transport {
     const retryAfter = res.headers['retry-after'];
     this.d.limiter.observe?.({ status, headers: res.headers });
     const serverDate = parseDateHeader(res.headers.date);
-    if (serverDate !== null) event.clockSkewMs = Date.parse(serverDate) - Date.now();
+    if (serverDate !== null) event.clockSkewMs = lastDate.ms - Date.now();
     const contentType = String(res.headers['content-type'] ?? '');
     // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
     const ok = status >= 200 && status < 300;
@@ -300,13 +300,24 @@ export function shownPath(target: string): string {
   return clipText(target, 512);
 }
 
+/**
+ * The last `Date` header read and what it means. The header changes once a second and V8's
+ * parser for its format costs several microseconds: read once, it is read for every answer of
+ * that second (about 0.3 s of CPU in an L backfill's 50,000 reads).
+ */
+const lastDate = { text: '', iso: null as string | null, ms: Number.NaN };
+
 function parseDateHeader(value: string | string[] | undefined): string | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined) return null;
+  if (text === lastDate.text) return lastDate.iso;
   const ms = Date.parse(text);
-  if (!Number.isFinite(ms)) return null;
-  const d = new Date(ms);
-  return d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999 ? d.toISOString() : null;
+  const year = Number.isFinite(ms) ? new Date(ms).getUTCFullYear() : Number.NaN;
+  const iso = year >= 1 && year <= 9999 ? new Date(ms).toISOString() : null;
+  lastDate.text = text;
+  lastDate.iso = iso;
+  lastDate.ms = ms;
+  return iso;
 }
 
 function headerLength(value: string | string[] | undefined): number | null {
