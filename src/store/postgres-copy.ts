@@ -7,8 +7,6 @@
  * can conflict with (a first backfill's append) are copied straight into their table instead
  * (docs/sync.md, "Appended rows are copied straight into their tables").
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { CopiedRows, StagedRows } from './staged-rows.js';
@@ -60,7 +58,13 @@ async function loadStaged(client: pg.Client, text: string, staged: StagedRows): 
 async function copyRows(client: pg.Client, text: string, rows: CopiedRows['rows']): Promise<pg.QueryResult> {
   const data = rows.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
   const stream = client.query(copyFrom(text));
-  await pipeline(Readable.from([data]), stream);
+  // One chunk, so no pipeline: its end-of-stream watchers on both sides cost more than the write
+  // (bench/README.md, "Thirteenth pass"). 'finish' comes once the server has taken the rows.
+  await new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('finish', resolve);
+    stream.end(data);
+  });
   return { command: 'COPY', rowCount: stream.rowCount, rows: [], oid: 0, fields: [] };
 }
 
