@@ -81,7 +81,8 @@ export function readBounded(
     const onEnd = (): void => finish({ text: Buffer.concat(chunks, kept).toString('utf8'), bytes, tooLarge: false });
     const onError = (err: unknown): void => finish(null, err);
     // A stream closed before its end without an error (destroyed by someone else) is a cut body.
-    const onClose = (): void => finish(null, Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    const onClose = (): void =>
+      finish(null, Object.assign(new Error('the response body closed before its end'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
     body.on('data', onData);
     body.on('end', onEnd);
     body.on('error', onError);
