@@ -5,7 +5,7 @@
  * can do without may be missing and defaults to null / [] / {}.
  */
 import { z } from 'zod';
-import { isCalendarDate, readInstant, rememberCheckedInstant } from '../util/time.js';
+import { canonicalInstant, isCalendarDate, readInstant, rememberCheckedInstant } from '../util/time.js';
 import { MAX_ID_CHARS, quote } from './json-bounds.js';
 import { unsafePathSegment } from './path-ids.js';
 import type { ListSource, RecordSource } from './types.js';
@@ -39,6 +39,8 @@ const recordId = id.superRefine((v, ctx) => {
  * in both stores, a UTC year from 1 to 9999 (docs/sync.md, "Hostile upstream").
  */
 function timestampProblem(v: string): string | null {
+  // The canonical form's year is its UTC year: only 0000 is out of range.
+  if (canonicalInstant(v) !== null && !v.startsWith('0000')) return null;
   const read = /^\d{4}-\d{2}-\d{2}[Tt]/.test(v) ? readInstant(v) : null;
   if (read === null || (!read.ok && !read.impossible)) return `not a valid ISO 8601 timestamp (got ${quote(v)})`;
   if (!read.ok) return `not a real calendar instant: ${read.why} (got ${quote(v)})`;

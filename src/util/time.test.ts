@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isCalendarDate, readInstant, toDbTimestamp, toIsoTimestamp } from './time.js';
+import fc from 'fast-check';
+import { canonicalInstant, isCalendarDate, readInstant, toDbTimestamp, toIsoTimestamp } from './time.js';
 
 /** An instant computed without Date.parse, so the test does not share the rollover it checks. */
 const utc = (y: number, mo: number, d: number, h = 0, mi = 0, s = 0, ms = 0) => Date.UTC(y, mo - 1, d, h, mi, s, ms);
@@ -73,5 +74,38 @@ describe('the stored forms never roll over', () => {
     expect(() => toIsoTimestamp('2026-01-01T24:00:00Z')).toThrow(/hour 24/);
     expect(() => toDbTimestamp('2026-11-31 12:00:00.000')).toThrow(/day 31/);
     expect(() => toIsoTimestamp('9999-12-31T23:59:59-05:00')).toThrow(/out of range/);
+  });
+});
+
+describe('canonicalInstant: the fast reading of the canonical form', () => {
+  it('reads every instant of years 0-9999 as toISOString wrote it', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -62167219200000, max: Date.UTC(9999, 11, 31, 23, 59, 59, 999) }), (ms) => {
+        const text = new Date(ms).toISOString();
+        fc.pre(text.length === 24);
+        expect(canonicalInstant(text)).toBe(ms);
+        expect(readInstant(text)).toEqual({ ok: true, ms });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it.each([
+    '2026-11-31T12:00:00.000Z',
+    '2025-02-29T00:00:00.000Z',
+    '2026-13-01T00:00:00.000Z',
+    '2026-11-30T24:00:00.000Z',
+    '2026-11-30T12:60:00.000Z',
+    '2026-11-30T12:00:60.000Z',
+    '2026-11-30T12:00:00.000z',
+    '2026-11-30t12:00:00.000Z',
+    '2026-11-30T12:00:00.00AZ',
+    '+02026-11-30T12:00:00.000Z',
+    '2026-11-30T12:00:00.000+00:00',
+  ])('leaves %s to the general reading', (text) => {
+    expect(canonicalInstant(text)).toBeNull();
+    const general = readInstant(text);
+    // The general reading still refuses the impossible ones, and reads the other spellings.
+    if (general.ok) expect(general.ms).toBe(Date.parse(text));
   });
 });

@@ -11,7 +11,7 @@ const ISO_FORM = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.
 /** Days of a month of the proleptic Gregorian calendar (month 1–12). */
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** Milliseconds since the epoch of a UTC calendar date and time; years 0–99 stay years 0–99. */
@@ -22,6 +22,53 @@ function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: numbe
   date.setUTCFullYear(y, mo - 1, d);
   date.setUTCHours(h, mi, s, ms);
   return date.getTime();
+}
+
+/** The number of `n` ASCII digits at `from`, or -1 when any is not a digit. */
+function digitsAt(s: string, from: number, n: number): number {
+  let v = 0;
+  for (let i = from; i < from + n; i++) {
+    const c = s.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    v = v * 10 + c;
+  }
+  return v;
+}
+
+/**
+ * The instant of a timestamp in the one canonical UTC form (`YYYY-MM-DDTHH:MM:SS.sssZ`, what
+ * `toISOString` writes and what the simulator and most servers send), read by character codes;
+ * null for any other text and for a time no calendar has (readInstant then says why). An L
+ * backfill reads about half a million such timestamps: the general expression's match array and
+ * conversions were about 2 % of its CPU (bench/README.md, "Thirteenth pass").
+ */
+export function canonicalInstant(s: string): number | null {
+  // - - T : : . Z at their places
+  if (s.length !== 24 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84) return null;
+  if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return null;
+  const y = digitsAt(s, 0, 4);
+  const mo = digitsAt(s, 5, 2);
+  const d = digitsAt(s, 8, 2);
+  const h = digitsAt(s, 11, 2);
+  const mi = digitsAt(s, 14, 2);
+  const sec = digitsAt(s, 17, 2);
+  const ms = digitsAt(s, 20, 3);
+  if (
+    y < 0 ||
+    mo < 1 ||
+    mo > 12 ||
+    d < 1 ||
+    d > daysInMonth(y, mo) ||
+    h < 0 ||
+    h > 23 ||
+    mi < 0 ||
+    mi > 59 ||
+    sec < 0 ||
+    sec > 59 ||
+    ms < 0
+  )
+    return null;
+  return utcMs(y, mo, d, h, mi, sec, ms);
 }
 
 /** What a strict reading of a timestamp found: its instant, or why it is none. */
@@ -39,6 +86,8 @@ export type StrictInstant =
  * unless `zoneless` says how to read it ('utc' for the mirror's own stored form).
  */
 export function readInstant(text: string, zoneless: 'refuse' | 'utc' = 'refuse'): StrictInstant {
+  const canonical = canonicalInstant(text);
+  if (canonical !== null) return { ok: true, ms: canonical };
   const m = ISO_FORM.exec(text);
   if (!m) return { ok: false, why: 'not an ISO 8601 timestamp', impossible: false };
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -68,14 +117,15 @@ export function readInstant(text: string, zoneless: 'refuse' | 'utc' = 'refuse')
  * which checks at least what toIsoTimestamp does (a zone, a real calendar instant, years 1–9999),
  * so the store converts them without reading them again: that second read was about 3 % of a
  * backfill's CPU (issue 30). Bounded: past the bound it starts afresh, and a text it no longer
- * holds is simply read again, with the same checks.
+ * holds is simply read again, with the same checks. A text in the canonical form is not kept:
+ * canonicalInstant reads it again faster than the map holds it.
  */
 const checkedInstants = new Map<string, number>();
-const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const MAX_CHECKED = 20_000;
 
 /** Records that `text` passed the validator's strict reading, as the instant `ms`. */
 export function rememberCheckedInstant(text: string, ms: number): void {
+  if (canonicalInstant(text) !== null) return;
   if (checkedInstants.size >= MAX_CHECKED) checkedInstants.clear();
   checkedInstants.set(text, ms);
 }
@@ -102,6 +152,8 @@ export function isCalendarDate(text: string): boolean {
  */
 export function toIsoTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
+  // Already the one form toISOString writes, and a real instant of years 0–9999: itself.
+  if (typeof value === 'string' && canonicalInstant(value) !== null) return value;
   const ms = value instanceof Date ? value.getTime() : (checkedInstants.get(value) ?? readText(value));
   if (Number.isNaN(ms)) throw new RangeError(`not a valid timestamp: ${JSON.stringify(value)}`);
   const date = new Date(ms);
@@ -130,9 +182,8 @@ export function shiftIso(iso: string, ms: number): string {
  */
 export function toDbTimestamp(value: string | Date | null | undefined): string | null {
   if (value === null || value === undefined) return null;
-  // Checked by the validator and already UTC to the millisecond: the stored form is its own digits.
-  if (typeof value === 'string' && checkedInstants.has(value) && CANONICAL_UTC.test(value))
-    return `${value.slice(0, 10)} ${value.slice(11, 23)}`;
+  // Already UTC to the millisecond and a real instant: the stored form is its own digits.
+  if (typeof value === 'string' && canonicalInstant(value) !== null) return `${value.slice(0, 10)} ${value.slice(11, 23)}`;
   if (typeof value === 'string' && DB_FORM.test(value) && readInstant(value.replace(' ', 'T'), 'utc').ok) return value;
   const iso = toIsoTimestamp(value) as string;
   return `${iso.slice(0, 10)} ${iso.slice(11, 23)}`;
