@@ -49,14 +49,15 @@ export function readBounded(
       body.off('end', onEnd);
       body.off('error', onError);
       body.off('close', onClose);
+      // An error the stream emits after the answer is decided (a destroy still under way) must
+      // find a listener, or it would be thrown as uncaught.
+      body.on('error', noop);
       reader?.leave();
       if (result === null) reject(err);
       else resolve(result);
     };
     const stop = (result: BoundedBody): void => {
       finish(result);
-      // Swallows the error a destroyed stream may still emit: the answer is already decided.
-      body.on('error', noop);
       body.destroy?.();
     };
     const onData = (chunk: Buffer | string): void => {
@@ -87,6 +88,12 @@ export function readBounded(
     body.on('end', onEnd);
     body.on('error', onError);
     body.on('close', onClose);
+    // A body that failed or closed before this call (undici destroys it in the same turn that
+    // resolved the request when the connection drops) has emitted its events already: an
+    // iterator would throw at once, so must this, never wait.
+    const state = body as { errored?: unknown; destroyed?: boolean };
+    if (state.errored) onError(state.errored);
+    else if (state.destroyed) onClose();
   });
 }
 

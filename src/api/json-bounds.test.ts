@@ -62,6 +62,31 @@ describe('readBounded', () => {
     expect(r.text).toBe(`${'a'.repeat(4096)}…(truncated)`);
   });
 
+  it('fails at once, never hangs, on a body that failed or closed before it was read', async () => {
+    const failed = chunks(3, 10);
+    failed.on('error', () => undefined); // emitted before readBounded listens
+    failed.destroy(Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }));
+    await new Promise((r) => setImmediate(r)); // its 'error' and 'close' have been emitted
+    await expect(readBounded(failed, 100, null, true)).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
+    const closed = chunks(3, 10);
+    closed.destroy();
+    await new Promise((r) => setImmediate(r));
+    await expect(readBounded(closed, 100, null, true)).rejects.toMatchObject({ code: 'ERR_STREAM_PREMATURE_CLOSE' });
+  });
+
+  it('fails on a body cut mid-way, and a late error on an abandoned body is not thrown', async () => {
+    const cut = new Readable({ read() {} });
+    const reading = readBounded(cut, 100, null, true);
+    cut.push(Buffer.from('{"a":'));
+    cut.destroy(Object.assign(new Error('terminated'), { code: 'UND_ERR_SOCKET' }));
+    await expect(reading).rejects.toMatchObject({ code: 'UND_ERR_SOCKET' });
+    const late = new Readable({ read() {} });
+    const refused = readBounded(late, 4, null, true);
+    late.push(Buffer.from('0123456789'));
+    await expect(refused).resolves.toMatchObject({ tooLarge: true });
+    late.emit('error', new Error('after the answer')); // would be an uncaught error without a listener
+  });
+
   it('reads a body within the limit whole', async () => {
     const r = await readBounded(chunks(3, 10), 100, 30, true);
     expect(r).toEqual({ text: 'a'.repeat(30), bytes: 30, tooLarge: false });
