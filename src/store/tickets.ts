@@ -5,7 +5,7 @@ import type { MirrorDatabase, TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { trackedFields } from './tracked-fields.js';
-import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, requiredTs, str, ts } from './values.js';
+import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, requiredTs, str, ts } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
@@ -15,7 +15,8 @@ type Db = Kysely<MirrorDatabase>;
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
 const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
-function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
+/** `messageTexts`: json of each of `t.messages`, in order, which the ticket's raw_json reuses. */
+function ticketRow(t: TicketWithMessages, syncedAt: string, messageTexts: readonly (string | null)[]): TicketsTable {
   const team = t.team && typeof t.team === 'object' ? t.team : null;
   const sla = t.sla && typeof t.sla === 'object' ? t.sla : null;
   return {
@@ -46,7 +47,7 @@ function ticketRow(t: TicketWithMessages, syncedAt: string): TicketsTable {
     updated_at: requiredTs(t.updatedAt, 'updatedAt'),
     deleted_at: null,
     synced_at: syncedAt,
-    raw_json: json(t),
+    raw_json: jsonWithList(t, 'messages', messageTexts),
   };
 }
 
@@ -121,8 +122,8 @@ export interface PreparedTicket {
  * messages under one id throw: distinctMessages). `verify` builds them from the stored copy too, to
  * check the rows against it.
  */
-export function messageRows(messages: readonly Message[] | null | undefined): ChildRow[] {
-  return distinctMessages(Array.isArray(messages) ? messages : []).map(([m, raw]) => [
+export function messageRows(messages: readonly Message[] | null | undefined, texts?: readonly (string | null)[]): ChildRow[] {
+  return distinctMessages(Array.isArray(messages) ? messages : [], texts).map(([m, raw]) => [
     String(m.id),
     str(m.body),
     str(m.authorType),
@@ -136,8 +137,10 @@ export function messageRows(messages: readonly Message[] | null | undefined): Ch
 
 /** Converts one ticket; a junk value throws StoreError('INVALID_VALUE') before anything is written. */
 export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): PreparedTicket {
-  const row = ticketRow(ticket, syncedAt);
-  const messages = messageRows(ticket.messages);
+  // Each message's JSON once: its own raw_json and its part of the ticket's.
+  const texts = Array.isArray(ticket.messages) ? ticket.messages.map((m) => json(m)) : [];
+  const row = ticketRow(ticket, syncedAt, texts);
+  const messages = messageRows(ticket.messages, texts);
   const tags: ChildRow[] = [...new Set((Array.isArray(ticket.tags) ? ticket.tags : []).map((tag) => cleanText(String(tag))))].map((tag) => [
     tag,
   ]);
@@ -158,11 +161,11 @@ export function prepareTicket(ticket: TicketWithMessages, syncedAt: string): Pre
  * keeping either would lose the other silently, so the ticket is refused (StoreError
  * INVALID_VALUE: quarantined with this reason, its previous copy kept).
  */
-function distinctMessages(messages: readonly Message[]): [message: Message, raw: string | null][] {
+function distinctMessages(messages: readonly Message[], texts?: readonly (string | null)[]): [message: Message, raw: string | null][] {
   const byId = new Map<string, string | null>();
   const out: [Message, string | null][] = [];
-  for (const m of messages) {
-    const text = json(m);
+  for (const [i, m] of messages.entries()) {
+    const text = texts?.[i] ?? json(m);
     const before = byId.get(String(m.id));
     if (before === undefined) {
       byId.set(String(m.id), text);
