@@ -123,13 +123,11 @@ export class BodyBudget {
         return true;
       },
       take: async (n) => {
-        // A reader that left while waiting (its body failed) takes nothing and stops waiting.
-        while (this.readers[0] !== reader && this.used + n > this.limit) {
+        while (!reader.tryTake(n)) {
           await new Promise<void>((resolve) => this.waiters.push(resolve));
+          // A reader that left while waiting (its body failed) takes nothing and stops waiting.
           if (!this.readers.includes(reader)) return;
         }
-        this.used += n;
-        reader.held += n;
       },
       leave: () => {
         const i = this.readers.indexOf(reader);

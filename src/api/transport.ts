@@ -183,8 +183,9 @@ export class Transport {
     event.status = status;
     const retryAfter = res.headers['retry-after'];
     this.d.limiter.observe?.({ status, headers: res.headers });
-    const serverDate = parseDateHeader(res.headers.date);
-    if (serverDate !== null) event.clockSkewMs = lastDate.ms - Date.now();
+    const date = readDateHeader(res.headers.date);
+    const serverDate = date?.iso ?? null;
+    if (date) event.clockSkewMs = date.ms - Date.now();
     const contentType = String(res.headers['content-type'] ?? '');
     // Error bodies are read only as far as a log line can use; a 2xx up to maxResponseBytes.
     const ok = status >= 200 && status < 300;
@@ -300,24 +301,32 @@ export function shownPath(target: string): string {
   return clipText(target, 512);
 }
 
+/** A `Date` header as an instant: ISO text and epoch ms. */
+interface ServerDate {
+  iso: string;
+  ms: number;
+}
+
 /**
  * The last `Date` header read and what it means. The header changes once a second and V8's
  * parser for its format costs several microseconds: read once, it is read for every answer of
  * that second (about 0.3 s of CPU in an L backfill's 50,000 reads).
  */
-const lastDate = { text: '', iso: null as string | null, ms: Number.NaN };
+let lastDate: { text: string; date: ServerDate | null } = { text: '', date: null };
 
-function parseDateHeader(value: string | string[] | undefined): string | null {
+/** The header's instant; null when absent, junk or outside years 1–9999. */
+function readDateHeader(value: string | string[] | undefined): ServerDate | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (text === undefined) return null;
-  if (text === lastDate.text) return lastDate.iso;
+  if (text !== lastDate.text) lastDate = { text, date: parseDate(text) };
+  return lastDate.date;
+}
+
+function parseDate(text: string): ServerDate | null {
   const ms = Date.parse(text);
-  const year = Number.isFinite(ms) ? new Date(ms).getUTCFullYear() : Number.NaN;
-  const iso = year >= 1 && year <= 9999 ? new Date(ms).toISOString() : null;
-  lastDate.text = text;
-  lastDate.iso = iso;
-  lastDate.ms = ms;
-  return iso;
+  if (!Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  return d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999 ? { iso: d.toISOString(), ms } : null;
 }
 
 function headerLength(value: string | string[] | undefined): number | null {
