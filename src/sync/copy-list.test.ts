@@ -112,4 +112,69 @@ describe('copyList page groups', () => {
     await copyList(ctx(), 'stale', fetchPage, load, r.apply, { maxPages: 10 });
     expect(r.applied).toEqual([{ ids: ['r0', 'r1'], cursor: null }]);
   });
+
+  it('reads up to aheadPages pages while a group commits, and no further', async () => {
+    const list = pages(8);
+    const fetched: (string | undefined)[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let fetchedWhileHeld: (string | undefined)[] = [];
+    let heldFirst = true;
+    const apply = async (group: readonly LoadedPage<{ id: string }, null>[]) => {
+      if (heldFirst) {
+        heldFirst = false;
+        // Let every read that can start while this commit waits start and finish.
+        for (let i = 0; i < 20; i++) await Promise.resolve();
+        fetchedWhileHeld = [...fetched];
+        release();
+        await held;
+      }
+      return void group;
+    };
+    const fetchPage = (c: string | undefined) => {
+      fetched.push(c);
+      return Promise.resolve(list.get(c)!);
+    };
+    await copyList(ctx(), null, fetchPage, load, apply, { maxPages: 1, maxDelayMs: 60_000, aheadPages: 3 });
+    // Page 0 is being committed; pages 1 to 3 are read ahead, page 4 waits for room.
+    expect(fetchedWhileHeld).toEqual([undefined, 'c1', 'c2', 'c3']);
+    expect(fetched).toEqual([undefined, 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
+  });
+
+  it('on a stop, awaits every page read ahead and applies none of them', async () => {
+    const list = pages(8);
+    const applied: string[][] = [];
+    const stop = new AbortController();
+    let running = 0;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let stopped!: () => void;
+    const stopSeen = new Promise<void>((resolve) => (stopped = resolve));
+    const fetchPage = async (c: string | undefined) => {
+      running++;
+      if (c === 'c3') {
+        // Pages 1 and 2 are read ahead while page 0 commits; the stop comes as page 3 is read.
+        stop.abort();
+        stopped();
+        await held;
+      }
+      running--;
+      return list.get(c)!;
+    };
+    const apply = async (group: readonly LoadedPage<{ id: string }, null>[]) => {
+      applied.push(group.flatMap((g) => g.page.items.map((i) => i.id)));
+      if (applied.length === 1) await stopSeen;
+    };
+    const run = copyList(ctx(stop.signal), null, fetchPage, load, apply, { maxPages: 1, maxDelayMs: 60_000, aheadPages: 3 });
+    await stopSeen;
+    let finished = false;
+    void run.then(() => (finished = true));
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    // The read of c3 is still running: the list is not over until it is awaited.
+    expect(finished).toBe(false);
+    release();
+    expect(await run).toBe(false);
+    expect(running).toBe(0);
+    expect(applied).toEqual([['r0']]);
+  });
 });

@@ -1,6 +1,7 @@
 import { CursorRejectedError, PagingGuard, type Page } from '../api/index.js';
 import type { SyncContext } from './context.js';
-import { groupBounds, settle, settledBefore, type PageGroupLimits, type Settled } from './page-group.js';
+import { groupBounds, settledBefore, type PageGroupLimits } from './page-group.js';
+import { PageReader } from './page-reader.js';
 
 /** One page of a list and what `load` read for it. */
 export interface LoadedPage<T, L> {
@@ -21,10 +22,11 @@ export interface LoadedPage<T, L> {
  * first page has waited `maxDelayMs`, so under a rate limit each page still commits about as soon
  * as it is read and a crash loses at most that much work.
  *
- * The next page is fetched and loaded while `apply` commits a group, so the network and the store
- * work at the same time; pages apply only after the group before them committed, so each saved
- * cursor still commits with exactly the rows it covers. A prefetch that a stop or a failure
- * leaves unused is awaited (never left running) and its answer dropped.
+ * The next pages (up to `aheadPages`, PageReader) are fetched and loaded while `apply` commits a
+ * group, so the network and the store work at the same time; pages apply only after the group
+ * before them committed, so each saved cursor still commits with exactly the rows it covers.
+ * Pages read ahead that a stop or a failure leaves unused are awaited (never left running) and
+ * their answers dropped.
  */
 export async function copyList<T, L>(
   ctx: Pick<SyncContext, 'stopSignal' | 'logger'>,
@@ -34,7 +36,7 @@ export async function copyList<T, L>(
   apply: (group: readonly LoadedPage<T, L>[], nextCursor: string | null) => Promise<void>,
   limits: PageGroupLimits = {},
 ): Promise<boolean> {
-  const { maxPages, maxDelayMs } = groupBounds(limits);
+  const { maxPages, maxDelayMs, aheadPages } = groupBounds(limits);
   let restarted = false;
   let guard = new PagingGuard('a backfill list');
   if (start !== null) guard.start(start);
@@ -47,7 +49,7 @@ export async function copyList<T, L>(
     return { page, loaded: await load(page) };
   };
   let cursor = start;
-  let pending: Promise<Settled<LoadedPage<T, L>>> | null = null;
+  const reader = new PageReader(start, read, (got) => got.page.nextCursor, aheadPages, ctx.stopSignal);
   let group: LoadedPage<T, L>[] = [];
   let groupStarted = 0;
   const flush = async (): Promise<void> => {
@@ -58,17 +60,17 @@ export async function copyList<T, L>(
   };
   try {
     for (;;) {
-      if (ctx.stopSignal.aborted) {
+      const waiting = reader.peek();
+      if (ctx.stopSignal.aborted || !waiting) {
         await flush();
         return false;
       }
-      if (group.length > 0 && pending) {
+      if (group.length > 0) {
         // The group commits once its first page has waited long enough, whether or not the next
         // page has come: a slow upstream must not hold read pages uncommitted.
-        if (!(await settledBefore(pending, groupStarted + maxDelayMs))) await flush();
+        if (!(await settledBefore(waiting, groupStarted + maxDelayMs))) await flush();
       }
-      const got: Settled<LoadedPage<T, L>> = await (pending ?? settle(read(cursor)));
-      pending = null;
+      const got = await reader.take()!;
       if (!got.ok) {
         await flush();
         if (got.error instanceof CursorRejectedError && cursor !== null && !restarted) {
@@ -79,6 +81,7 @@ export async function copyList<T, L>(
           restarted = true;
           cursor = null;
           guard = new PagingGuard('a backfill list');
+          reader.restart(null);
           continue;
         }
         throw got.error;
@@ -87,11 +90,10 @@ export async function copyList<T, L>(
       if (group.length === 0) groupStarted = performance.now();
       group.push(got.value);
       cursor = next;
-      if (next !== null && !ctx.stopSignal.aborted) pending = settle(read(next));
       if (next === null || group.length >= maxPages || performance.now() - groupStarted >= maxDelayMs) await flush();
       if (next === null) return true;
     }
   } finally {
-    if (pending) await pending;
+    await reader.drain();
   }
 }

@@ -7,22 +7,34 @@ export interface PageGroupLimits {
   maxPages?: number;
   /** A page waits at most this long (ms) for its group to commit. Default 1000. */
   maxDelayMs?: number;
+  /** Pages read ahead of the group being written, at most (src/sync/page-reader.ts). Default 1. */
+  aheadPages?: number;
 }
 
 const DEFAULT_GROUP_PAGES = 10;
 const DEFAULT_GROUP_DELAY_MS = 1000;
+const DEFAULT_AHEAD_PAGES = 1;
+/** Pages read ahead while a group of pages commits (bench/README.md, "Fifteenth pass"). */
+const GROUP_AHEAD_PAGES = 3;
 
 /**
  * Pages commit in groups where the database makes a group much cheaper than its pages one by one
  * (the dialect capability `commitsPagesInGroups`, src/store/dialect.ts), else one per commit.
+ * While a group commits, the backfill (copyList) reads the next pages ahead: three (an L SQLite
+ * backfill about a tenth shorter than with one); a page per commit reads one ahead, as more measured no faster there and
+ * cost wsmirror more CPU (bench/README.md, "Fifteenth pass").
  */
 export function pageGroupLimits(store: Pick<Store, 'capabilities'>): PageGroupLimits {
-  return store.capabilities.commitsPagesInGroups ? {} : { maxPages: 1 };
+  return store.capabilities.commitsPagesInGroups ? { aheadPages: GROUP_AHEAD_PAGES } : { maxPages: 1 };
 }
 
 /** The limits with their defaults filled in; at least one page per group. */
 export function groupBounds(limits: PageGroupLimits): Required<PageGroupLimits> {
-  return { maxPages: Math.max(1, limits.maxPages ?? DEFAULT_GROUP_PAGES), maxDelayMs: limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS };
+  return {
+    maxPages: Math.max(1, limits.maxPages ?? DEFAULT_GROUP_PAGES),
+    maxDelayMs: limits.maxDelayMs ?? DEFAULT_GROUP_DELAY_MS,
+    aheadPages: Math.max(1, limits.aheadPages ?? DEFAULT_AHEAD_PAGES),
+  };
 }
 
 export type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
