@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type QueryExecutor, type RawBuilder } from 'kysely';
+import { PostgresAdapter, type QueryExecutor } from 'kysely';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -40,26 +40,10 @@ export interface DialectCapabilities {
   commitsPagesInGroups: boolean;
   /**
    * A first backfill loads faster without the secondary indexes and builds them at the end
-   * (src/store/deferred-indexes.ts). SQLite: each insert updates every index, and each commit
-   * writes the index pages it touched. PostgreSQL: the connection's one server process, which
-   * maintains every index row by row, is what a backfill waits on (bench/README.md, "Fifteenth pass").
+   * (SQLite: each insert updates every index; src/store/deferred-indexes.ts). Not PostgreSQL,
+   * whose B-tree refuses a row too large for an entry: as a record's write, not as the build's.
    */
   defersIndexesInBulkLoad: boolean;
-  /**
-   * The statement listing the indexes that CREATE INDEX made on `tables` (not a primary key's or a
-   * UNIQUE constraint's own index), each with the statement that builds it again, by name.
-   */
-  createdIndexes(tables: readonly string[]): RawBuilder<{ name: string; sql: string }>;
-  /** The statement that gives a row when the table `name` exists in the mirror's schema. */
-  tableExists(name: string): RawBuilder<unknown>;
-  /**
-   * A statement bounding how long the rest of the transaction waits for a lock another session
-   * holds, or null where it never waits on readers (SQLite in WAL mode). PostgreSQL: a BI tool's
-   * open transaction holds a table against DROP INDEX for as long as it stays open.
-   */
-  boundLockWait(ms: number): RawBuilder<unknown> | null;
-  /** True for the error of a wait that boundLockWait ended. */
-  lockWaitEnded(err: unknown): boolean;
   /**
    * The planner needs VACUUM (ANALYZE) after a bulk load before autovacuum comes round
    * (PostgreSQL; src/store/tidy-tables.ts says why SQLite does nothing).
@@ -109,13 +93,6 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     refusedRecord: sqliteRefusal,
     commitsPagesInGroups: true,
     defersIndexesInBulkLoad: true,
-    createdIndexes: (tables) => sql`
-      select name, sql from sqlite_master
-      where type = 'index' and sql is not null and tbl_name in (${sql.join(tables.map((t) => sql.lit(t)))})
-      order by name`,
-    tableExists: (name) => sql`select 1 from sqlite_master where type = 'table' and name = ${name}`,
-    boundLockWait: () => null,
-    lockWaitEnded: () => false,
     tidiesAfterBulkLoad: false,
     loadsRowsByCopy: false,
     bindsArrays: false,
@@ -126,22 +103,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     writesUnchangedIndexes: false,
     refusedRecord: postgresRefusal,
     commitsPagesInGroups: false,
-    defersIndexesInBulkLoad: true,
-    // A constraint's index (primary key, UNIQUE constraint) belongs to its constraint; the rest,
-    // a user's own included, come back from pg_get_indexdef as they were made.
-    createdIndexes: (tables) => sql`
-      select ci.relname as name, pg_get_indexdef(i.indexrelid) as sql
-      from pg_index i
-      join pg_class ci on ci.oid = i.indexrelid
-      join pg_class t on t.oid = i.indrelid
-      join pg_namespace n on n.oid = t.relnamespace
-      where n.nspname = current_schema() and t.relname in (${sql.join(tables.map((t) => sql.lit(t)))})
-        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
-      order by ci.relname`,
-    tableExists: (name) => sql`select 1 from pg_tables where schemaname = current_schema() and tablename = ${name}`,
-    // SET takes no parameter: the number is an integer the caller chose.
-    boundLockWait: (ms) => sql.raw(`set local lock_timeout = ${Math.max(1, Math.round(ms))}`),
-    lockWaitEnded: (err) => codeOf(err) === '55P03',
+    defersIndexesInBulkLoad: false,
     tidiesAfterBulkLoad: true,
     loadsRowsByCopy: true,
     bindsArrays: true,

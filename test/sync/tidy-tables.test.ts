@@ -71,9 +71,7 @@ for (const dialect of dialects)
       const hh = h;
       const state = await runBackfill({ ...hh.ctx, stopSignal: stop.signal }, emptyStats());
       expect(state.phase).toBe('tickets');
-      // No VACUUM ran: the visibility map is unset (building the deferred indexes again counted the
-      // rows, so reltuples no longer tells).
-      if (dialect.name === 'postgres') expect((await catalog(hh, 'ticket_messages')).relallvisible).toBe(0);
+      if (dialect.name === 'postgres') expect((await catalog(hh, 'ticket_messages')).reltuples).toBe(-1);
       // Run on to its end: then it tidies.
       await hh.backfill();
       if (dialect.name === 'postgres') expect((await catalog(hh, 'ticket_messages')).reltuples).toBe(await count(hh, 'ticket_messages'));
