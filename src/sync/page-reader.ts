@@ -9,8 +9,8 @@ const END = Symbol('end of list');
  *
  * Why more than one page ahead (bench/README.md, "Fifteenth pass"): where pages commit in groups
  * (SQLite, ten at a time), a reader one page ahead reads nothing while a group fills and only one
- * page while it commits; reading on meanwhile shortened an L backfill by about a tenth. How deep
- * is the caller's choice (src/sync/page-group.ts).
+ * page while it commits; reading on meanwhile shortened an L backfill in seven of eight paired
+ * runs. How deep is the caller's choice (src/sync/page-group.ts).
  *
  * No read starts once `stopSignal` is aborted, and none after a failed read or the list's last
  * page: the caller restarts it (restart) or stops. `drain` awaits every read still running, so no
