@@ -144,8 +144,8 @@ const POSTGRES: SqlDialect = {
   // At the default random_page_cost (4, a disk's seek) a tick's scope of 1,461 tickets out of
   // 50,000 was hashed against whole scans of rpt_tickets, seven of them in one statement, instead
   // of probing the primary key; the tables a refresh reads were written moments before and sit in
-  // cache, where a probe costs about what a sequential read does. 1.1 cut an L tick's refresh by
-  // about a sixth and left the full rebuild as it was (bench/README.md, "Sixteenth pass").
+  // cache, where a probe costs about what a sequential read does. 1.1 cut an L tick's refresh from
+  // 1,191 to 1,056 ms and left the full rebuild as it was (bench/README.md, "Sixteenth pass").
   refreshSetup: ['SET LOCAL jit = off', 'SET LOCAL random_page_cost = 1.1'],
   // Autovacuum never analyses temp tables; without statistics the planner assumes ~1,360 ids in a
   // scope table and scans rpt_ticket_status_intervals whole instead of probing its primary key.
