@@ -1,4 +1,4 @@
-import { PostgresAdapter, type QueryExecutor } from 'kysely';
+import { PostgresAdapter, sql, type QueryExecutor, type RawBuilder } from 'kysely';
 
 export type DialectName = 'sqlite' | 'postgres';
 
@@ -40,10 +40,36 @@ export interface DialectCapabilities {
   commitsPagesInGroups: boolean;
   /**
    * A first backfill loads faster without the secondary indexes and builds them at the end
-   * (SQLite: each insert updates every index; src/store/deferred-indexes.ts). Not PostgreSQL,
-   * whose B-tree refuses a row too large for an entry: as a record's write, not as the build's.
+   * (src/store/deferred-indexes.ts). SQLite: each insert updates every index, and each commit
+   * writes the index pages it touched. PostgreSQL: the connection's one server process, which
+   * maintains every index row by row, is what a backfill waits on; there only the indexes whose
+   * entries cannot exceed `indexEntryBytes` are deferred (bench/README.md, "Sixteenth pass").
    */
   defersIndexesInBulkLoad: boolean;
+  /**
+   * The statement listing the indexes that CREATE INDEX made on `tables` (not a primary key's or a
+   * UNIQUE constraint's own index), each with the statement that builds it again, by name.
+   */
+  createdIndexes(tables: readonly string[]): RawBuilder<{ name: string; sql: string; bounded: boolean | number }>;
+  /**
+   * The most bytes an index entry may hold where there is a limit, or null (SQLite). PostgreSQL's
+   * B-tree refuses an entry over 2,704 bytes, and a text value from upstream (a ticket status, an
+   * id) has no such bound. With the index in place the row is refused as it is written and only its
+   * record quarantined; built at the end, the same row would fail the build and the whole mirror.
+   * So where this is set, only indexes whose entries are `bounded` (`createdIndexes`: plain
+   * columns of fixed width, such as timestamps) are deferred.
+   */
+  indexEntryBytes: number | null;
+  /** The statement that gives a row when the table `name` exists in the mirror's schema. */
+  tableExists(name: string): RawBuilder<unknown>;
+  /**
+   * A statement bounding how long the rest of the transaction waits for a lock another session
+   * holds, or null where it never waits on readers (SQLite in WAL mode). PostgreSQL: a BI tool's
+   * open transaction holds a table against DROP INDEX for as long as it stays open.
+   */
+  boundLockWait(ms: number): RawBuilder<unknown> | null;
+  /** True for the error of a wait that boundLockWait ended. */
+  lockWaitEnded(err: unknown): boolean;
   /**
    * The planner needs VACUUM (ANALYZE) after a bulk load before autovacuum comes round
    * (PostgreSQL; src/store/tidy-tables.ts says why SQLite does nothing).
@@ -93,6 +119,14 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     refusedRecord: sqliteRefusal,
     commitsPagesInGroups: true,
     defersIndexesInBulkLoad: true,
+    createdIndexes: (tables) => sql`
+      select name, sql, 1 as bounded from sqlite_master
+      where type = 'index' and sql is not null and tbl_name in (${sql.join(tables.map((t) => sql.lit(t)))})
+      order by name`,
+    indexEntryBytes: null,
+    tableExists: (name) => sql`select 1 from sqlite_master where type = 'table' and name = ${name}`,
+    boundLockWait: () => null,
+    lockWaitEnded: () => false,
     tidiesAfterBulkLoad: false,
     loadsRowsByCopy: false,
     bindsArrays: false,
@@ -103,7 +137,29 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     writesUnchangedIndexes: false,
     refusedRecord: postgresRefusal,
     commitsPagesInGroups: false,
-    defersIndexesInBulkLoad: false,
+    defersIndexesInBulkLoad: true,
+    // A constraint's index (primary key, UNIQUE constraint) belongs to its constraint; the rest,
+    // a user's own included, come back from pg_get_indexdef as they were made.
+    createdIndexes: (tables) => sql`
+      select ci.relname as name, pg_get_indexdef(i.indexrelid) as sql,
+        (i.indexprs is null and i.indpred is null and not exists (
+          select 1 from unnest(i.indkey::int2[]) as k(attnum)
+          join pg_attribute a on a.attrelid = t.oid and a.attnum = k.attnum
+          join pg_type ty on ty.oid = a.atttypid
+          where ty.typlen < 0)) as bounded
+      from pg_index i
+      join pg_class ci on ci.oid = i.indexrelid
+      join pg_class t on t.oid = i.indrelid
+      join pg_namespace n on n.oid = t.relnamespace
+      where n.nspname = current_schema() and t.relname in (${sql.join(tables.map((t) => sql.lit(t)))})
+        and not exists (select 1 from pg_constraint c where c.conindid = i.indexrelid)
+      order by ci.relname`,
+    // An entry of fixed-width columns (indkey includes INCLUDE ones) is a few dozen bytes.
+    indexEntryBytes: 2704,
+    tableExists: (name) => sql`select 1 from pg_tables where schemaname = current_schema() and tablename = ${name}`,
+    // SET takes no parameter: the number is an integer the caller chose.
+    boundLockWait: (ms) => sql.raw(`set local lock_timeout = ${Math.max(1, Math.round(ms))}`),
+    lockWaitEnded: (err) => codeOf(err) === '55P03',
     tidiesAfterBulkLoad: true,
     loadsRowsByCopy: true,
     bindsArrays: true,
