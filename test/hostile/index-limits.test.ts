@@ -28,8 +28,12 @@ for (const dialect of dialects)
       for (const close of closers.splice(0).reverse()) await close();
     });
 
-    it('quarantines only its ticket where the index refuses it, and the backfill ends with every index', async () => {
-      const sim: Simulator = await startSimulator({ seed: 61, tickets: 30, deals: 5, control: true, apiKeys: { [KEY]: '' } });
+    /**
+     * A first backfill (the CLI) from an upstream that serves ticket `pick` of the seeded ones with
+     * `status`; returns the ticket ids, the victim and where the mirror is.
+     */
+    async function backfillWithStatus(seed: number, pick: number, status: string) {
+      const sim: Simulator = await startSimulator({ seed, tickets: 30, deals: 5, control: true, apiKeys: { [KEY]: '' } });
       closers.push(() => sim.close());
       const hostile: HostileUpstream = await startHostile(sim.url);
       closers.push(() => hostile.close());
@@ -37,21 +41,25 @@ for (const dialect of dialects)
       closers.push(cleanup);
       const target = await dialect.newDatabase();
       closers.push(target.drop);
-
       const ids = (sim.control.truth().tickets as { id: string }[]).map((t) => t.id);
-      const victim = ids[7]!;
-      // Random text does not compress: 6,000 characters stay far over 2,704 bytes in an index entry.
-      const huge = randomBytes(3000).toString('hex');
+      const victim = ids[pick]!;
       hostile.faults.rewrite = {
         record(kind, rec) {
-          if (kind === 'ticket' && rec.id === victim) rec.status = huge;
+          if (kind === 'ticket' && rec.id === victim) rec.status = status;
         },
       };
       const env = cliConfig(dir, { url: hostile.url, database: target.database, extra: { drainPlan: 'record' } });
       const r = await measure(['backfill'], env, dir);
       expect(r.code, r.stderr).toBe(0);
+      return { sim, ids, victim, database: target.database };
+    }
 
-      const store = await openStore({ database: target.database, readonly: true });
+    it('quarantines only its ticket where the index refuses it, and the backfill ends with every index', async () => {
+      // Random text does not compress: 6,000 characters stay far over 2,704 bytes in an index entry.
+      const huge = randomBytes(3000).toString('hex');
+      const { ids, victim, database } = await backfillWithStatus(61, 7, huge);
+
+      const store = await openStore({ database, readonly: true });
       try {
         const db = databaseOf(store);
         const stored = (await db.selectFrom('tickets').select('id').execute()).map((t) => t.id).sort();
@@ -79,29 +87,11 @@ for (const dialect of dialects)
     }, 60_000);
 
     it('stores a long status that compresses into an entry', async () => {
-      const sim: Simulator = await startSimulator({ seed: 62, tickets: 30, deals: 5, control: true, apiKeys: { [KEY]: '' } });
-      closers.push(() => sim.close());
-      const hostile: HostileUpstream = await startHostile(sim.url);
-      closers.push(() => hostile.close());
-      const { dir, cleanup } = tempDir();
-      closers.push(cleanup);
-      const target = await dialect.newDatabase();
-      closers.push(target.drop);
-
-      const ids = (sim.control.truth().tickets as { id: string }[]).map((t) => t.id);
-      const victim = ids[4]!;
       // 6,000 bytes of text, over any entry's limit as text, a few dozen compressed.
       const long = 'waiting on the customer; '.repeat(240);
-      hostile.faults.rewrite = {
-        record(kind, rec) {
-          if (kind === 'ticket' && rec.id === victim) rec.status = long;
-        },
-      };
-      const env = cliConfig(dir, { url: hostile.url, database: target.database, extra: { drainPlan: 'record' } });
-      const r = await measure(['backfill'], env, dir);
-      expect(r.code, r.stderr).toBe(0);
+      const { sim, ids, victim, database } = await backfillWithStatus(62, 4, long);
 
-      const store = await openStore({ database: target.database, readonly: true });
+      const store = await openStore({ database, readonly: true });
       try {
         const db = databaseOf(store);
         const stored = (await db.selectFrom('tickets').select('id').execute()).map((t) => t.id).sort();
