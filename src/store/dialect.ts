@@ -48,7 +48,8 @@ export interface DialectCapabilities {
   defersIndexesInBulkLoad: boolean;
   /**
    * The statement listing the indexes that CREATE INDEX made on `tables` (not a primary key's or a
-   * UNIQUE constraint's own index), each with the statement that builds it again, by name.
+   * UNIQUE constraint's own index), each with the statement that builds it again and whether its
+   * entries have a bounded size (plain columns of fixed width; any where `indexEntryBytes` is null), by name.
    */
   createdIndexes(tables: readonly string[]): RawBuilder<{ name: string; sql: string; bounded: boolean | number }>;
   /**
