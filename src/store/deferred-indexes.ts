@@ -54,7 +54,7 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
       if (!(await tablesEmpty(trx, RECORD_TABLES))) return [];
       // On SQLite ticket_messages (ticket_id, created_at) goes too: the primary key (ticket_id, id)
       // serves the reads by ticket id of a ticket listed twice (docs/sync.md, "Backfill").
-      const indexes = (await indexesOf(trx)).filter((i) => !i.unique && (can.indexEntryBytes === null || i.bounded));
+      const indexes = (await indexesOf(trx)).filter((i) => !i.unique && i.bounded);
       if (indexes.length === 0) return [];
       await can.boundLockWait(DROP_LOCK_WAIT_MS)?.execute(trx);
       await setState(

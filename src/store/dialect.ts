@@ -49,7 +49,8 @@ export interface DialectCapabilities {
   /**
    * The statement listing the indexes that CREATE INDEX made on `tables` (not a primary key's or a
    * UNIQUE constraint's own index), each with the statement that builds it again and whether its
-   * entries have a bounded size (plain columns of fixed width; any where `indexEntryBytes` is null), by name.
+   * entries are bounded, so that no row can fail its build: plain columns of fixed width where
+   * `indexEntryBytes` is set, every index where it is null. Only bounded indexes are deferred. By name.
    */
   createdIndexes(tables: readonly string[]): RawBuilder<{ name: string; sql: string; bounded: boolean | number }>;
   /**
@@ -57,8 +58,8 @@ export interface DialectCapabilities {
    * B-tree refuses an entry over 2,704 bytes, and a text value from upstream (a ticket status, an
    * id) has no such bound. With the index in place the row is refused as it is written and only its
    * record quarantined; built at the end, the same row would fail the build and the whole mirror.
-   * So where this is set, only indexes whose entries are `bounded` (`createdIndexes`: plain
-   * columns of fixed width, such as timestamps) are deferred.
+   * So where this is set, `createdIndexes` calls only indexes of fixed-width columns (timestamps)
+   * `bounded`, and only those are deferred.
    */
   indexEntryBytes: number | null;
   /** The statement that gives a row when the table `name` exists in the mirror's schema. */
