@@ -90,6 +90,8 @@ export interface DialectCapabilities {
    * batch (src/store/sql.ts, insertRows). SQLite binds scalars only.
    */
   bindsArrays: boolean;
+  /** The SQL type of the mirror's timestamp columns, for a cast of a bound array (`bindsArrays`). */
+  timestampType: string;
 }
 
 const codeOf = (err: unknown): string => {
@@ -132,6 +134,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     tidiesAfterBulkLoad: false,
     loadsRowsByCopy: false,
     bindsArrays: false,
+    timestampType: 'datetime',
   },
   postgres: {
     placeholder: '$n',
@@ -165,6 +168,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     tidiesAfterBulkLoad: true,
     loadsRowsByCopy: true,
     bindsArrays: true,
+    timestampType: 'timestamptz',
   },
 };
 

@@ -61,6 +61,8 @@ export interface StoreTx {
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
   markDeleted(entityType: RecordType, entityId: string, at: string): Promise<void>;
+  /** markDeleted on many records of one type, each with its own time; a record's first time wins. */
+  markDeletedEach(entityType: RecordType, deletions: readonly { entityId: string; at: string }[]): Promise<void>;
   /** markDeleted on many records of one type. */
   markDeletedMany(entityType: RecordType, entityIds: readonly string[], at: string): Promise<void>;
   quarantine(item: t.QuarantineItem, at: string): Promise<void>;
@@ -127,6 +129,12 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
     upsertRecords: (type, records, syncedAt) => upsertMany(db, RECORD_STORES[type].writer, records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
+    markDeletedEach: (type, deletions) =>
+      t.markDeletedEach(
+        db,
+        entityOf(type).table,
+        deletions.map((d) => ({ id: d.entityId, at: iso(d.at, 'at') })),
+      ),
     markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
     clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),

@@ -5,7 +5,7 @@ import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
-import { isRecordType, type RecordSets } from '../entities/index.js';
+import { RECORD_TYPES, type RecordSets } from '../entities/index.js';
 import { timed } from './steps.js';
 
 /**
@@ -115,10 +115,13 @@ export async function quarantineReused(tx: StoreTx, reused: readonly WorkspaceEv
   }
 }
 
-/** Sets deleted_at on the records whose `*.deleted` events are among `unseen` (events new to the mirror). */
+/** Sets deleted_at on the records whose `*.deleted` events are among `unseen` (events new to the mirror), a statement per type. */
 export async function markDeletions(tx: StoreTx, unseen: readonly WorkspaceEvent[]): Promise<void> {
-  for (const e of unseen) {
-    if (isRecordType(e.entityType) && e.type === `${e.entityType}.deleted`) await tx.markDeleted(e.entityType, e.entityId, e.occurredAt);
+  for (const type of RECORD_TYPES) {
+    const deletions = unseen
+      .filter((e) => e.entityType === type && e.type === `${type}.deleted`)
+      .map((e) => ({ entityId: e.entityId, at: e.occurredAt }));
+    if (deletions.length > 0) await tx.markDeletedEach(type, deletions);
   }
 }
 
