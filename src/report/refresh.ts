@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { ReportDatabase, ReportTables } from './schema.js';
 import type { Store } from '../store/index.js';
 import { databaseOf } from '../store/internal.js';
+import { capabilitiesOf } from '../store/dialect.js';
 import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
@@ -57,6 +58,13 @@ async function fillScope(db: Kysely<ReportDatabase>, name: string, source: strin
 }
 
 /**
+ * The memory a full rebuild's sorts may take in wsmirror's own process (SQLite, as
+ * src/store/deferred-indexes.ts bounds an index build's): unbounded, the full build at the end of
+ * an L backfill added 8-13 MB to the peak RSS (bench/README.md, "Seventeenth pass").
+ */
+const FULL_REBUILD_SORT_KIB = 4096;
+
+/**
  * Refreshes the rpt_ tables at the end of a sync cycle, in one transaction (readers see the old or
  * the new figures, never a mix). Per-record tables are rebuilt for the changed ids only; the daily
  * aggregates move by the changed tickets' delta (a full rebuild on 'all'), the sales ones are
@@ -80,37 +88,44 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   const incremental = !nothing && changes.tickets !== 'all';
   let messagesLeft = false;
 
+  async function refreshIn(trx: Kysely<ReportDatabase>): Promise<void> {
+    for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
+    if (!isEmpty(changes.tickets) || incremental) {
+      // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
+      await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
+    }
+    if (incremental)
+      await step('aggregate_capture', async () => {
+        ({ messagesLeft } = await captureBefore(trx, now));
+      });
+    if (!isEmpty(changes.tickets)) {
+      await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
+    }
+    if (!isEmpty(changes.deals)) {
+      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
+      await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
+    }
+    if (!nothing) {
+      await step('clock', async () => {
+        await advanceTicketClock(trx, now);
+        await advanceDealClock(trx, now);
+      });
+      await step('support_aggregates', () =>
+        incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now),
+      );
+      await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
+    }
+    await step('sync_health', () => refreshSyncHealth(trx, now));
+  }
+
+  const full = changes.tickets === 'all' || changes.deals === 'all';
   await databaseOf(store)
     .withTables<ReportTables>()
     .transaction()
     .execute(async (trx) => {
-      for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
-      if (!isEmpty(changes.tickets) || incremental) {
-        // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
-        await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
-      }
-      if (incremental)
-        await step('aggregate_capture', async () => {
-          ({ messagesLeft } = await captureBefore(trx, now));
-        });
-      if (!isEmpty(changes.tickets)) {
-        await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
-      }
-      if (!isEmpty(changes.deals)) {
-        await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
-        await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
-      }
-      if (!nothing) {
-        await step('clock', async () => {
-          await advanceTicketClock(trx, now);
-          await advanceDealClock(trx, now);
-        });
-        await step('support_aggregates', () =>
-          incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now),
-        );
-        await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
-      }
-      await step('sync_health', () => refreshSyncHealth(trx, now));
+      // A full rebuild sorts every record's rows; its sorts' memory is bounded as an index build's is.
+      if (full) await capabilitiesOf(trx).boundSortMemory(trx, FULL_REBUILD_SORT_KIB, () => refreshIn(trx));
+      else await refreshIn(trx);
     });
 
   return { durationMs: Math.round((performance.now() - started) * 10) / 10, steps };

@@ -23,6 +23,14 @@ import { capabilitiesOf } from './dialect.js';
 
 type Db = Kysely<MirrorDatabase> | Transaction<MirrorDatabase>;
 
+/**
+ * The memory an index build's sort may take in wsmirror's own process (SQLite). With the 16 MB a
+ * sort takes by default, building `ticket_messages (ticket_id, created_at)` at the end of an L
+ * backfill (256,000 rows) added 14-28 MB to the process's peak RSS; bounded to 4 MiB, about 2 MB,
+ * in as long (bench/README.md, "Seventeenth pass").
+ */
+const INDEX_BUILD_SORT_KIB = 4096;
+
 /** The sync_state key holding the dropped definitions. */
 export const DEFERRED_INDEXES_KEY = 'deferred_indexes';
 
@@ -112,11 +120,13 @@ export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>): Promis
     if (saved === undefined) return 0;
     const present = new Set((await indexesOf(trx)).map((i) => i.name));
     let built = 0;
-    for (const index of saved) {
-      if (present.has(index.name)) continue;
-      await sql.raw(index.sql).execute(trx);
-      built++;
-    }
+    await capabilitiesOf(trx).boundSortMemory(trx, INDEX_BUILD_SORT_KIB, async () => {
+      for (const index of saved) {
+        if (present.has(index.name)) continue;
+        await sql.raw(index.sql).execute(trx);
+        built++;
+      }
+    });
     await setState(trx, DEFERRED_INDEXES_KEY, null);
     return built;
   });

@@ -92,6 +92,13 @@ export interface DialectCapabilities {
   bindsArrays: boolean;
   /** The SQL type of the mirror's timestamp columns, for a cast of a bound array (`bindsArrays`). */
   timestampType: string;
+  /**
+   * Runs `work` (index builds) with the memory of its sorts bounded to about `kib` KiB where that
+   * memory is the connection's, so in wsmirror's own process: SQLite's sorter keeps as much in
+   * memory as the page cache may hold (16 MB in better-sqlite3's build) before it spills to a
+   * temporary file. PostgreSQL sorts in its server, within maintenance_work_mem: `work` runs as is.
+   */
+  boundSortMemory<T>(db: { getExecutor(): QueryExecutor }, kib: number, work: () => Promise<T>): Promise<T>;
 }
 
 const codeOf = (err: unknown): string => {
@@ -115,6 +122,21 @@ const postgresRefusal = (err: unknown): string | null => {
   return /^(21|22|23|54)/.test(code) ? code : null;
 };
 
+/**
+ * SQLite's sorter spills to a temporary file past the main database's cache_size, so the setting
+ * is lowered for `work` and put back after; lowering it also frees cached pages over the bound.
+ */
+async function sqliteSortMemory<T>(db: { getExecutor(): QueryExecutor }, kib: number, work: () => Promise<T>): Promise<T> {
+  const pragma = (text: string) => sql.raw<{ cache_size?: number }>(text).execute(db);
+  const saved = (await pragma('pragma cache_size')).rows[0]?.cache_size;
+  await pragma(`pragma cache_size = -${Math.max(1, Math.floor(kib))}`);
+  try {
+    return await work();
+  } finally {
+    if (typeof saved === 'number') await pragma(`pragma cache_size = ${saved}`);
+  }
+}
+
 const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
   sqlite: {
     placeholder: '?',
@@ -135,6 +157,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     loadsRowsByCopy: false,
     bindsArrays: false,
     timestampType: 'datetime',
+    boundSortMemory: sqliteSortMemory,
   },
   postgres: {
     placeholder: '$n',
@@ -169,6 +192,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     loadsRowsByCopy: true,
     bindsArrays: true,
     timestampType: 'timestamptz',
+    boundSortMemory: (_db, _kib, work) => work(),
   },
 };
 
