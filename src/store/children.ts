@@ -72,7 +72,8 @@ function statementsOf(spec: ChildTable): Statements {
     const tail = spec.globalKey ? overwrite([spec.key], [spec.parent, ...spec.values]) : '';
     s = {
       insert: insertStatement(spec.table, [spec.parent, spec.key, ...spec.values], tail),
-      remove: tupleStatement(`delete from ${q(spec.table)} where`, `(${q(spec.parent)} = ? and ${q(spec.key)} = ?)`),
+      // Parents' and children's keys are text ids (migration 0001).
+      remove: tupleStatement(`delete from ${q(spec.table)} where`, `(${q(spec.parent)} = ? and ${q(spec.key)} = ?)`, '', ['text', 'text']),
     };
     statements.set(spec, s);
   }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { MAX_PARAMS, q, run } from './sql.js';
+import { capabilitiesOf } from './dialect.js';
 import { chunks } from './values.js';
 import type { RecordType } from '../entities/index.js';
 
@@ -68,6 +69,12 @@ export async function deleteQuarantined(db: Db, entityType: RecordType, ids: rea
  * look each term up in the index that leads with its columns (SQLite's multi-index OR,
  * PostgreSQL's bitmap OR), and each parameter takes its column's type, where a VALUES list would
  * have PostgreSQL compare a timestamp with text. Create once, at module level.
+ *
+ * With `types` (a type per term parameter), a dialect that binds arrays joins the rows with one
+ * array per parameter instead (`delete from t using unnest(…) as v …`, `update t set … from
+ * unnest(…) as v …`, the term reading `v.c1`, `v.c2`, …): PostgreSQL planned an OR of 175 terms in
+ * about 6 ms against 0.1 ms for the join (clearing a drain batch's dirty marks), and the arrays say
+ * each parameter's type themselves.
  */
 export interface TupleStatement {
   readonly head: string;
@@ -76,11 +83,42 @@ export interface TupleStatement {
   /** Parameters per term. */
   readonly width: number;
   readonly texts: Map<number, string>;
+  /** The term parameters' types, when the tuples may go as arrays (`bindsArrays`). */
+  readonly types?: readonly TupleType[];
 }
 
-export function tupleStatement(head: string, term: string, tail = ''): TupleStatement {
-  return { head, term, tail, width: term.split('?').length - 1, texts: new Map() };
+/** A term parameter's type: text, or a timestamp in the store's form (the dialect's timestampType). */
+export type TupleType = 'text' | 'timestamp';
+
+/** `head` ends with `where`: a `delete from <table>` or an `update <table> set …`. */
+export function tupleStatement(head: string, term: string, tail = '', types?: readonly TupleType[]): TupleStatement {
+  const width = term.split('?').length - 1;
+  if (types && (types.length !== width || !/^(delete from \S+|update \S+ set .+) where$/s.test(head))) {
+    throw new Error(`tupleStatement: ${types.length} types for ${width} parameters, or a head other than delete/update … where: ${head}`);
+  }
+  return { head, term, tail, width, texts: new Map(), ...(types ? { types } : {}) };
 }
+
+const arrayTexts = new WeakMap<TupleStatement, string>();
+
+/** The statement as a join with one array per term parameter (`types` set, `bindsArrays`). */
+function arrayText(db: Db, stmt: TupleStatement, types: readonly TupleType[]): string {
+  let text = arrayTexts.get(stmt);
+  if (text === undefined) {
+    const sqlType = (t: TupleType) => (t === 'timestamp' ? capabilitiesOf(db).timestampType : 'text');
+    const names = types.map((_, i) => `c${i + 1}`);
+    const source = `unnest(${types.map((t) => `?::${sqlType(t)}[]`).join(', ')}) as v(${names.join(', ')})`;
+    let i = 0;
+    const term = stmt.term.replace(/\?/g, () => `v.${names[i++]}`);
+    const head = stmt.head.replace(/ where$/, '');
+    text = `${head} ${head.startsWith('delete') ? 'using' : 'from'} ${source} where ${term} ${stmt.tail}`;
+    arrayTexts.set(stmt, text);
+  }
+  return text;
+}
+
+/** Tuples per statement of arrays: bounds what one statement holds, not what the planner weighs. */
+const MAX_ARRAY_TUPLES = 10_000;
 
 /** At most this many terms per statement: a planner weighs every term of an OR. */
 const MAX_TERMS = 256;
@@ -95,6 +133,14 @@ export async function runTuples<R = Record<string, unknown>>(
   tuples: readonly (readonly unknown[])[],
   lead: readonly unknown[] = [],
 ): Promise<R[]> {
+  if (stmt.types && capabilitiesOf(db).bindsArrays) {
+    const text = arrayText(db, stmt, stmt.types);
+    const out: R[] = [];
+    for (const batch of chunks(tuples, MAX_ARRAY_TUPLES)) {
+      out.push(...(await run<R>(db, text, [...lead, ...stmt.types.map((_, i) => batch.map((t) => t[i] ?? null))])));
+    }
+    return out;
+  }
   let per = MAX_TERMS;
   while (per * stmt.width + lead.length > MAX_PARAMS) per /= 2;
   const out: R[] = [];

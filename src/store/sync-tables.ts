@@ -105,16 +105,22 @@ export interface DirtyClear {
   upTo: string;
 }
 
-const CLEAR_DIRTY = tupleStatement('delete from "dirty" where', '("entity_type" = ? and "entity_id" = ? and "occurred_at" <= ?)');
+const CLEAR_DIRTY = tupleStatement('delete from "dirty" where', '("entity_type" = ? and "entity_id" = ? and "occurred_at" <= ?)', '', [
+  'text',
+  'text',
+  'timestamp',
+]);
 const BUMP_FAILED = tupleStatement(
   'update "dirty" set "failed_reads" = "failed_reads" + 1 where',
   '("entity_type" = ? and "entity_id" = ?)',
   'returning "entity_type", "entity_id", "failed_reads"',
+  ['text', 'text'],
 );
 const BUMP_STALE = tupleStatement(
   'update "dirty" set "stale_reads" = "stale_reads" + 1 where',
   '("entity_type" = ? and "entity_id" = ?)',
   'returning "entity_type", "entity_id", "stale_reads"',
+  ['text', 'text'],
 );
 
 /**
@@ -233,7 +239,7 @@ const MARK_DELETED = new Map<RecordEntity['table'], ReturnType<typeof tupleState
 function markDeletedStatement(table: RecordEntity['table']): ReturnType<typeof tupleStatement> {
   let statement = MARK_DELETED.get(table);
   if (!statement) {
-    statement = tupleStatement(`update "${table}" set "deleted_at" = coalesce("deleted_at", ?) where`, '"id" = ?');
+    statement = tupleStatement(`update "${table}" set "deleted_at" = coalesce("deleted_at", ?) where`, '"id" = ?', '', ['text']);
     MARK_DELETED.set(table, statement);
   }
   return statement;
