@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { MirrorDatabase } from '../../src/store/schema.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
-import { SYNCED, deal, ticket } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
 
 const RECORD_TABLES: (keyof MirrorDatabase)[] = [
   'tickets',
@@ -40,18 +40,7 @@ const manyDeals = () => Array.from({ length: 40 }, (_, i) => deal({ id: `d${i}`,
  */
 for (const dialect of dialects) {
   describe(`append path of a first backfill (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     const messageIds = async (ticketId: string) =>
       (await databaseOf(store).selectFrom('ticket_messages').select('id').where('ticket_id', '=', ticketId).orderBy('id').execute()).map(

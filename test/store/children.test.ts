@@ -1,26 +1,14 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { SYNCED, deal, ticket } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 // Re-reads write only the children that differ from what is stored; the mirror must end exactly
 // as a full rewrite would leave it, on both dialects.
 for (const dialect of dialects) {
   describe(`child rows on re-read (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     const ticketChildren = async () => ({
       tags: await databaseOf(store).selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('ticket_id').orderBy('tag').execute(),

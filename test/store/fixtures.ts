@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deal, TicketWithMessages, WorkspaceEvent } from '../../src/api/types.js';
 import { openStore, type Store } from '../../src/store/index.js';
+import type { Dialect } from '../helpers/dialects.js';
 
 export function tempDir(): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-store-'));
@@ -31,6 +32,30 @@ export function useFreshStore(): { store: Store; dir: () => string } {
     return current;
   });
   return { store, dir: () => tmp!.dir };
+}
+
+/**
+ * A migrated store on a fresh database of `dialect` for every test of the calling describe block,
+ * closed and dropped after each: the suites that run once per dialect. Forwards to the current one.
+ */
+export function useDialectStore(dialect: Dialect): Store {
+  let current: Store | null = null;
+  let drop: (() => Promise<void>) | null = null;
+  beforeEach(async () => {
+    const db = await dialect.newDatabase();
+    drop = db.drop;
+    current = await openStore({ database: db.database });
+    await current.migrate();
+  });
+  afterEach(async () => {
+    await current?.close();
+    await drop?.();
+    current = null;
+  });
+  return forwardTo((): Store => {
+    if (!current) throw new Error('the store opens in beforeEach; use it inside a test');
+    return current;
+  });
 }
 
 export async function freshStore(dir: string, name = 'mirror.sqlite'): Promise<Store> {

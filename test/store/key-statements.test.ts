@@ -1,26 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { openStore, type Store } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
-import { SYNCED, deal, ticket } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
 
 // Statements over many keys at once (src/store/key-sets.ts: an OR of terms on SQLite, a join
 // with one array per parameter on PostgreSQL; markDeletedEach in src/store/sync-tables.ts): the
 // outcome must be that of the same writes one record after another, whatever statement does it.
 for (const dialect of dialects) {
   describe(`statements over many keys (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     const deletedAt = async (table: 'tickets' | 'deals') =>
       Object.fromEntries(

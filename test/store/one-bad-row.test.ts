@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
+import { type Store } from '../../src/store/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
-import { SYNCED, deal, ticket } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 /**
@@ -27,18 +27,7 @@ export async function byHand(store: Store, dialect: Dialect, statements: readonl
 /** Issue 26: one odd row never stops a write; a record's child rows are what its copy lists, whatever was there. */
 for (const dialect of dialects) {
   describe(`one bad row (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     const rows = async (table: string, parent: string, id: string) =>
       (await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(table)} WHERE ${sql.ref(parent)} = ${id}`.execute(databaseOf(store)))

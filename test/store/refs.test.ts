@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
 import { databaseOf } from '../../src/store/internal.js';
 import { upsertContacts, upsertUsers } from '../../src/store/refs.js';
 import { dialects } from '../helpers/dialects.js';
+import { useDialectStore } from './fixtures.js';
 
 /** Text that array literals, COPY and SQL all treat specially. */
 const odd = (i: number) => [`"q${i}"`, `back\\slash${i}`, `{b,${i}}`, 'NULL', '', `tab\t${i}\nline`, `é☃${i}`][i % 7]!;
@@ -11,18 +11,7 @@ const odd = (i: number) => [`"q${i}"`, `back\\slash${i}`, `{b,${i}}`, 'NULL', ''
 /** References of a batch: many rows, one statement where the dialect binds arrays (src/store/sql.ts). */
 for (const dialect of dialects) {
   describe(`references (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     const users = async () => await databaseOf(store).selectFrom('users').select(['id', 'name', 'email']).orderBy('id').execute();
 

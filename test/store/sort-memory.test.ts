@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { useDialectStore } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { capabilitiesOf } from '../../src/store/dialect.js';
 
@@ -10,18 +10,7 @@ import { capabilitiesOf } from '../../src/store/dialect.js';
 // comes back after, also when the work fails.
 for (const dialect of dialects) {
   describe(`boundSortMemory (${dialect.name})`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const db = await dialect.newDatabase();
-      drop = db.drop;
-      store = await openStore({ database: db.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     // SQLite's sorter spills past the main database's cache_size; PostgreSQL sorts in its server.
     const cacheSize = async (): Promise<number | null> => {
