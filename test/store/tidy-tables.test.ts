@@ -1,0 +1,59 @@
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/dialects.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+
+// The tidy after a bulk load (src/store/tidy-tables.ts): a VACUUM (ANALYZE) per table, two at a
+// time on PostgreSQL; nothing on SQLite. test/sync/tidy-tables.test.ts covers it after a backfill.
+for (const dialect of dialects) {
+  describe(`tidying after a bulk load (${dialect.name})`, () => {
+    const store = useDialectStore(dialect);
+
+    /** Rows the planner expects (-1: never analyzed), or null where there is no catalog (SQLite). */
+    async function analyzedRows(table: string): Promise<number | null> {
+      const db = databaseOf(store);
+      const pg = await sql<{ n: number }>`select 1 as n from pg_catalog.pg_class limit 1`.execute(db).catch(() => null);
+      if (pg === null) return null;
+      const r = await sql<{ reltuples: number }>`
+        select c.reltuples::float8 as reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where n.nspname = current_schema() and c.relname = ${table}`.execute(db);
+      return r.rows[0]!.reltuples;
+    }
+
+    async function fill(): Promise<void> {
+      await store.transaction(async (tx) => {
+        for (const id of ['t1', 't2', 't3']) await tx.upsertTicket(ticket({ id, number: Number(id.slice(1)) }), SYNCED);
+        await tx.upsertDeal(deal({ id: 'd1' }), SYNCED);
+      });
+    }
+
+    it('analyzes every table it is given, each on its own statement', async () => {
+      await fill();
+      const tables = ['tickets', 'ticket_messages', 'ticket_tags', 'deals', 'users'];
+      const did = await store.afterBulkLoad(tables);
+      if ((await analyzedRows('tickets')) === null) {
+        expect(did).toBe(false);
+        return;
+      }
+      expect(did).toBe(true);
+      const counts = await Promise.all(
+        tables.map(async (t) => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t)}`.execute(databaseOf(store))).rows[0]!.n)),
+      );
+      expect(await Promise.all(tables.map(analyzedRows))).toEqual(counts);
+    });
+
+    it('throws the first failure only once no statement of its own is still running', async () => {
+      await fill();
+      if ((await analyzedRows('tickets')) === null) return;
+      const tables = ['tickets', 'no_such_table', 'ticket_messages', 'deals', 'users', 'contacts'];
+      await expect(store.afterBulkLoad(tables)).rejects.toThrow(/no_such_table/);
+      // Whatever ran beside the failed statement has finished: nothing is left vacuuming behind the caller.
+      const running = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and state = 'active' and query ilike 'vacuum%'`.execute(databaseOf(store));
+      expect(running.rows[0]!.n).toBe(0);
+      expect(await analyzedRows('tickets')).toBe(3);
+    });
+  });
+}
