@@ -38,7 +38,9 @@ for (const dialect of dialects) {
       }
       expect(did).toBe(true);
       const counts = await Promise.all(
-        tables.map(async (t) => Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t)}`.execute(databaseOf(store))).rows[0]!.n)),
+        tables.map(async (t) =>
+          Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t)}`.execute(databaseOf(store))).rows[0]!.n),
+        ),
       );
       expect(await Promise.all(tables.map(analyzedRows))).toEqual(counts);
     });
@@ -51,7 +53,9 @@ for (const dialect of dialects) {
       // Whatever ran beside the failed statement has finished: nothing is left vacuuming behind the caller.
       const running = await sql<{ n: number }>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and state = 'active' and query ilike 'vacuum%'`.execute(databaseOf(store));
+        where datname = current_database() and pid <> pg_backend_pid() and state = 'active' and query ilike 'vacuum%'`.execute(
+        databaseOf(store),
+      );
       expect(running.rows[0]!.n).toBe(0);
       expect(await analyzedRows('tickets')).toBe(3);
     });
