@@ -10,14 +10,11 @@ for (const dialect of dialects) {
   describe(`tidying after a bulk load (${dialect.name})`, () => {
     const store = useDialectStore(dialect);
 
-    /** Rows the planner expects (-1: never analyzed), or null where there is no catalog (SQLite). */
-    async function analyzedRows(table: string): Promise<number | null> {
-      const db = databaseOf(store);
-      const pg = await sql<{ n: number }>`select 1 as n from pg_catalog.pg_class limit 1`.execute(db).catch(() => null);
-      if (pg === null) return null;
+    /** Rows the planner expects (-1: never analyzed), from PostgreSQL's catalog. */
+    async function analyzedRows(table: string): Promise<number> {
       const r = await sql<{ reltuples: number }>`
         select c.reltuples::float8 as reltuples from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where n.nspname = current_schema() and c.relname = ${table}`.execute(db);
+        where n.nspname = current_schema() and c.relname = ${table}`.execute(databaseOf(store));
       return r.rows[0]!.reltuples;
     }
 
@@ -32,11 +29,8 @@ for (const dialect of dialects) {
       await fill();
       const tables = ['tickets', 'ticket_messages', 'ticket_tags', 'deals', 'users'];
       const did = await store.afterBulkLoad(tables);
-      if ((await analyzedRows('tickets')) === null) {
-        expect(did).toBe(false);
-        return;
-      }
-      expect(did).toBe(true);
+      expect(did).toBe(store.capabilities.tidiesAfterBulkLoad);
+      if (!did) return;
       const counts = await Promise.all(
         tables.map(async (t) =>
           Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(t)}`.execute(databaseOf(store))).rows[0]!.n),
@@ -46,8 +40,8 @@ for (const dialect of dialects) {
     });
 
     it('throws the first failure only once no statement of its own is still running', async () => {
+      if (!store.capabilities.tidiesAfterBulkLoad) return;
       await fill();
-      if ((await analyzedRows('tickets')) === null) return;
       const tables = ['tickets', 'no_such_table', 'ticket_messages', 'deals', 'users', 'contacts'];
       await expect(store.afterBulkLoad(tables)).rejects.toThrow(/no_such_table/);
       // Whatever ran beside the failed statement has finished: nothing is left vacuuming behind the caller.
