@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
-import { afterEach, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/store/index.js';
 import { refreshSyncHealthOnly } from '../../src/report/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
+import { useDialectStore } from './fixtures.js';
 
 type Outcome = 'success' | 'failed' | 'aborted';
 interface Run {
@@ -21,13 +22,7 @@ interface Run {
  */
 for (const dialect of dialects)
   describe(`folding idle runs into one sync_runs row (${dialect.name})`, () => {
-    let store: Store | null = null;
-    let drop: (() => Promise<void>) | null = null;
-    afterEach(async () => {
-      await store?.close();
-      await drop?.();
-      store = null;
-    });
+    const store = useDialectStore(dialect);
 
     const run = (s: Store, r: Run) =>
       s.transaction(async (tx) => {
@@ -48,10 +43,6 @@ for (const dialect of dialects)
       });
 
     it('folds idle polls, keeps every other run, and starts a new row after an hour', async () => {
-      const target = await dialect.newDatabase();
-      drop = target.drop;
-      store = await openStore({ database: target.database });
-      await store.migrate();
       const s = store;
       const folded: boolean[] = [];
       for (const r of [

@@ -1,9 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFERRED_INDEXES_KEY, openStore, type Store } from '../../src/store/index.js';
+import { describe, expect, it } from 'vitest';
+import { DEFERRED_INDEXES_KEY } from '../../src/store/index.js';
 import { writeSyncState } from '../../src/store/sync-state.js';
 import { dialects } from '../helpers/dialects.js';
 import { fromDbTimestamp } from '../../src/util/time.js';
-import { deal, statusEvent, ticket } from './fixtures.js';
+import { deal, statusEvent, ticket, useDialectStore } from './fixtures.js';
 
 /**
  * The named questions status, the daemon, verify and the quarantine ask the store
@@ -11,18 +11,7 @@ import { deal, statusEvent, ticket } from './fixtures.js';
  */
 for (const dialect of dialects) {
   describe(`status reads on ${dialect.name}`, () => {
-    let store: Store;
-    let drop: () => Promise<void>;
-    beforeEach(async () => {
-      const target = await dialect.newDatabase();
-      drop = target.drop;
-      store = await openStore({ database: target.database });
-      await store.migrate();
-    });
-    afterEach(async () => {
-      await store.close();
-      await drop();
-    });
+    const store = useDialectStore(dialect);
 
     it('answers an empty mirror with nothing, not an error', async () => {
       expect(await store.recentRuns(5)).toEqual([]);
