@@ -11,7 +11,7 @@ import { refreshReports } from './reporting.js';
 import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
 import { tidyAfterBulkLoad } from './tidy.js';
 import type { RunStats } from './stats.js';
-import { createHeapBudget } from '../util/heap-budget.js';
+import { boundHeapGrowth } from '../util/heap-growth.js';
 
 export type { BackfillState };
 
@@ -123,18 +123,13 @@ async function copyPhase(
   committed: (state: BackfillState) => void,
 ): Promise<boolean> {
   let state = start;
-  const heap = createHeapBudget();
+  boundHeapGrowth();
   const pending = copiesRecords(phase.name) ? await pendingMarks(ctx) : new Set<string>();
   return copyList(
     ctx,
     state.cursor,
     phase.fetch(ctx, state),
-    async (page) => {
-      const loaded = await phase.load(ctx, page, stats, state);
-      // Pages wait for their group in memory: the heap is looked at as each arrives too.
-      heap.check();
-      return loaded;
-    },
+    (page) => phase.load(ctx, page, stats, state),
     async (group, cursor) => {
       const now = ctx.now();
       const key = phase.name === 'history' || phase.name === 'recent' ? 'events' : phase.name;
@@ -157,7 +152,6 @@ async function copyPhase(
         }
         ctx.hooks?.onPage?.(phase.name === 'recent' ? 'history' : phase.name, { items: page.items.length, invalid: page.invalid.length });
       });
-      heap.check();
       committed(next);
     },
     pageGroupLimits(ctx.store),

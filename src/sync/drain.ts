@@ -2,7 +2,7 @@ import { AuthRejectedError, clipText, NotFoundError, type UpstreamUnavailableErr
 import { entityOf, RECORD_ENTITIES, type MirroredRecord, type RecordEntity } from '../entities/index.js';
 import type { DirtyEntry, Store } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
-import { createHeapBudget } from '../util/heap-budget.js';
+import { boundHeapGrowth } from '../util/heap-growth.js';
 import { WsmirrorError } from '../util/errors.js';
 import type { RecordOutcome, SyncContext } from './context.js';
 import { scanList, type ListSink } from './list-scan.js';
@@ -33,7 +33,7 @@ export function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
 
 async function drain(ctx: SyncContext, stats: RunStats): Promise<void> {
   const attempted = new Set<string>();
-  const heap = createHeapBudget();
+  boundHeapGrowth();
   // Each batch's transaction is the commit step; the writes inside it are their own steps.
   const store: Pick<Store, 'transaction' | 'isRefusedValue'> = {
     transaction: (fn) => timed(ctx, 'commit', () => ctx.store.transaction(fn)),
@@ -41,10 +41,7 @@ async function drain(ctx: SyncContext, stats: RunStats): Promise<void> {
   };
   const writes = new WriteBatch<RecordWrite>(store, {
     apply: (tx, batch) => applyWrites(ctx, tx, batch),
-    committed: (w, outcome) => {
-      committed(ctx, stats, w, outcome);
-      heap.check();
-    },
+    committed: (w, outcome) => committed(ctx, stats, w, outcome),
     refused: (w, sqlState, err) =>
       quarantineAlone(ctx, w.entry, `the database refused a value of this record (${sqlState}): ${err.message}`, w.record),
   });
