@@ -25,16 +25,56 @@ import type { MirrorDatabase } from './schema.js';
 const TIDY_CONCURRENCY = 2;
 
 /**
- * VACUUM (ANALYZE) of these tables, in the mirror's schema (the connection's search_path), a
+ * VACUUM, then ANALYZE, of these tables, in the mirror's schema (the connection's search_path), a
  * statement per table, `TIDY_CONCURRENCY` at a time in the order given (put the largest first).
  * Outside any transaction: VACUUM cannot run in one. It blocks neither readers nor writers. On a
  * failure the statements in flight finish and the first error is thrown. Returns false when the
  * dialect has nothing to do.
+ *
+ * Why a second look: VACUUM marks a page all-visible only for rows older than every snapshot held
+ * in the same database when it starts, and a snapshot's xmin is the oldest transaction open
+ * anywhere on the server. A VACUUM statement holds an ordinary snapshot for a moment as it starts,
+ * and an ANALYZE throughout, so two side by side let any long transaction in another database of
+ * the server leave a table without its visibility map (seen in CI, where test files share one
+ * server: test/sync/tidy-tables.test.ts). Tables that came out so are vacuumed again in one
+ * statement, which works through them alone; ANALYZE runs after every VACUUM for the same reason.
  */
 export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<boolean> {
   if (!capabilitiesOf(db).tidiesAfterBulkLoad || tables.length === 0) return false;
-  await mapConcurrent(tables, TIDY_CONCURRENCY, async (table) => {
-    await sql`VACUUM (ANALYZE) ${sql.table(table)}`.execute(db);
+  await holdConnections(db, Math.min(TIDY_CONCURRENCY, tables.length), async (connections) => {
+    const run = (statement: (table: string) => ReturnType<typeof sql>) =>
+      mapConcurrent(tables, connections.length, async (table) => {
+        // At most `connections.length` in flight, so one is always free.
+        const connection = connections.pop()!;
+        try {
+          await statement(table).execute(connection);
+        } finally {
+          connections.push(connection);
+        }
+      });
+    await run((table) => sql`VACUUM ${sql.table(table)}`);
+    const again = await notAllVisible(connections[0]!, tables);
+    if (again.length > 0) await sql`VACUUM ${sql.join(again.map((table) => sql.table(table)))}`.execute(connections[0]!);
+    await run((table) => sql`ANALYZE ${sql.table(table)}`);
   });
   return true;
+}
+
+/** Of these tables, those with pages the visibility map does not mark all-visible, by the catalog VACUUM just updated. */
+async function notAllVisible(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<string[]> {
+  const rows = await sql<{ relname: string }>`
+    select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and c.relname = any(${[...tables]}) and c.relallvisible < c.relpages`.execute(db);
+  return tables.filter((table) => rows.rows.some((row) => row.relname === table));
+}
+
+/** Runs `body` with `count` pool connections held, so no connection starts up beside a VACUUM. */
+function holdConnections(
+  db: Kysely<MirrorDatabase>,
+  count: number,
+  body: (connections: Kysely<MirrorDatabase>[]) => Promise<void>,
+  held: Kysely<MirrorDatabase>[] = [],
+): Promise<void> {
+  if (held.length >= count) return body(held);
+  return db.connection().execute((connection) => holdConnections(db, count, body, [...held, connection]));
 }
