@@ -13,7 +13,7 @@ import { statusReads, type StatusReads } from './status-reads.js';
 import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
-import { tidyTables } from './tidy-tables.js';
+import { tidyTables, type TidyOutcome } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
 import {
   dealDifferences,
@@ -101,9 +101,10 @@ export interface Store extends StatusReads {
   /**
    * After a bulk load: PostgreSQL runs VACUUM (ANALYZE) on these tables at once, so the planner's
    * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
-   * round; SQLite does nothing (tidy-tables.ts says why). Returns whether anything ran.
+   * round; SQLite does nothing (tidy-tables.ts says why). Returns null when nothing ran, else
+   * which tables had to be vacuumed twice.
    */
-  afterBulkLoad(tables: readonly string[]): Promise<boolean>;
+  afterBulkLoad(tables: readonly string[]): Promise<TidyOutcome | null>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;

@@ -28,7 +28,7 @@ const TIDY_CONCURRENCY = 2;
  * VACUUM, then ANALYZE, of these tables, in the mirror's schema (the connection's search_path), a
  * statement per table, `TIDY_CONCURRENCY` at a time in the order given (put the largest first).
  * Outside any transaction: VACUUM cannot run in one. It blocks neither readers nor writers. On a
- * failure the statements in flight finish and the first error is thrown. Returns false when the
+ * failure the statements in flight finish and the first error is thrown. Returns null when the
  * dialect has nothing to do.
  *
  * Why a second look: VACUUM marks a page all-visible only for rows older than every snapshot held
@@ -39,8 +39,9 @@ const TIDY_CONCURRENCY = 2;
  * server: test/sync/tidy-tables.test.ts). Tables that came out so are vacuumed again in one
  * statement, which works through them alone; ANALYZE runs after every VACUUM for the same reason.
  */
-export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<boolean> {
-  if (!capabilitiesOf(db).tidiesAfterBulkLoad || tables.length === 0) return false;
+export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<TidyOutcome | null> {
+  if (!capabilitiesOf(db).tidiesAfterBulkLoad || tables.length === 0) return null;
+  const outcome: TidyOutcome = { vacuumedAgain: [], notAllVisible: [] };
   await holdConnections(db, Math.min(TIDY_CONCURRENCY, tables.length), async (connections) => {
     const run = (statement: (table: string) => ReturnType<typeof sql>) =>
       mapConcurrent(tables, connections.length, async (table) => {
@@ -53,11 +54,22 @@ export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly st
         }
       });
     await run((table) => sql`VACUUM ${sql.table(table)}`);
-    const again = await notAllVisible(connections[0]!, tables);
-    if (again.length > 0) await sql`VACUUM ${sql.join(again.map((table) => sql.table(table)))}`.execute(connections[0]!);
+    outcome.vacuumedAgain = await notAllVisible(connections[0]!, tables);
+    if (outcome.vacuumedAgain.length > 0) {
+      await sql`VACUUM ${sql.join(outcome.vacuumedAgain.map((table) => sql.table(table)))}`.execute(connections[0]!);
+      outcome.notAllVisible = await notAllVisible(connections[0]!, outcome.vacuumedAgain);
+    }
     await run((table) => sql`ANALYZE ${sql.table(table)}`);
   });
-  return true;
+  return outcome;
+}
+
+/** What a tidy had to do twice, for its log line (src/sync/tidy.ts). */
+export interface TidyOutcome {
+  /** Tables the first pass left with pages not marked all-visible, vacuumed again alone. */
+  vacuumedAgain: string[];
+  /** Of those, the ones still so: a snapshot in the mirror's own database held them back; autovacuum will do it. */
+  notAllVisible: string[];
 }
 
 /** Of these tables, those with pages the visibility map does not mark all-visible, by the catalog VACUUM just updated. */

@@ -12,8 +12,20 @@ export async function tidyAfterBulkLoad(
 ): Promise<void> {
   const started = performance.now();
   try {
-    if (await ctx.store.afterBulkLoad(tables))
-      ctx.logger.info({ tables: tables.length, ms: Math.round(performance.now() - started) }, `${what} vacuumed and analyzed`);
+    const outcome = await ctx.store.afterBulkLoad(tables);
+    if (outcome === null) return;
+    const { vacuumedAgain, notAllVisible } = outcome;
+    ctx.logger.info(
+      {
+        tables: tables.length,
+        ms: Math.round(performance.now() - started),
+        ...(vacuumedAgain.length > 0 ? { vacuumedAgain } : {}),
+        ...(notAllVisible.length > 0 ? { notAllVisible } : {}),
+      },
+      notAllVisible.length > 0
+        ? `${what} vacuumed and analyzed; a transaction held some back from being marked all-visible, autovacuum will`
+        : `${what} vacuumed and analyzed`,
+    );
   } catch (err) {
     ctx.logger.warn({ err }, `could not vacuum and analyze ${what}; autovacuum will`);
   }
