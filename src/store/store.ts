@@ -99,7 +99,7 @@ export interface Store extends StatusReads {
   /** Rebuilds the indexes `deferIndexes` dropped; `migrate` does it too, so a killed backfill loses none. Returns how many. */
   restoreIndexes(): Promise<number>;
   /**
-   * After a bulk load: PostgreSQL runs VACUUM (ANALYZE) on these tables at once, so the planner's
+   * After a bulk load: PostgreSQL runs VACUUM and ANALYZE on these tables at once, so the planner's
    * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
    * round; SQLite does nothing (tidy-tables.ts says why). Returns null when nothing ran, else
    * which tables had to be vacuumed twice.

@@ -54,10 +54,10 @@ export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly st
         }
       });
     await run((table) => sql`VACUUM ${sql.table(table)}`);
-    outcome.vacuumedAgain = await notAllVisible(connections[0]!, tables);
+    outcome.vacuumedAgain = await tablesNotAllVisible(connections[0]!, tables);
     if (outcome.vacuumedAgain.length > 0) {
       await sql`VACUUM ${sql.join(outcome.vacuumedAgain.map((table) => sql.table(table)))}`.execute(connections[0]!);
-      outcome.notAllVisible = await notAllVisible(connections[0]!, outcome.vacuumedAgain);
+      outcome.notAllVisible = await tablesNotAllVisible(connections[0]!, outcome.vacuumedAgain);
     }
     await run((table) => sql`ANALYZE ${sql.table(table)}`);
   });
@@ -73,7 +73,7 @@ export interface TidyOutcome {
 }
 
 /** Of these tables, those with pages the visibility map does not mark all-visible, by the catalog VACUUM just updated. */
-async function notAllVisible(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<string[]> {
+async function tablesNotAllVisible(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<string[]> {
   const rows = await sql<{ relname: string }>`
     select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace
     where n.nspname = current_schema() and c.relname = any(${[...tables]}) and c.relallvisible < c.relpages`.execute(db);
