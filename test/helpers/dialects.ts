@@ -39,6 +39,24 @@ const postgres: Dialect = {
   },
 };
 
+/**
+ * Runs `fn` while a transaction that holds a transaction id stays open in the server's own
+ * database (WSMIRROR_TEST_POSTGRES_URL, never a mirror's): every snapshot taken meanwhile anywhere
+ * on the server carries it as its xmin, as a long transaction of another application would.
+ */
+export async function withTransactionElsewhere<T>(fn: () => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query('select pg_current_xact_id()');
+    return await fn();
+  } finally {
+    await client.query('rollback');
+    await client.end();
+  }
+}
+
 async function admin(statement: string): Promise<void> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { dialects } from '../helpers/dialects.js';
+import { dialects, withTransactionElsewhere } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
 
@@ -47,11 +46,7 @@ for (const dialect of dialects) {
       // A transaction open in another database, older than the rows written next, and a snapshot
       // in the mirror's own database, whose xmin is that transaction: no VACUUM may mark the rows'
       // pages all-visible while the snapshot is held, the second look included.
-      const other = new pg.Client({ connectionString: process.env.WSMIRROR_TEST_POSTGRES_URL });
-      await other.connect();
-      try {
-        await other.query('begin');
-        await other.query('select pg_current_xact_id()');
+      await withTransactionElsewhere(async () => {
         await fill();
         const held = await databaseOf(store)
           .connection()
@@ -65,10 +60,7 @@ for (const dialect of dialects) {
             }
           });
         expect(held).toEqual({ vacuumedAgain: ['tickets', 'deals'], notAllVisible: ['tickets', 'deals'] });
-      } finally {
-        await other.query('rollback');
-        await other.end();
-      }
+      });
       // Once both are gone, they are marked (by one pass, or by the second look should a test file
       // beside this one hold a transaction open as the two VACUUMs start).
       expect((await store.afterBulkLoad(['tickets', 'deals']))?.notAllVisible).toEqual([]);

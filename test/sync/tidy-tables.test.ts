@@ -1,10 +1,9 @@
 import { sql } from 'kysely';
-import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { COUNTED_TABLES } from '../../src/store/index.js';
 import { emptyStats, runBackfill } from '../../src/sync/index.js';
-import { dialects } from '../helpers/dialects.js';
+import { dialects, withTransactionElsewhere } from '../helpers/dialects.js';
 import { harness as makeHarness, type Harness } from './harness.js';
 import { databaseOf } from '../../src/store/internal.js';
 
@@ -69,21 +68,14 @@ for (const dialect of dialects)
       // test files in parallel on one server, which is how this was first seen.
       h = await makeHarness({ sim: { seed: 49, tickets: 150, deals: 40 }, pageSize: 25, dialect });
       const hh = h;
-      const other = new pg.Client({ connectionString: process.env.WSMIRROR_TEST_POSTGRES_URL });
-      await other.connect();
-      try {
-        await other.query('begin');
-        await other.query('select pg_current_xact_id()');
+      await withTransactionElsewhere(async () => {
         await hh.backfill();
         for (const table of [...COUNTED_TABLES, ...RPT_TABLE_NAMES]) {
           const seen = await catalog(hh, table);
           expect(seen.relallvisible, table).toBe(seen.relpages);
         }
         expect((await catalog(hh, 'ticket_messages')).relpages).toBeGreaterThan(0);
-      } finally {
-        await other.query('rollback');
-        await other.end();
-      }
+      });
     });
 
     it('does not tidy after a backfill a stop ended early: the rest is still to come', async () => {
