@@ -13,9 +13,11 @@
  * read answered 404), as wsmirror's does: that is an answer stored too.
  */
 import { Pool } from 'undici';
+import { DEAL_LIST, DEAL_READ, EVENT_LIST, pipelineSchema, TICKET_LIST, TICKET_READ, type WorkspaceEvent } from '../src/api/schemas.js';
 import { mapConcurrent } from '../src/util/concurrency.js';
 import { type FloorFigures } from './floor.js';
-import { toRows } from './floor-rows.js';
+import { Rows, toRows } from './floor-rows.js';
+import { contractTick, type ContractTick } from './floor-sync-contract.js';
 import { newGroup, postgresSink, sqliteSink, type Group, type RecordTable } from './floor-sync-sinks.js';
 
 const CONCURRENCY = 8;
@@ -53,11 +55,39 @@ interface Mark {
 
 type Get = (path: string) => Promise<{ status: number; body: Record<string, unknown> }>;
 type Convert = ReturnType<typeof toRows>;
+/** A group, with the change-log events the contract floor hands to wsmirror's event writer. */
+type TickGroup = Group & { events: WorkspaceEvent[] };
+/** What the plan's steps share: the reads, the row converter, the hand-over of groups, the contract's work. */
+interface Job {
+  get: Get;
+  convert: Convert;
+  flush: (g: TickGroup) => Promise<void>;
+  /** The contract floor's added work (bench/floor-sync-contract.ts); null for the lean tick. */
+  contract: ContractTick | null;
+}
+
+const tickGroup = (): TickGroup => ({ ...newGroup(), events: [] });
+
+export interface FloorSyncOptions {
+  /**
+   * The tick's contract floor (bench/README.md, "The tick's contract floor"): also check every
+   * answer with wsmirror's schemas, store the change log through wsmirror's event writer (with the
+   * history it tells) and refresh the `rpt_` rows of what changed. Default false: the lean tick.
+   */
+  contract?: boolean;
+}
 
 /** Runs the lean tick on `database` (a migrated mirror: a copy of the one wsmirror's tick starts from). */
-export async function floorSync(url: string, key: string, database: string, window: SyncWindow): Promise<FloorFigures> {
+export async function floorSync(
+  url: string,
+  key: string,
+  database: string,
+  window: SyncWindow,
+  options: FloorSyncOptions = {},
+): Promise<FloorFigures> {
   const postgres = /^postgres(ql)?:\/\//.test(database);
   const sink = postgres ? await postgresSink(database) : sqliteSink(database);
+  const contract = options.contract ? await contractTick(database) : null;
   const pool = new Pool(url, { connections: CONCURRENCY });
   let requests = 0;
   const get: Get = async (path) => {
@@ -72,37 +102,43 @@ export async function floorSync(url: string, key: string, database: string, wind
   let written = 0;
   let writing: Promise<void> = Promise.resolve();
   // One group writes while the next is read; writes run one at a time, in the order handed over.
-  const flush = async (group: Group) => {
+  const flush = async (group: TickGroup) => {
     const before = writing;
-    written += group.rows.count;
-    writing = before.then(() => sink.write(group));
+    written += group.rows.count + group.events.length;
+    writing = before.then(async () => {
+      await sink.write(group);
+      await contract?.storeEvents(group.events);
+    });
     await before;
   };
+  const job: Job = { get, convert, flush, contract };
   try {
-    const marks = await readLog(get, convert, window, flush);
+    const marks = await readLog(job, window);
     const reads = [...marks.values()].filter((m) => m.read);
-    const leftOver = await Promise.all([
-      scanList(get, convert, marks, 'deals', flush),
-      scanList(get, convert, marks, 'tickets', flush),
-      readById(get, convert, reads, now, flush),
-    ]);
-    await readById(get, convert, [...leftOver[0], ...leftOver[1]], now, flush);
+    const leftOver = await Promise.all([scanList(job, marks, 'deals'), scanList(job, marks, 'tickets'), readById(job, reads, now)]);
+    await readById(job, [...leftOver[0], ...leftOver[1]], now);
     await writing;
+    // Every changed record was written or marked deleted: wsmirror's cycle refreshes them all.
+    for (const m of marks.values()) contract?.changed(m.table, m.id);
+    await contract?.refresh();
   } finally {
     await writing.catch(() => undefined);
     await sink.close();
+    await contract?.close();
     await pool.close();
   }
   const ms = performance.now() - started;
   const { user, system } = process.cpuUsage(cpuStart);
-  return { ms, cpuMs: Math.round((user + system) / 1000), storeMs: sink.storeMs, requests, rows: written };
+  const figures = { ms, cpuMs: Math.round((user + system) / 1000), storeMs: sink.storeMs, requests, rows: written };
+  return contract ? { ...figures, ...contract.figures() } : figures;
 }
 
 /** Pipelines and the window's change-log pages, stored; returns the records changed since the watermark. */
-async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g: Group) => Promise<void>): Promise<Map<string, Mark>> {
+async function readLog({ get, convert, flush, contract }: Job, window: SyncWindow): Promise<Map<string, Mark>> {
   const watermarkMs = Date.parse(window.watermark);
-  let group = newGroup();
+  let group = tickGroup();
   const { body: pipelines } = await get('/api/v1/pipelines');
+  contract?.check('pipeline', pipelineSchema, pipelines.pipelines as unknown[]);
   (pipelines.pipelines as Record<string, unknown>[]).forEach((p, i) => convert.pipeline(p, i, group.rows));
   const marks = new Map<string, Mark>();
   let pages = 0;
@@ -110,8 +146,10 @@ async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g
     const { body: page } = await get(
       `/api/v1/events?limit=${PAGE}&since=${encodeURIComponent(window.since)}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
     );
+    // The contract floor's event writer stores the events and their actors; the converter only learns the actors.
+    if (contract) group.events.push(...contract.check('event', EVENT_LIST.schema, page.events as unknown[]));
     for (const e of page.events as (Record<string, unknown> & WireEvent)[]) {
-      convert.event(e, group.rows);
+      convert.event(e, contract ? new Rows() : group.rows);
       const atMs = Date.parse(e.occurredAt);
       if ((e.entityType !== 'ticket' && e.entityType !== 'deal') || atMs < watermarkMs) continue;
       const table: RecordTable = `${e.entityType}s`;
@@ -129,7 +167,7 @@ async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g
     cursor = page.nextCursor as string | null;
     if (++pages % GROUP_PAGES === 0) {
       await flush(group);
-      group = newGroup();
+      group = tickGroup();
     }
   }
   await flush(group);
@@ -145,22 +183,17 @@ async function readLog(get: Get, convert: Convert, window: SyncWindow, flush: (g
  * (its event set deleted_at), as wsmirror confirms it from the mirror; one created since the
  * watermark the mirror never held, and wsmirror reads it (a 404).
  */
-async function scanList(
-  get: Get,
-  convert: Convert,
-  marks: Map<string, Mark>,
-  table: RecordTable,
-  flush: (g: Group) => Promise<void>,
-): Promise<Mark[]> {
+async function scanList({ get, convert, flush, contract }: Job, marks: Map<string, Mark>, table: RecordTable): Promise<Mark[]> {
   const targets = new Map([...marks.values()].filter((m) => m.table === table && !m.read).map((m) => [m.id, m]));
   const budget = targets.size;
   const downToMs = Math.min(...[...targets.values()].map((m) => m.atMs));
-  let group = newGroup();
+  let group = tickGroup();
   let pages = 0;
   let passedMarks = false;
   for (let cursor: string | null = null; targets.size > 0 && pages < budget;) {
     const { body: page } = await get(`/api/v1/${table}?limit=${PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     const items = page[table] as (Record<string, unknown> & { id: string; updatedAt: string })[];
+    contract?.check(table === 'deals' ? 'deal' : 'ticket', table === 'deals' ? DEAL_LIST.schema : TICKET_LIST.schema, items);
     for (const item of items) {
       if (!targets.delete(item.id)) continue;
       if (table === 'deals') convert.deal(item, group.rows);
@@ -171,7 +204,7 @@ async function scanList(
     }
     if (++pages % GROUP_PAGES === 0) {
       await flush(group);
-      group = newGroup();
+      group = tickGroup();
     }
     cursor = page.nextCursor as string | null;
     const last = items[items.length - 1];
@@ -185,14 +218,19 @@ async function scanList(
 }
 
 /** GET by id, in groups of as many records as a group of pages holds; a 404 marks the record deleted. */
-async function readById(get: Get, convert: Convert, marks: Mark[], now: string, flush: (g: Group) => Promise<void>): Promise<void> {
+async function readById({ get, convert, flush, contract }: Job, marks: Mark[], now: string): Promise<void> {
   for (let i = 0; i < marks.length; i += GROUP_PAGES * PAGE) {
-    const g = newGroup();
+    const g = tickGroup();
     await mapConcurrent(marks.slice(i, i + GROUP_PAGES * PAGE), CONCURRENCY, async ({ table, id }) => {
       const { status, body } = await get(`/api/v1/${table}/${id}`);
       if (status === 404) g.deleted.push({ table, id, at: now });
-      else if (table === 'tickets') convert.ticket(body.ticket as Record<string, unknown>, g.rows);
-      else convert.deal(body.deal as Record<string, unknown>, g.rows);
+      else if (table === 'tickets') {
+        contract?.check('ticket', TICKET_READ.schema, [body.ticket]);
+        convert.ticket(body.ticket as Record<string, unknown>, g.rows);
+      } else {
+        contract?.check('deal', DEAL_READ.schema, [body.deal]);
+        convert.deal(body.deal as Record<string, unknown>, g.rows);
+      }
     });
     await flush(g);
   }

@@ -61,6 +61,8 @@ export interface FloorFigures {
   /** `contract` only: ms of the validation (summed, in-process) and of the work after the copy. */
   validateMs?: number;
   afterCopyMs?: number;
+  /** The tick's contract floor only (bench/floor-sync-contract.ts): ms of its `rpt_` refresh. */
+  reportMs?: number;
 }
 
 export interface FloorOptions {

@@ -16,7 +16,7 @@ export interface Round {
   wsmirrorCpuMs: number;
   leanMs?: number;
   leanCpuMs?: number;
-  /** The backfill only: the contract floor's wall time (bench/floor.ts, FloorOptions.contract). */
+  /** The contract floor's wall time (bench/floor.ts, FloorOptions.contract; bench/floor-sync.ts, FloorSyncOptions.contract). */
   contractMs?: number;
   /** The tick only: wsmirror's wall time per step (bench/steps.ts). */
   steps?: StepTimes;

@@ -68,7 +68,10 @@ export interface PhaseFigures {
   lean?: LeanFigures;
   /** Backfill only: the lean floor storing only the raw JSON the specification asks for (bench/floor-rows.ts). */
   leanSpecOnly?: LeanFigures;
-  /** The contract floor's first round as the job reported it: validateMs and afterCopyMs included. */
+  /**
+   * The contract floor's first round as the job reported it: validateMs and afterCopyMs (the
+   * backfill) or reportMs (the tick) included.
+   */
   contract?: JobResult;
   /** Requests of the minimal plan (what the raw loop makes). */
   minimalPlan: number;
@@ -216,26 +219,38 @@ async function measureSync(
   const window = JSON.stringify({ since: new Date(sinceMs).toISOString(), watermark: new Date(watermarkMs).toISOString() });
   // The mirror as the writes left it, so every round, the lean job and the profiled run sync the same window from the same state.
   const snapshot = repeat ? await repeat.dbs.copy(database, `${repeat.label}_snap`) : undefined;
-  const leanSync = async (i: number) =>
+  const leanSync = async (i: number, contract = false) =>
     runJob(
       'floor-sync',
       url,
-      JSON.stringify({ ...JSON.parse(window), database: await repeat!.dbs.copy(snapshot!, `${repeat!.label}_lean_${i}`) }),
+      JSON.stringify({
+        ...JSON.parse(window),
+        database: await repeat!.dbs.copy(snapshot!, `${repeat!.label}_${contract ? 'contract' : 'lean'}_${i}`),
+        contract,
+      }),
     );
   const raw = await measured(cpu, () => runJob('raw-sync', url, window));
   const rawSeen = await takeRequests(url);
   // The tick's lean equivalent (bench/floor-sync.ts) on a copy, between the raw loop and wsmirror as in the backfill's rounds.
   const leanRun = snapshot ? await measured(cpu, () => leanSync(1)) : undefined;
   const leanFigures = leanRun ? lean(leanRun, await takeRequests(url), raw.result.ms!) : undefined;
+  // The tick's contract floor (bench/floor-sync-contract.ts) on another copy, after the lean tick.
+  const contractRun = snapshot ? await leanSync(1, true) : undefined;
+  await takeRequests(url);
   const ws = await measured(cpu, () => runJob('wsmirror-sync', url, JSON.stringify({ database })));
   const wsSeen = await takeRequests(url);
-  const figures: PhaseFigures = { ...phase(raw, rawSeen, ws, wsSeen), ...(leanFigures ? { lean: leanFigures } : {}) };
-  if (repeat && snapshot && leanFigures) {
+  const figures: PhaseFigures = {
+    ...phase(raw, rawSeen, ws, wsSeen),
+    ...(leanFigures ? { lean: leanFigures } : {}),
+    ...(contractRun ? { contract: contractRun } : {}),
+  };
+  if (repeat && snapshot && leanFigures && contractRun) {
     const each: Round[] = [
       {
         rawMs: raw.result.ms!,
         leanMs: leanFigures.ms,
         leanCpuMs: leanFigures.cpuMs,
+        contractMs: contractRun.ms!,
         wsmirrorMs: ws.result.ms!,
         wsmirrorCpuMs: ws.result.cpuMs!,
         ...withSteps(ws.result),
@@ -244,9 +259,18 @@ async function measureSync(
     for (let i = 2; i <= repeat.rounds; i++) {
       const r = await runJob('raw-sync', url, window);
       const l = await leanSync(i);
+      const c = await leanSync(i, true);
       const copy = await repeat.dbs.copy(snapshot, `${repeat.label}_${i}`);
       const w = await runJob('wsmirror-sync', url, JSON.stringify({ database: copy }));
-      each.push({ rawMs: r.ms!, leanMs: l.ms!, leanCpuMs: l.cpuMs!, wsmirrorMs: w.ms!, wsmirrorCpuMs: w.cpuMs!, ...withSteps(w) });
+      each.push({
+        rawMs: r.ms!,
+        leanMs: l.ms!,
+        leanCpuMs: l.cpuMs!,
+        contractMs: c.ms!,
+        wsmirrorMs: w.ms!,
+        wsmirrorCpuMs: w.cpuMs!,
+        ...withSteps(w),
+      });
     }
     const steps = medianSteps(each.map((e) => e.steps));
     figures.rounds = { ...summarizeRounds(each), ...(steps ? { steps } : {}) };

@@ -105,10 +105,13 @@ function lean(): Promise<object> {
   return floorBackfill(url, KEY, job.database, { specOnly: job.specOnly, contract: job.contract });
 }
 
-/** floor-sync: the tick's lean equivalent (bench/floor-sync.ts) on `database`, over the raw loop's window. */
+/**
+ * floor-sync: the tick's lean equivalent (bench/floor-sync.ts) on `database`, over the raw loop's
+ * window; with `contract`, the tick's contract floor.
+ */
 function leanSync(): Promise<object> {
-  const job = JSON.parse(arg!) as SyncWindow & { database: string };
-  return floorSync(url, KEY, job.database, job);
+  const job = JSON.parse(arg!) as SyncWindow & { database: string; contract?: boolean };
+  return floorSync(url, KEY, job.database, job, { contract: job.contract });
 }
 
 /** What the raw loop reads of a list page: the items are typed where it reads them. */

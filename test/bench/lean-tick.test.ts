@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { floorBackfill } from '../../bench/floor.js';
 import { floorSync } from '../../bench/floor-sync.js';
 import { TABLES } from '../../bench/floor-rows.js';
+import { RPT_TABLE_NAMES } from '../../src/report/index.js';
 import { openStore, type MirrorDatabase } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { readWatermark } from '../../src/sync/index.js';
@@ -68,6 +69,41 @@ for (const dialect of dialects)
         const deleted = async (s: typeof leanStore) =>
           (await databaseOf(s).selectFrom('tickets').select('id').where('deleted_at', 'is not', null).execute()).map((r) => r.id).sort();
         expect(await deleted(leanStore)).toEqual(await deleted(h.store));
+      } finally {
+        await leanStore.close();
+      }
+    });
+
+    it('as the contract floor, also leaves the history, the gaps and the rpt_ rows a wsmirror sync leaves', async () => {
+      h = await makeHarness({ sim: { seed: 41, tickets: 200, deals: 60 }, dialect });
+      await h.backfill();
+      const target = await dialect.newDatabase();
+      dropLean = target.drop;
+      // The contract backfill's mirror holds wsmirror's history and rpt_ rows (test/bench/lean-floor.test.ts).
+      await floorBackfill(h.sim.url, API_KEY, target.database, { contract: true });
+      const watermark = (await readWatermark(h.store))!;
+      const window = { since: new Date(Date.parse(watermark) - LOOKBACK_MS).toISOString(), watermark };
+      const history = ['ticket_history', 'deal_history', 'history_gaps'] as (keyof MirrorDatabase)[];
+      // rpt_sync_health describes the sync's own runs; the others are measured from the refresh's clock.
+      const reports = RPT_TABLE_NAMES.filter((t) => t !== 'rpt_sync_health') as unknown as (keyof MirrorDatabase)[];
+      const ignore = ['refreshed_at', 'synced_at', 'age_minutes', 'avg_days_in_stage', 'days_open', 'received_at'];
+      const all = [...(TABLES.map((t) => t.name) as (keyof MirrorDatabase)[]), ...history, ...reports];
+      const before = await tableSnapshot(h.store, all, ignore);
+
+      h.sim.control.act(400);
+      const contract = await floorSync(h.sim.url, API_KEY, target.database, window, { contract: true });
+      await h.sync();
+      expect(contract.validateMs).toBeGreaterThan(0);
+      expect(contract.reportMs).toBeGreaterThan(0);
+
+      const leanStore = await openStore({ database: target.database, readonly: true });
+      try {
+        const ours = await tableSnapshot(h.store, all, ignore);
+        const theirs = await tableSnapshot(leanStore, all, ignore);
+        // The writes told new history and moved the reporting rows of what they touched.
+        for (const table of ['events', 'ticket_history', 'rpt_tickets', 'rpt_deals'] as const)
+          expect(ours[table], table).not.toEqual(before[table]);
+        for (const table of all) expect(theirs[table], table).toEqual(ours[table]);
       } finally {
         await leanStore.close();
       }
