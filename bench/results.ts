@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import type { AutoRateFigures } from './auto-rate.js';
 import type { FreshnessFigures } from './freshness.js';
 import { PROFILE_GROUPS } from './profile.js';
-import type { LeanFigures, PhaseFigures, ThroughputFigures } from './throughput.js';
+import type { LeanFigures, PhaseFigures, ThroughputFigures } from './throughput-figures.js';
 import { root } from './sim.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -5,7 +5,7 @@
 import { CYCLE_STEPS, emptyStepTimes, type CycleStep, type StepTimes } from '../src/sync/index.js';
 import { printTable } from './results.js';
 import { median, type RoundsSummary } from './rounds.js';
-import type { ThroughputFigures } from './throughput.js';
+import type { ThroughputFigures } from './throughput-figures.js';
 
 const PREFIX = 'step.';
 
