@@ -73,7 +73,8 @@ export interface FloorOptions {
    * (bench/README.md, "The contract floor"): every answer checked by wsmirror's own schemas
    * (docs/sync.md, "Bad data"), and after the copy the work docs/design.md §4.6 requires of a
    * finished backfill: VACUUM (ANALYZE) of the mirrored tables on PostgreSQL and the full build of
-   * the rpt_ tables (docs/schema.md), through wsmirror's own code. Default false.
+   * the rpt_ tables (docs/schema.md), through wsmirror's own code. On PostgreSQL it keeps every
+   * index through the load (`postgresSink`). Default false.
    */
   contract?: boolean;
 }
@@ -95,7 +96,7 @@ export async function floorBackfill(url: string, key: string, database: string, 
   // The contract floor stores the hand-over's lookback through wsmirror's own event writer, which
   // also derives the history rows those events give (docs/sync.md, "History from the change log").
   if (!contract) await store.close();
-  const sink = postgres ? await postgresSink(database) : sqliteSink(database);
+  const sink = postgres ? await postgresSink(database, !contract) : sqliteSink(database);
   const pool = new Pool(url, { connections: CONCURRENCY });
   let requests = 0;
   const get = async <T>(path: string): Promise<T> => {
@@ -268,16 +269,25 @@ function deferSqliteIndexes(db: Database.Database): string[] {
   return list.map((i) => i.sql);
 }
 
-async function postgresSink(url: string): Promise<Sink> {
+/**
+ * `deferIndexes`: drop the bulk tables' secondary indexes for the load and build them at the end,
+ * as the lean job does. The contract floor keeps them: a text-keyed index built at the end would
+ * fail the whole mirror on one oversized upstream value, where kept through the load it refuses
+ * only that row and its record is quarantined (docs/design.md §4.9; src/store/deferred-indexes.ts).
+ * Its fixed-width indexes stay as well: with the text-keyed ones in place, deferring only those
+ * made its L load slower, not faster (bench/README.md, "Twenty-first pass").
+ */
+async function postgresSink(url: string, deferIndexes: boolean): Promise<Sink> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows: indexes } = await client.query<{ indexname: string; indexdef: string }>(
+  const { rows: listed } = await client.query<{ indexname: string; indexdef: string }>(
     `select i.indexname, i.indexdef from pg_indexes i
       where i.schemaname = current_schema() and i.tablename = any($1)
         and not exists (select 1 from pg_constraint c where c.conname = i.indexname)
         and i.indexdef not like 'CREATE UNIQUE%'`,
     [[...BULK_TABLES]],
   );
+  const indexes = deferIndexes ? listed : [];
   for (const i of indexes) await client.query(`drop index "${i.indexname}"`);
   return {
     storeMs: null,
