@@ -12,6 +12,7 @@ import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark
 import { planWindow, trustedReadFloor } from './window.js';
 import { readWindow } from './window-read.js';
 import { RECORD_ENTITIES } from '../entities/index.js';
+import { boundHeapGrowth } from '../util/heap-growth.js';
 
 /** Drained records checked for a version newer than the watermark; enough to see a busy upstream. */
 const NEWER_CHECK_LIMIT = 2000;
@@ -51,6 +52,9 @@ export async function runSyncCycle(ctx: SyncContext, stats: RunStats): Promise<C
       'The mirror has not been backfilled yet: run `wsmirror backfill` first (or `wsmirror run`, which backfills an empty mirror).',
     );
   }
+  // From the window's first page, not only the drain's: a tick's change-log pages alone grew the
+  // heap of an L PostgreSQL tick to its peak before the drain set the bound (docs/operations.md, "Memory").
+  boundHeapGrowth();
   const watchdog = new ProgressWatchdog(ctx.config.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS);
   const cycleCtx: SyncContext = {
     ...ctx,
