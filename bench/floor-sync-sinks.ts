@@ -1,6 +1,7 @@
 /**
  * Where the tick's lean equivalent (bench/floor-sync.ts) stores its groups: the cheapest writes
- * each database allows for rows that may already exist. A ticket taken from its list item
+ * each database allows for rows that may already exist, which are writes of only the rows that
+ * changed (bench/README.md, "Twenty-first pass"). A ticket taken from its list item
  * (`Group.listed`) has no messages in the answer, so its stored messages stay: its row is updated
  * in place (not replaced, whose cascade would delete them), its `raw_json` keeps the stored
  * copy's messages (as wsmirror's list plan writes it), and only its tags and fields are rewritten.
@@ -31,50 +32,90 @@ export interface Sink {
   close(): Promise<void>;
 }
 
-/** The rows a changed record's copy replaces, by the column naming the record. */
-const CHILDREN: Record<RecordTable, { table: string; parent: string }[]> = {
+/** The rows a changed record's copy replaces: the column naming the record, and the rest of the key. */
+const CHILDREN: Record<RecordTable, { table: string; parent: string; key: string }[]> = {
   tickets: [
-    { table: 'ticket_messages', parent: 'ticket_id' },
-    { table: 'ticket_tags', parent: 'ticket_id' },
-    { table: 'ticket_fields', parent: 'ticket_id' },
+    { table: 'ticket_messages', parent: 'ticket_id', key: 'id' },
+    { table: 'ticket_tags', parent: 'ticket_id', key: 'tag' },
+    { table: 'ticket_fields', parent: 'ticket_id', key: 'key' },
   ],
   deals: [
-    { table: 'deal_contacts', parent: 'deal_id' },
-    { table: 'deal_fields', parent: 'deal_id' },
+    { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id' },
+    { table: 'deal_fields', parent: 'deal_id', key: 'key' },
   ],
 };
 
 const TICKET_COLUMNS = TABLES.find((t) => t.name === 'tickets')!.columns;
+const columnsOf = (table: string) => TABLES.find((t) => t.name === table)!.columns as readonly string[];
 
 /** The ids of the records whose copies a group holds. */
 const copied = (rows: Rows, table: RecordTable) => rows.of(table).map((r) => r[0] as string);
 
+/** A child table's new keys per record of the group: what its stored rows are pruned to. */
+function keysByParent(rows: Rows, child: { table: string; parent: string; key: string }): Map<string, string[]> {
+  const cols = columnsOf(child.table);
+  const p = cols.indexOf(child.parent);
+  const k = cols.indexOf(child.key);
+  const out = new Map<string, string[]>();
+  for (const r of rows.of(child.table as Parameters<Rows['of']>[0])) {
+    const list = out.get(r[p] as string);
+    if (list) list.push(String(r[k]));
+    else out.set(r[p] as string, [String(r[k])]);
+  }
+  return out;
+}
+
 /**
- * Same pragmas as wsmirror's writer (src/store/sqlite.ts). A replaced ticket or deal row is
- * deleted first, and its child tables' `ON DELETE CASCADE` deletes its child rows with it; the
- * copy's children follow (TABLES lists them after their parents), so no statement of its own
- * clears them. A listed ticket's row is updated in place instead, so the cascade does not run.
+ * The primary key of each table the sink writes, and an upsert that writes a row only where it
+ * differs from the stored one, so an unchanged row (most of a changed ticket's messages) costs
+ * no write and no index update. A record row is live again, as wsmirror's upsert makes it.
+ */
+function guardedUpsert(table: string, keys: readonly string[], distinct: 'is not' | 'is distinct from', from: string): string {
+  const cols = columnsOf(table);
+  const rest = cols.filter((c) => !keys.includes(c));
+  const head = `insert into "${table}" (${cols.map((c) => `"${c}"`).join(',')}) ${from} on conflict (${keys.map((c) => `"${c}"`).join(',')})`;
+  if (rest.length === 0) return `${head} do nothing`;
+  const live = table === 'tickets' || table === 'deals';
+  const set = [...rest.map((c) => `"${c}" = excluded."${c}"`), ...(live ? ['"deleted_at" = null'] : [])];
+  const differs = `(${rest.map((c) => `"${table}"."${c}"`).join(',')}) ${distinct} (${rest.map((c) => `excluded."${c}"`).join(',')})`;
+  return `${head} do update set ${set.join(',')} where ${differs}${live ? ` or "${table}"."deleted_at" is not null` : ''}`;
+}
+
+/**
+ * Same pragmas as wsmirror's writer (src/store/sqlite.ts). Every row goes through a guarded
+ * upsert (no `INSERT OR REPLACE`, whose delete cascades to the record's child rows and rewrites
+ * them all), then a changed record's child rows its copy no longer holds are deleted. A listed
+ * ticket's messages are left alone, and its `raw_json` keeps the stored copy's messages.
  */
 export function sqliteSink(file: string): Sink {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  const upsert = new Map(
-    TABLES.map((t) => [
-      t.name,
-      db.prepare(`insert or replace into "${t.name}" (${t.columns.join(',')}) values (${t.columns.map(() => '?').join(',')})`),
-    ]),
-  );
+  const keysOf = (table: string) =>
+    (db.prepare(`pragma table_info("${table}")`).all() as { name: string; pk: number }[])
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name);
+  const values = (table: string) =>
+    `values (${columnsOf(table)
+      .map(() => '?')
+      .join(',')})`;
+  const upsert = new Map(TABLES.map((t) => [t.name, db.prepare(guardedUpsert(t.name, keysOf(t.name), 'is not', values(t.name)))]));
   const set = TICKET_COLUMNS.filter((c) => c !== 'id' && c !== 'raw_json').map((c) => `"${c}" = excluded."${c}"`);
   const listedTicket = db.prepare(
-    `insert into "tickets" (${TICKET_COLUMNS.join(',')}) values (${TICKET_COLUMNS.map(() => '?').join(',')})
+    `insert into "tickets" (${TICKET_COLUMNS.join(',')}) ${values('tickets')}
       on conflict ("id") do update set ${set.join(',')}, "deleted_at" = null,
         "raw_json" = json_set(excluded."raw_json", '$.messages', "tickets"."raw_json" -> '$.messages')`,
   );
-  const clearListed = CHILDREN.tickets
-    .filter((c) => c.table !== 'ticket_messages')
-    .map((c) => db.prepare(`delete from "${c.table}" where "${c.parent}" = ?`));
+  const prune = new Map(
+    Object.values(CHILDREN)
+      .flat()
+      .map((c) => [
+        c.table,
+        db.prepare(`delete from "${c.table}" where "${c.parent}" = ? and "${c.key}" not in (select value from json_each(?))`),
+      ]),
+  );
   const markDeleted = {
     tickets: db.prepare('update "tickets" set "deleted_at" = coalesce("deleted_at", ?) where "id" = ?'),
     deals: db.prepare('update "deals" set "deleted_at" = coalesce("deleted_at", ?) where "id" = ?'),
@@ -88,12 +129,15 @@ export function sqliteSink(file: string): Sink {
       db.exec('begin');
       for (const t of TABLES) {
         const stmt = upsert.get(t.name)!;
-        for (const row of rows.of(t.name)) {
-          if (t.name !== 'tickets' || !listed.has(row[0] as string)) stmt.run(row);
-          else {
-            listedTicket.run(row);
-            for (const clear of clearListed) clear.run(row[0]);
-          }
+        for (const row of rows.of(t.name)) (t.name === 'tickets' && listed.has(row[0] as string) ? listedTicket : stmt).run(row);
+      }
+      for (const table of ['tickets', 'deals'] as const) {
+        const ids = copied(rows, table);
+        for (const c of CHILDREN[table]) {
+          const keys = keysByParent(rows, c);
+          const stmt = prune.get(c.table)!;
+          // A listed ticket's answer has no messages: its stored ones stay.
+          for (const id of ids) if (c.table !== 'ticket_messages' || !listed.has(id)) stmt.run(id, JSON.stringify(keys.get(id) ?? []));
         }
       }
       for (const d of deleted) markDeleted[d.table].run(ts(d.at), d.id);
@@ -110,9 +154,10 @@ export function sqliteSink(file: string): Sink {
 }
 
 /**
- * COPY into a staging table per table (emptied at each commit), then one upsert from it per
- * table. A listed ticket (`$1` of the tickets' upsert) keeps its messages rows and its stored
- * copy's messages in `raw_json`.
+ * COPY into a staging table per table (emptied at each commit), a changed record's child rows its
+ * copy no longer holds deleted, then one upsert from the stage per table that writes only the
+ * rows that differ from the stored ones. A listed ticket (`$1` of the tickets' upsert) keeps its
+ * messages rows and its stored copy's messages in `raw_json`.
  */
 export async function postgresSink(url: string): Promise<Sink> {
   const client = new pg.Client({ connectionString: url });
@@ -133,8 +178,12 @@ export async function postgresSink(url: string): Promise<Sink> {
       t.name === 'tickets' && c === 'raw_json'
         ? `case when excluded.id = any($1::text[]) then excluded.raw_json || jsonb_build_object('messages', "tickets".raw_json -> 'messages') else excluded.raw_json end`
         : `excluded.${c}`;
-    const set = [...t.columns.filter((c) => !keys.includes(c)).map((c) => `${c} = ${value(c)}`), ...live];
-    const action = set.length === 0 ? 'do nothing' : `do update set ${set.join(',')}`;
+    const rest = t.columns.filter((c) => !keys.includes(c));
+    const set = [...rest.map((c) => `${c} = ${value(c)}`), ...live];
+    // An unchanged row (most of a changed ticket's messages) is not written again.
+    const differs = `(${rest.map((c) => `"${t.name}".${c}`).join(',')}) is distinct from (${rest.map((c) => `excluded.${c}`).join(',')})`;
+    const guard = `where ${differs}${live.length > 0 ? ` or "${t.name}".deleted_at is not null` : ''}`;
+    const action = set.length === 0 ? 'do nothing' : `do update set ${set.join(',')} ${guard}`;
     upserts.set(
       t.name,
       `insert into "${t.name}" (${cols}) select ${cols} from "stage_${t.name}" on conflict (${keys.join(',')}) ${action}`,
@@ -154,9 +203,15 @@ export async function postgresSink(url: string): Promise<Sink> {
         const ids = copied(rows, table);
         const read = ids.filter((id) => !listed.has(id));
         for (const c of CHILDREN[table]) {
-          // A listed ticket's answer has no messages: its stored ones stay.
+          // A listed ticket's answer has no messages: its stored ones stay. Of the others, only the
+          // rows the new copy no longer holds go; the rest are upserted below.
           const of = c.table === 'ticket_messages' ? read : ids;
-          if (of.length > 0) await client.query(`delete from "${c.table}" where "${c.parent}" = any($1)`, [of]);
+          if (of.length === 0) continue;
+          await client.query(
+            `delete from "${c.table}" c where c."${c.parent}" = any($1) and not exists
+              (select 1 from "stage_${c.table}" s where s."${c.parent}" = c."${c.parent}" and s."${c.key}" = c."${c.key}")`,
+            [of],
+          );
         }
       }
       for (const t of TABLES)
