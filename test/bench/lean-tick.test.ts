@@ -3,7 +3,7 @@ import { floorBackfill } from '../../bench/floor.js';
 import { floorSync } from '../../bench/floor-sync.js';
 import { TABLES } from '../../bench/floor-rows.js';
 import { RPT_TABLE_NAMES } from '../../src/report/index.js';
-import { openStore, type MirrorDatabase } from '../../src/store/index.js';
+import { openStore, type MirrorDatabase, type Store } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { readWatermark } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
@@ -11,6 +11,33 @@ import { tableSnapshot } from '../helpers/snapshot.js';
 import { API_KEY, harness as makeHarness, type Harness } from '../sync/harness.js';
 
 const LOOKBACK_MS = 300_000;
+
+type Snapshot = Awaited<ReturnType<typeof tableSnapshot>>;
+
+/**
+ * Holds the floor's mirror at `database` to wsmirror's (`ours`): every one of `tables` with the
+ * same rows, after each of `changed` moved from `before` (so the writes reached what is compared).
+ */
+async function expectSameRows(
+  ours: Store,
+  database: string,
+  tables: (keyof MirrorDatabase)[],
+  ignore: string[],
+  before: Snapshot,
+  changed: string[],
+  more?: (floor: Store) => Promise<void>,
+): Promise<void> {
+  const floor = await openStore({ database, readonly: true });
+  try {
+    const mine = await tableSnapshot(ours, tables, ignore);
+    const theirs = await tableSnapshot(floor, tables, ignore);
+    for (const table of changed) expect(mine[table], table).not.toEqual(before[table]);
+    for (const table of tables) expect(theirs[table], table).toEqual(mine[table]);
+    await more?.(floor);
+  } finally {
+    await floor.close();
+  }
+}
 
 /**
  * The tick's lean equivalent (bench/floor-sync.ts) is only a floor of wsmirror's tick if it
@@ -58,20 +85,20 @@ for (const dialect of dialects)
       console.log(`${dialect.name}: lean tick ${leanSeen} requests, wsmirror's sync ${oursSeen}`);
       expect(Math.abs(leanSeen - oursSeen)).toBeLessThanOrEqual(3);
 
-      const leanStore = await openStore({ database: target.database, readonly: true });
-      try {
-        const ours = await tableSnapshot(h.store, tables, ignore);
-        const theirs = await tableSnapshot(leanStore, tables, ignore);
-        // The writes changed what both must store: tickets, their messages, deals, the log.
-        for (const table of ['tickets', 'ticket_messages', 'deals', 'events'] as const)
-          expect(ours[table], table).not.toEqual(before[table]);
-        for (const table of tables) expect(theirs[table], table).toEqual(ours[table]);
-        const deleted = async (s: typeof leanStore) =>
-          (await databaseOf(s).selectFrom('tickets').select('id').where('deleted_at', 'is not', null).execute()).map((r) => r.id).sort();
-        expect(await deleted(leanStore)).toEqual(await deleted(h.store));
-      } finally {
-        await leanStore.close();
-      }
+      // The writes changed what both must store: tickets, their messages, deals, the log.
+      await expectSameRows(
+        h.store,
+        target.database,
+        tables,
+        ignore,
+        before,
+        ['tickets', 'ticket_messages', 'deals', 'events'],
+        async (leanStore) => {
+          const deleted = async (s: Store) =>
+            (await databaseOf(s).selectFrom('tickets').select('id').where('deleted_at', 'is not', null).execute()).map((r) => r.id).sort();
+          expect(await deleted(leanStore)).toEqual(await deleted(h!.store));
+        },
+      );
     });
 
     it('as the contract floor, also leaves the history, the gaps and the rpt_ rows a wsmirror sync leaves', async () => {
@@ -96,16 +123,7 @@ for (const dialect of dialects)
       expect(contract.validateMs).toBeGreaterThan(0);
       expect(contract.reportMs).toBeGreaterThan(0);
 
-      const leanStore = await openStore({ database: target.database, readonly: true });
-      try {
-        const ours = await tableSnapshot(h.store, all, ignore);
-        const theirs = await tableSnapshot(leanStore, all, ignore);
-        // The writes told new history and moved the reporting rows of what they touched.
-        for (const table of ['events', 'ticket_history', 'rpt_tickets', 'rpt_deals'] as const)
-          expect(ours[table], table).not.toEqual(before[table]);
-        for (const table of all) expect(theirs[table], table).toEqual(ours[table]);
-      } finally {
-        await leanStore.close();
-      }
+      // The writes told new history and moved the reporting rows of what they touched.
+      await expectSameRows(h.store, target.database, all, ignore, before, ['events', 'ticket_history', 'rpt_tickets', 'rpt_deals']);
     });
   });
