@@ -280,14 +280,15 @@ function deferSqliteIndexes(db: Database.Database): string[] {
 async function postgresSink(url: string, deferIndexes: boolean): Promise<Sink> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const { rows: listed } = await client.query<{ indexname: string; indexdef: string }>(
-    `select i.indexname, i.indexdef from pg_indexes i
-      where i.schemaname = current_schema() and i.tablename = any($1)
-        and not exists (select 1 from pg_constraint c where c.conname = i.indexname)
-        and i.indexdef not like 'CREATE UNIQUE%'`,
-    [[...BULK_TABLES]],
-  );
-  const indexes = deferIndexes ? listed : [];
+  const { rows: indexes } = deferIndexes
+    ? await client.query<{ indexname: string; indexdef: string }>(
+        `select i.indexname, i.indexdef from pg_indexes i
+          where i.schemaname = current_schema() and i.tablename = any($1)
+            and not exists (select 1 from pg_constraint c where c.conname = i.indexname)
+            and i.indexdef not like 'CREATE UNIQUE%'`,
+        [[...BULK_TABLES]],
+      )
+    : { rows: [] };
   for (const i of indexes) await client.query(`drop index "${i.indexname}"`);
   return {
     storeMs: null,
