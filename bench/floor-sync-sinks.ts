@@ -45,7 +45,6 @@ const CHILDREN: Record<RecordTable, { table: string; parent: string; key: string
   ],
 };
 
-const TICKET_COLUMNS = TABLES.find((t) => t.name === 'tickets')!.columns;
 const columnsOf = (table: string) => TABLES.find((t) => t.name === table)!.columns as readonly string[];
 
 /** The ids of the records whose copies a group holds. */
@@ -66,17 +65,24 @@ function keysByParent(rows: Rows, child: { table: string; parent: string; key: s
 }
 
 /**
- * The primary key of each table the sink writes, and an upsert that writes a row only where it
- * differs from the stored one, so an unchanged row (most of a changed ticket's messages) costs
- * no write and no index update. A record row is live again, as wsmirror's upsert makes it.
+ * An upsert of `table` (primary key `keys`) from `from` (a VALUES list or a SELECT) that writes a
+ * row only where it differs from the stored one, so an unchanged row (most of a changed ticket's
+ * messages) costs no write and no index update. A record row is live again, as wsmirror's upsert
+ * makes it. `value` gives a column's new value (default: the incoming one).
  */
-function guardedUpsert(table: string, keys: readonly string[], distinct: 'is not' | 'is distinct from', from: string): string {
+function guardedUpsert(
+  table: string,
+  keys: readonly string[],
+  distinct: 'is not' | 'is distinct from',
+  from: string,
+  value: (column: string) => string = (c) => `excluded."${c}"`,
+): string {
   const cols = columnsOf(table);
   const rest = cols.filter((c) => !keys.includes(c));
   const head = `insert into "${table}" (${cols.map((c) => `"${c}"`).join(',')}) ${from} on conflict (${keys.map((c) => `"${c}"`).join(',')})`;
   if (rest.length === 0) return `${head} do nothing`;
   const live = table === 'tickets' || table === 'deals';
-  const set = [...rest.map((c) => `"${c}" = excluded."${c}"`), ...(live ? ['"deleted_at" = null'] : [])];
+  const set = [...rest.map((c) => `"${c}" = ${value(c)}`), ...(live ? ['"deleted_at" = null'] : [])];
   const differs = `(${rest.map((c) => `"${table}"."${c}"`).join(',')}) ${distinct} (${rest.map((c) => `excluded."${c}"`).join(',')})`;
   return `${head} do update set ${set.join(',')} where ${differs}${live ? ` or "${table}"."deleted_at" is not null` : ''}`;
 }
@@ -102,11 +108,10 @@ export function sqliteSink(file: string): Sink {
       .map(() => '?')
       .join(',')})`;
   const upsert = new Map(TABLES.map((t) => [t.name, db.prepare(guardedUpsert(t.name, keysOf(t.name), 'is not', values(t.name)))]));
-  const set = TICKET_COLUMNS.filter((c) => c !== 'id' && c !== 'raw_json').map((c) => `"${c}" = excluded."${c}"`);
   const listedTicket = db.prepare(
-    `insert into "tickets" (${TICKET_COLUMNS.join(',')}) ${values('tickets')}
-      on conflict ("id") do update set ${set.join(',')}, "deleted_at" = null,
-        "raw_json" = json_set(excluded."raw_json", '$.messages', "tickets"."raw_json" -> '$.messages')`,
+    guardedUpsert('tickets', ['id'], 'is not', values('tickets'), (c) =>
+      c === 'raw_json' ? `json_set(excluded."raw_json", '$.messages', "tickets"."raw_json" -> '$.messages')` : `excluded."${c}"`,
+    ),
   );
   const prune = new Map(
     Object.values(CHILDREN)
@@ -171,22 +176,20 @@ export async function postgresSink(url: string): Promise<Sink> {
         where i.indrelid = to_regclass($1) and i.indisprimary`,
       [`"${t.name}"`],
     );
-    const keys = key.map((k) => k.name);
-    // A read record is live again, as wsmirror's upsert makes it.
-    const live = t.name === 'tickets' || t.name === 'deals' ? ['deleted_at = null'] : [];
     const value = (c: string) =>
       t.name === 'tickets' && c === 'raw_json'
         ? `case when excluded.id = any($1::text[]) then excluded.raw_json || jsonb_build_object('messages', "tickets".raw_json -> 'messages') else excluded.raw_json end`
-        : `excluded.${c}`;
-    const rest = t.columns.filter((c) => !keys.includes(c));
-    const set = [...rest.map((c) => `${c} = ${value(c)}`), ...live];
-    // An unchanged row (most of a changed ticket's messages) is not written again.
-    const differs = `(${rest.map((c) => `"${t.name}".${c}`).join(',')}) is distinct from (${rest.map((c) => `excluded.${c}`).join(',')})`;
-    const guard = `where ${differs}${live.length > 0 ? ` or "${t.name}".deleted_at is not null` : ''}`;
-    const action = set.length === 0 ? 'do nothing' : `do update set ${set.join(',')} ${guard}`;
+        : `excluded."${c}"`;
+    const from = `select ${cols} from "stage_${t.name}"`;
     upserts.set(
       t.name,
-      `insert into "${t.name}" (${cols}) select ${cols} from "stage_${t.name}" on conflict (${keys.join(',')}) ${action}`,
+      guardedUpsert(
+        t.name,
+        key.map((k) => k.name),
+        'is distinct from',
+        from,
+        value,
+      ),
     );
   }
   return {
