@@ -5,7 +5,7 @@ import { plausibleAgainstLocal } from '../util/clock-bounds.js';
 import { dirtyMarks, type DirtyMark } from './marks.js';
 import { quarantinedEventIds, quarantineEvents, quarantineInvalid, quarantineKey, type RejectedEvent } from './quarantine.js';
 import { closeWindow, recordLateEvent, saveWindow, type WindowState } from './state.js';
-import { RECORD_TYPES, type RecordSets } from '../entities/index.js';
+import { emptyRecordSets, RECORD_TYPES, type RecordSets } from '../entities/index.js';
 import { timed } from './steps.js';
 
 /**
@@ -25,7 +25,10 @@ export interface CommittedPage {
   lateCount: number;
   /** Events whose id the mirror already held for another event: quarantined, their records marked. */
   reused: WorkspaceEvent[];
-  /** Records whose history the page's new events changed: their reporting rows are refreshed too. */
+  /**
+   * Records whose history new events changed: their reporting rows are refreshed too. The group's
+   * events are stored together, so its last page carries them all; the others carry none.
+   */
   historyOf: RecordSets;
 }
 
@@ -42,65 +45,119 @@ export interface ReadPage {
 }
 
 /**
- * One transaction for a group of pages (docs/sync.md, "Change-log pages commit in groups"), each
- * page as if committed alone: its events, deletions, dirty marks, late events and the window's
- * position. The last page (next.cursor null, or `mayEnd`: a tick reached its guaranteed overlap)
- * moves the watermark instead, and a full window's last page records the lookback state. A new
- * event older than `lateBefore` is recorded as late, and then the tick reads on to `since` after
- * all: more such events may lie there, so the pages after it in the group lose their reach too.
- * Counters are updated by the caller after the commit: a transaction may be run again
+ * One transaction for a group of pages (docs/sync.md, "Change-log pages commit in groups"), with
+ * the outcome of committing each page alone: its events, deletions, dirty marks, late events and
+ * the window's position. The group's events go to the store together (a few statements for the
+ * group, not for each page); an event's id is new on the first page that holds it, as it would be
+ * page by page, and the window's position is written once, as its last page leaves it. The last
+ * page (next.cursor null, or `mayEnd`: a tick reached its guaranteed overlap, only ever a group's
+ * last page) moves the watermark instead, and a full window's last page records the lookback
+ * state. A new event older than `lateBefore` is recorded as late, and then the tick reads on to
+ * `since` after all: more such events may lie there, so the pages after it in the group lose their
+ * reach too. Counters are updated by the caller after the commit: a transaction may be run again
  * (PostgreSQL deadlock).
  */
 export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]): Promise<CommittedPage[]> {
   const now = ctx.now();
+  // Nothing follows a page without a cursor: the group ends there.
+  const last = pages.findIndex((p) => p.next.cursor === null);
+  const group = last < 0 ? pages : pages.slice(0, last + 1);
   // Events whose id turns out to be reused mark their records too: those records are looked up as well.
   const mirrored = await timed(ctx, 'dirty-marks', () =>
     mirroredUpdatedAt(
       ctx,
-      pages.flatMap((p) => p.events),
+      group.flatMap((p) => p.events),
     ),
   );
-  const requarantined = await timed(ctx, 'quarantine', () => alreadyQuarantined(ctx, pages));
+  const requarantined = await timed(ctx, 'quarantine', () => alreadyQuarantined(ctx, group));
   return timed(ctx, 'commit', () =>
     ctx.store.transaction(async (tx) => {
-      const results: CommittedPage[] = [];
-      const seen = new Set(requarantined);
-      let lateSeen = false;
-      for (const { page, events, rejected, next: read, mayEnd } of pages) {
-        const next = lateSeen ? withoutReach(read) : read;
-        const { newIds, reused, historyOf } = await timed(ctx, 'events', () => tx.insertEvents(events, now));
-        const marks = await timed(ctx, 'quarantine', async () => {
-          await quarantineInvalid(
-            tx,
-            page.invalid.filter((i) => i.entityType !== 'event'),
-            now,
-          );
-          return quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now);
-        });
-        for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
-        const unseen = events.filter((e) => newIds.has(e.id));
-        // Deletions are the records' own rows (deleted_at), not marks.
-        await timed(ctx, 'records', () => markDeletions(tx, unseen));
-        await timed(ctx, 'quarantine', () => quarantineReused(tx, reused, now));
-        await timed(ctx, 'dirty-marks', async () => {
-          await tx.markDirty([...dirtyMarks([...unseen, ...reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
-        });
-        const lateOnes = lateEvents(unseen, next.lateBefore);
-        const late = oldest(lateOnes);
-        const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
-        lateSeen ||= late !== null;
-        const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
-        await timed(ctx, 'window-state', async () => {
-          if (late !== null) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
-          if (ended) await closeWindow(tx, window);
-          else await saveWindow(tx, window);
-        });
-        results.push({ newCount: newIds.size, ended, late, lateCount: lateOnes.length, window, reused, historyOf });
-        if (ended) break;
-      }
+      const stored = await timed(ctx, 'events', () =>
+        tx.insertEvents(
+          group.flatMap((p) => p.events),
+          now,
+        ),
+      );
+      const marks = await timed(ctx, 'quarantine', () => quarantinePages(tx, group, requarantined, now));
+      const news = newOnFirstPage(group, stored.newIds);
+      const unseen = news.flat();
+      // Deletions are the records' own rows (deleted_at), not marks.
+      await timed(ctx, 'records', () => markDeletions(tx, unseen));
+      await timed(ctx, 'quarantine', () => quarantineReused(tx, stored.reused, now));
+      await timed(ctx, 'dirty-marks', async () => {
+        await tx.markDirty([...dirtyMarks([...unseen, ...stored.reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
+      });
+      const results = positions(group, news, stored.reused);
+      const final = results[results.length - 1]!;
+      await timed(ctx, 'window-state', async () => {
+        const late = results.findLast((r) => r.late !== null)?.late;
+        if (late) await recordLateEvent(tx, { seenAt: now, eventId: late.id, occurredAt: late.occurredAt });
+        if (final.ended) await closeWindow(tx, final.window);
+        else await saveWindow(tx, final.window);
+      });
+      final.historyOf = stored.historyOf;
       return results;
     }),
   );
+}
+
+/**
+ * Each page's events whose id is new to the mirror, on the first page that holds the id (all of
+ * that page's events under it, as a page committed alone would find them): a later page's copy
+ * found the id stored.
+ */
+function newOnFirstPage(pages: readonly ReadPage[], newIds: ReadonlySet<string>): WorkspaceEvent[][] {
+  const claimed = new Set<string>();
+  return pages.map(({ events }) => {
+    const mine = new Set<string>();
+    for (const e of events) if (newIds.has(e.id) && !claimed.has(e.id)) mine.add(e.id);
+    for (const id of mine) claimed.add(id);
+    return events.filter((e) => mine.has(e.id));
+  });
+}
+
+/** The quarantine rows of each page in turn (invalid items, rejected events); returns the marks rejected events ask for. */
+async function quarantinePages(
+  tx: StoreTx,
+  pages: readonly ReadPage[],
+  requarantined: ReadonlySet<string>,
+  now: string,
+): Promise<DirtyMark[]> {
+  const seen = new Set(requarantined);
+  const marks: DirtyMark[] = [];
+  for (const { page, rejected } of pages) {
+    await quarantineInvalid(
+      tx,
+      page.invalid.filter((i) => i.entityType !== 'event'),
+      now,
+    );
+    marks.push(...(await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], seen, now)));
+    for (const id of eventQuarantineIds(page, rejected)) seen.add(quarantineKey(id));
+  }
+  return marks;
+}
+
+/**
+ * Where each page leaves the window, page after page: its late events, whether it ended the
+ * window, its position. The first late event takes the reach of the pages after it.
+ */
+function positions(pages: readonly ReadPage[], news: readonly WorkspaceEvent[][], reused: readonly WorkspaceEvent[]): CommittedPage[] {
+  const results: CommittedPage[] = [];
+  const reusedSet = new Set(reused);
+  let lateSeen = false;
+  for (const [i, { events, next: read, mayEnd }] of pages.entries()) {
+    const next = lateSeen ? withoutReach(read) : read;
+    const lateOnes = lateEvents(news[i]!, next.lateBefore);
+    const late = oldest(lateOnes);
+    const ended = next.cursor === null || (mayEnd && !lateSeen && late === null);
+    lateSeen ||= late !== null;
+    const window = ended ? { ...next, cursor: null } : late !== null ? withoutReach(next) : next;
+    const newCount = new Set(news[i]!.map((e) => e.id)).size;
+    const pageReused = events.filter((e) => reusedSet.has(e));
+    results.push({ newCount, ended, late, lateCount: lateOnes.length, window, reused: pageReused, historyOf: emptyRecordSets() });
+    if (ended) break;
+  }
+  return results;
 }
 
 /**
