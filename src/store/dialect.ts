@@ -32,10 +32,11 @@ export interface DialectCapabilities {
    */
   refusedRecord(err: unknown): string | null;
   /**
-   * A commit writes every index page the transaction touched (SQLite), so pages of records with
-   * random ids commit far cheaper in groups (docs/sync.md, "Change-log pages commit in groups");
+   * A commit writes every index page the transaction touched (SQLite), so a backfill's list pages
+   * of records with random ids commit far cheaper in groups (docs/sync.md, "Backfill");
    * PostgreSQL gains nothing and, as its writes do not block the event loop, keeps the network
-   * busier with a commit per page (L backfill 42-46 s per page, 44-49 s in groups of 10).
+   * busier with a commit per page (L backfill 42-46 s per page, 44-49 s in groups of 10). The
+   * change log commits in groups on both (src/sync/page-group.ts, logGroupLimits).
    */
   commitsPagesInGroups: boolean;
   /**

@@ -3,7 +3,7 @@ import { toIsoTimestamp } from '../util/time.js';
 import { laterOf, type SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { commitPages, type CommittedPage, type ReadPage } from './event-page.js';
-import { groupBounds, pageGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
+import { groupBounds, logGroupLimits, settle, settledBefore, type Settled } from './page-group.js';
 import {
   boundingClock,
   ClockWarning,
@@ -35,8 +35,8 @@ export interface WindowRead {
 
 /**
  * Pages the window to its end (or a graceful stop). Pages commit in groups with the window's
- * position after the group's last page (docs/sync.md, "Change-log pages commit in groups"): on
- * SQLite up to 10 pages or 1 s of reading, on PostgreSQL each page alone. A group closes early
+ * position after the group's last page (docs/sync.md, "Change-log pages commit in groups"): up to
+ * 10 pages or 1 s of reading, on every database. A group closes early
  * where a tick may end, on a stop and before a failure is thrown (what was read commits first).
  * While a group commits, the next page is already being read when it is certain to be needed,
  * so that read costs no request the window would not make anyway.
@@ -75,7 +75,7 @@ class WindowReader {
     private readonly watchdog: ProgressWatchdog,
     start: WindowState,
   ) {
-    ({ maxPages: this.maxPages, maxDelayMs: this.maxDelayMs } = groupBounds(pageGroupLimits(ctx.store)));
+    ({ maxPages: this.maxPages, maxDelayMs: this.maxDelayMs } = groupBounds(logGroupLimits()));
     this.window = start;
     this.guard = newGuard(start);
     this.clockWarning = new ClockWarning(ctx.logger);

@@ -5,8 +5,8 @@ import { harness as makeHarness, type Harness } from './harness.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 /**
- * Change-log pages commit in groups on SQLite and one by one on PostgreSQL (docs/sync.md,
- * "Change-log pages commit in groups"): whichever way, every page fetched is a page used, a stop
+ * Change-log pages commit in groups (docs/sync.md, "Change-log pages commit in groups"): every
+ * page fetched is a page used, a stop
  * or a failure commits what was read before it, and the next cycle goes on from the saved cursor.
  * Small pages (5 events) make a window of many pages.
  */
