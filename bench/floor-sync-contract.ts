@@ -3,7 +3,9 @@
  * equivalent, done by wsmirror's own code as the backfill's contract floor does it (bench/floor.ts):
  * every answer checked by wsmirror's schemas (docs/sync.md, "Bad data"); the window's change-log
  * events stored by wsmirror's event writer, which also writes the history rows and gaps those
- * events tell (docs/sync.md, "History from the change log"); and, once every group is written, the
+ * events tell (docs/sync.md, "History from the change log"); each record read compared with its
+ * stored copy before it is written, the tracked fields the log did not explain written as observed
+ * history by wsmirror's writer (docs/sync.md, "History"); and, once every group is written, the
  * `rpt_` rows of every record the tick changed or whose history changed refreshed by wsmirror's
  * incremental refresh (docs/schema.md), as a sync cycle's `report` step does.
  */
@@ -13,6 +15,13 @@ import { validateItems } from '../src/api/validate.js';
 import { emptyRecordSets, type RecordSets } from '../src/entities/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore, type Store } from '../src/store/index.js';
+import { diffFields, writeObservedHistory } from '../src/store/history.js';
+import { databaseOf } from '../src/store/internal.js';
+import { selectByIds } from '../src/store/key-sets.js';
+import { trackedFields } from '../src/store/tracked-fields.js';
+import { centsText } from '../src/store/values.js';
+import { RECORD_ENTITIES } from '../src/entities/index.js';
+import { TABLES, type Rows } from './floor-rows.js';
 import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
 
@@ -22,6 +31,12 @@ export interface ContractTick {
    * simulator serves none such, so the floor may not pass one on.
    */
   check<S extends ZodType>(entityType: string, schema: S, raws: readonly unknown[]): z.output<S>[];
+  /**
+   * Before a group's rows are written: the stored copies of its records read and compared, and
+   * the tracked fields that changed written as observed history (wsmirror's writer decides which
+   * the stored events already explain), in one transaction of wsmirror's own store.
+   */
+  observe(rows: Rows): Promise<void>;
   /** Stores a group's events in one transaction of wsmirror's own store. */
   storeEvents(events: WorkspaceEvent[]): Promise<void>;
   /** A record the tick wrote or marked deleted: its reporting rows are refreshed at the end. */
@@ -46,6 +61,38 @@ export async function contractTick(database: string): Promise<ContractTick> {
       if (invalid.length > 0) throw new Error(`the simulator served an invalid ${entityType}: ${invalid[0]!.reason}`);
       return items;
     },
+    async observe(rows) {
+      if (RECORD_ENTITIES.every((e) => rows.of(e.table).length === 0)) return;
+      await databaseOf(store)
+        .transaction()
+        .execute(async (trx) => {
+          for (const entity of RECORD_ENTITIES) {
+            const written = rows.of(entity.table).map((r) => rowObject(entity.table, r));
+            if (written.length === 0) continue;
+            const tracked = trackedFields(entity.type).map((f) => ({ column: f.field, field: f.field }));
+            const stored = await selectByIds<Row>(
+              trx,
+              ['updated_at', ...tracked.map((t) => t.column), ...centsOf(entity.table)],
+              entity.table,
+              written.map((w) => w.id),
+            );
+            const known = written.filter((w) => stored.has(w.id));
+            await writeObservedHistory(
+              trx,
+              entity.type,
+              known.map((after) => {
+                const before = stored.get(after.id)!;
+                return {
+                  id: after.id,
+                  changes: diffFields(exact(before), exact(after), tracked),
+                  observedSince: before.updated_at === null ? null : String(before.updated_at),
+                  changedAt: String(after.updated_at),
+                };
+              }),
+            );
+          }
+        });
+    },
     async storeEvents(events) {
       if (events.length === 0) return;
       const { historyOf } = await store.transaction((tx) => tx.insertEvents(events, new Date().toISOString()));
@@ -62,4 +109,21 @@ export async function contractTick(database: string): Promise<ContractTick> {
     figures: () => ({ validateMs: Math.round(validateMs), reportMs: Math.round(reportMs) }),
     close: () => store.close(),
   };
+}
+
+type Row = { id: string } & Record<string, string | number | null>;
+
+/** A floor row (bench/floor-rows.ts, column order of TABLES) as an object of its columns. */
+function rowObject(table: string, values: readonly unknown[]): Row {
+  const columns: readonly string[] = TABLES.find((t) => t.name === table)!.columns;
+  return Object.fromEntries(columns.map((c, i) => [c, values[i]])) as Row;
+}
+
+/** The column of exact cents where a table has one (deals), for `exact`. */
+const centsOf = (table: string): string[] =>
+  (TABLES.find((t) => t.name === table)!.columns as readonly string[]).includes('amount_cents') ? ['amount_cents'] : [];
+
+/** A deal's amount compared as its exact cents, as wsmirror compares it (src/store/deals.ts). */
+function exact(row: Row): Row {
+  return 'amount_cents' in row ? { ...row, amount: centsText(row.amount_cents == null ? null : Number(row.amount_cents)) } : row;
 }

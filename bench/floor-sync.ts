@@ -106,6 +106,7 @@ export async function floorSync(
     const before = writing;
     written += group.rows.count + group.events.length;
     writing = before.then(async () => {
+      await contract?.observe(group.rows);
       await sink.write(group);
       await contract?.storeEvents(group.events);
     });
