@@ -84,6 +84,9 @@ export const TABLES = [
 
 type TableName = (typeof TABLES)[number]['name'];
 
+/** The columns of one of the floor's tables, in the order its rows give them. */
+export const columnsOf = (table: string): readonly string[] => TABLES.find((t) => t.name === table)!.columns;
+
 /** One group's rows per table. */
 export class Rows {
   private readonly tables = new Map<TableName, Row[]>();

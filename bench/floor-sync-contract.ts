@@ -19,9 +19,9 @@ import { diffFields, writeObservedHistory } from '../src/store/history.js';
 import { databaseOf } from '../src/store/internal.js';
 import { selectByIds } from '../src/store/key-sets.js';
 import { trackedFields } from '../src/store/tracked-fields.js';
-import { centsText } from '../src/store/values.js';
+import { exactAmount } from '../src/store/deals.js';
 import { RECORD_ENTITIES } from '../src/entities/index.js';
-import { TABLES, type Rows } from './floor-rows.js';
+import { columnsOf, type Rows } from './floor-rows.js';
 import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
 
@@ -72,7 +72,7 @@ export async function contractTick(database: string): Promise<ContractTick> {
             const tracked = trackedFields(entity.type).map((f) => ({ column: f.field, field: f.field }));
             const stored = await selectByIds<Row>(
               trx,
-              ['updated_at', ...tracked.map((t) => t.column), ...centsOf(entity.table)],
+              ['updated_at', ...tracked.map((t) => t.column), ...columnsOf(entity.table).filter((c) => c === 'amount_cents')],
               entity.table,
               written.map((w) => w.id),
             );
@@ -115,15 +115,8 @@ type Row = { id: string } & Record<string, string | number | null>;
 
 /** A floor row (bench/floor-rows.ts, column order of TABLES) as an object of its columns. */
 function rowObject(table: string, values: readonly unknown[]): Row {
-  const columns: readonly string[] = TABLES.find((t) => t.name === table)!.columns;
-  return Object.fromEntries(columns.map((c, i) => [c, values[i]])) as Row;
+  return Object.fromEntries(columnsOf(table).map((c, i) => [c, values[i]])) as Row;
 }
 
-/** The column of exact cents where a table has one (deals), for `exact`. */
-const centsOf = (table: string): string[] =>
-  (TABLES.find((t) => t.name === table)!.columns as readonly string[]).includes('amount_cents') ? ['amount_cents'] : [];
-
-/** A deal's amount compared as its exact cents, as wsmirror compares it (src/store/deals.ts). */
-function exact(row: Row): Row {
-  return 'amount_cents' in row ? { ...row, amount: centsText(row.amount_cents == null ? null : Number(row.amount_cents)) } : row;
-}
+/** A deal's amount compared as its exact cents, by wsmirror's own rule (src/store/deals.ts). */
+const exact = (row: Row): Row => ('amount_cents' in row ? exactAmount(row as Row & { amount_cents: Row[string] }) : row);

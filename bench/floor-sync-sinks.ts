@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { copyField } from '../src/store/postgres-copy.js';
-import { Rows, TABLES } from './floor-rows.js';
+import { columnsOf, Rows, TABLES } from './floor-rows.js';
 
 export type RecordTable = 'tickets' | 'deals';
 
@@ -44,8 +44,6 @@ const CHILDREN: Record<RecordTable, { table: string; parent: string; key: string
     { table: 'deal_fields', parent: 'deal_id', key: 'key' },
   ],
 };
-
-const columnsOf = (table: string) => TABLES.find((t) => t.name === table)!.columns as readonly string[];
 
 /** The ids of the records whose copies a group holds. */
 const copied = (rows: Rows, table: RecordTable) => rows.of(table).map((r) => r[0] as string);

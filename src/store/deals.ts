@@ -205,19 +205,26 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
       known.map((k) => k.p),
       (p) => p.row.id,
     );
-    const exact = (r: Previous) => ({ ...r, amount: centsText(r.amount_cents === null ? null : Number(r.amount_cents)) });
     return writeObservedHistory(
       db,
       'deal',
       known.map(({ p, before }) => ({
         id: p.row.id,
-        changes: diffFields(exact(before), exact(p.row), TRACKED),
+        changes: diffFields(exactAmount(before), exactAmount(p.row), TRACKED),
         observedSince: before.updated_at === null ? null : String(before.updated_at),
         changedAt: p.row.updated_at!,
       })),
     );
   },
 };
+
+/**
+ * A deal's row as its history compares it: the amount as its exact cents (`amount_cents`), the
+ * one spelling the stored copy and a new read share, whatever the amount column's own text.
+ */
+export function exactAmount<R extends { amount_cents: unknown }>(r: R): R & { amount: string | null } {
+  return { ...r, amount: centsText(r.amount_cents == null ? null : Number(r.amount_cents)) };
+}
 
 /** Writes prepared deals with a few statements per batch, as writeTickets does for tickets (see writeRecords). */
 export function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promise<UpsertResult[]> {
