@@ -77,8 +77,18 @@ function isDealChange(kind: ActivityKind): kind is DealChange {
   return kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
 }
 
-const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({ kind: k, entityType: 'ticket', entityId: t.id });
-const dealRecord = (k: string, d: Deal): ActivityRecord => ({ kind: k, entityType: 'deal', entityId: d.id });
+const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({
+  kind: k,
+  entityType: 'ticket',
+  entityId: t.id,
+  updatedAt: new Date(t.updatedAtMs).toISOString(),
+});
+const dealRecord = (k: string, d: Deal): ActivityRecord => ({
+  kind: k,
+  entityType: 'deal',
+  entityId: d.id,
+  updatedAt: new Date(d.updatedAtMs).toISOString(),
+});
 
 /**
  * Performs one write of `kind`; falls back to a create when no suitable record exists. The random

@@ -265,4 +265,10 @@ export interface ActivityRecord {
   kind: string;
   entityType: string;
   entityId: string;
+  /**
+   * The record's `updatedAt` once the write is made (canonical ISO, the simulator's clock): what a
+   * mirror holding the write shows, so a harness compares with it instead of guessing the
+   * simulator's time from its own clock.
+   */
+  updatedAt: string;
 }

@@ -151,6 +151,15 @@ describe('HTTP control surface', () => {
     expect(c.sim.control.now().getTime() - before).toBeGreaterThanOrEqual(3_600_000);
     const acted = (await (await ctl('/act', 'POST', { count: 3 })).json()) as Wire;
     expect(acted.activity).toHaveLength(3);
+    // Each write names the updatedAt the API then serves for its record (the bench's freshness
+    // compares the mirror with it): one write at a time, so no later write moves it on.
+    for (let i = 0; i < 30; i++) {
+      const [w] = ((await (await ctl('/act', 'POST', { count: 1 })).json()) as Wire).activity as Wire[];
+      if (w.kind === 'delete_deal') continue;
+      const served = await c.get(`/api/v1/${w.entityType}s/${w.entityId}`);
+      expect(served.status).toBe(200);
+      expect(Date.parse(served.body[w.entityType].updatedAt), w.kind).toBe(Date.parse(w.updatedAt));
+    }
     const injected = (await (await ctl('/events', 'POST', { type: 'doc.published', entityType: 'doc', entityId: 'doc_1' })).json()) as Wire;
     expect((await c.get('/api/v1/events?limit=1')).body.events[0].id).toBe(injected.id);
     const id = (c.sim.control.truth().tickets[0] as Wire).id;
