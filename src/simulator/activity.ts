@@ -1,5 +1,6 @@
 import { priorityValues, SENTENCES, settableStatuses, SUBJECTS, TAGS } from './catalog.js';
 import { createDeal, deleteDeal, updateDeal } from './deal-ops.js';
+import { iso } from './clock.js';
 import type { Deal, Ticket } from './model.js';
 import { runAutomations } from './ticket-lifecycle.js';
 import { addMessage, createTicket, updateTicket } from './ticket-ops.js';
@@ -77,17 +78,12 @@ function isDealChange(kind: ActivityKind): kind is DealChange {
   return kind === 'move_deal_stage' || kind === 'change_amount' || kind === 'delete_deal';
 }
 
-const ticketRecord = (k: string, t: Ticket): ActivityRecord => ({
-  kind: k,
-  entityType: 'ticket',
-  entityId: t.id,
-  updatedAt: new Date(t.updatedAtMs).toISOString(),
-});
-const dealRecord = (k: string, d: Deal): ActivityRecord => ({
-  kind: k,
-  entityType: 'deal',
-  entityId: d.id,
-  updatedAt: new Date(d.updatedAtMs).toISOString(),
+/** What a write did: its kind, its record, and the record's updatedAt once written. */
+const record = (kind: string, entityType: 'ticket' | 'deal', r: Ticket | Deal): ActivityRecord => ({
+  kind,
+  entityType,
+  entityId: r.id,
+  updatedAt: iso(r.updatedAtMs),
 });
 
 /**
@@ -100,16 +96,16 @@ export function performActivity(world: World, kind: ActivityKind, strict = false
   if (isTicketChange(kind)) {
     const ticket = randomTicket(world, true);
     if (!ticket) return performActivity(world, 'create_ticket');
-    return ticketRecord(kind, changeTicket(world, kind, actor, ticket));
+    return record(kind, 'ticket', changeTicket(world, kind, actor, ticket));
   }
   if (isDealChange(kind)) {
     const deal = randomDeal(world);
     // Random activity keeps a few deals alive instead of emptying the workspace; actEveryKind (strict) deletes regardless.
     if (!deal || (kind === 'delete_deal' && !strict && world.dealIndex.size < 3)) return performActivity(world, 'create_deal');
-    return dealRecord(kind, changeDeal(world, kind, actor, deal));
+    return record(kind, 'deal', changeDeal(world, kind, actor, deal));
   }
-  if (kind === 'create_ticket') return ticketRecord(kind, createTicket(world, actor, newTicketBody(world)));
-  return dealRecord(kind, createDeal(world, actor, newDealBody(world, actor)));
+  if (kind === 'create_ticket') return record(kind, 'ticket', createTicket(world, actor, newTicketBody(world)));
+  return record(kind, 'deal', createDeal(world, actor, newDealBody(world, actor)));
 }
 
 /** A create-ticket request body as a new customer would send it. */
