@@ -51,7 +51,7 @@ export function groupOf(url: string, name: string): ProfileGroup {
   if (/\/node_modules\/zod\//.test(url) || /\/src\/api\/(schemas|validate|json-bounds|path-ids)\.|\/src\/util\/time\./.test(url))
     return 'validation';
   if (
-    /\/node_modules\/undici\//.test(url) ||
+    /\/node_modules\/(undici|p-retry|is-network-error)\//.test(url) ||
     /\/src\/api\/|\/src\/util\/signals\./.test(url) ||
     /^node:(net|stream|events|internal\/(streams|stream_base|net|timers|event_target|abort_controller))/.test(url)
   )

@@ -4,6 +4,7 @@
  * per the retry table, counters and the metrics hook.
  */
 import type { Agent } from 'undici';
+import pRetry, { AbortError } from 'p-retry';
 import {
   ApiError,
   AuthRejectedError,
@@ -88,32 +89,55 @@ export class Transport {
     // Not AbortSignal.any: on Node 20 it keeps every composite of the client's long-lived signal (src/util/signals.ts).
     const linked = callerSignal === undefined || this.d.signal === undefined ? null : linkSignals([this.d.signal, callerSignal]);
     const signal = linked?.signal ?? callerSignal ?? this.d.signal;
+    let attempts = 0;
+    let final: { error: unknown } | undefined;
     try {
-      // The retry table's loop (docs/design.md §4.8): final errors and abort reasons end it as they are.
-      for (let attempt = 1, retriesDone = 0; ; attempt++) {
-        signal?.throwIfAborted();
-        try {
-          const answer = await this.attempt(target, hasCursor, attempt, signal);
-          // An answer that arrived as the call was aborted is not used.
-          signal?.throwIfAborted();
-          return answer;
-        } catch (err) {
-          if (!(err instanceof RetryableFailure)) throw err;
-          if (attempt >= this.d.opts.maxAttempts) throw exhausted(err, attempt);
-          if (signal?.aborted) throw signal.reason;
-          retriesDone++;
-          const delayMs = retryDelay(err.rule, retriesDone, err.retryAfterMs, this.d.opts, this.d.random);
-          this.stats.retries++;
-          this.d.logger?.warn(
-            { method: 'GET', path: shownPath(target), attempt, status: err.details.status ?? null, errorCode: err.key, delayMs },
-            'upstream request failed; retrying',
-          );
-          await this.d.clock.sleep(delayMs, signal);
-        }
-      }
+      // p-retry runs the retry table's loop (docs/design.md §4.8): the attempt budget, the abort
+      // checked before and after each attempt, final errors and abort reasons passed through as they
+      // are. The wait between attempts is the table's (Retry-After honoured, full jitter), which
+      // p-retry cannot take per failure, so its own delay is zero and onFailedAttempt waits instead.
+      return await pRetry(
+        async (attempt) => {
+          attempts = attempt;
+          try {
+            return await this.attempt(target, hasCursor, attempt, signal);
+          } catch (err) {
+            if (err instanceof RetryableFailure) throw err;
+            // Kept aside so the caller gets the very value thrown, whatever it is.
+            final = { error: err };
+            throw new AbortError('final');
+          }
+        },
+        {
+          retries: this.d.opts.maxAttempts - 1,
+          minTimeout: 0,
+          maxTimeout: 0,
+          signal,
+          shouldRetry: () => !signal?.aborted,
+          onFailedAttempt: ({ error, retriesLeft, retriesConsumed }) =>
+            retriesLeft > 0 && !signal?.aborted
+              ? this.beforeRetry(error as RetryableFailure, target, retriesConsumed + 1, signal)
+              : undefined,
+        },
+      );
+    } catch (err) {
+      if (final !== undefined) throw final.error;
+      if (err instanceof RetryableFailure) throw exhausted(err, attempts);
+      throw err;
     } finally {
       linked?.dispose();
     }
+  }
+
+  /** Logs a retry and waits the table's delay before it (`retry` is 1-based). */
+  private async beforeRetry(failure: RetryableFailure, target: string, retry: number, signal?: AbortSignal): Promise<void> {
+    const delayMs = retryDelay(failure.rule, retry, failure.retryAfterMs, this.d.opts, this.d.random);
+    this.stats.retries++;
+    this.d.logger?.warn(
+      { method: 'GET', path: shownPath(target), attempt: retry, status: failure.details.status ?? null, errorCode: failure.key, delayMs },
+      'upstream request failed; retrying',
+    );
+    await this.d.clock.sleep(delayMs, signal);
   }
 
   private async attempt(target: string, hasCursor: boolean, attempt: number, signal?: AbortSignal): Promise<JsonResponse> {
