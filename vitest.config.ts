@@ -9,6 +9,6 @@ export default defineConfig({
     // Safety nets for a loaded machine, not speed assertions: speed belongs in `npm run bench`.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    reporters: ['default', './test/reporters/slowest.ts'],
   },
 });
