@@ -64,7 +64,10 @@ function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
     .description('compare the mirror with upstream; exit 5 on drift')
     .option('--repair', 're-read what differs')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { repair?: boolean; json?: boolean }, cmd: Command) => verifyCommand(globals(cmd), opts, redactor));
+    .option('--settle <seconds>', 'longest wait for a running daemon to take the changes in flight before a second look (0: none)', '10')
+    .action(async (opts: { repair?: boolean; json?: boolean; settle: string }, cmd: Command) =>
+      verifyCommand(globals(cmd), opts, redactor),
+    );
 
   program
     .command('migrate')

@@ -216,7 +216,7 @@ function scheduleReconcile(
     res.config.reconcileSchedule,
     () =>
       void exclusive('reconcile', async () => {
-        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
+        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true, settleMs: 0 }));
         metrics.observeDuration('reconcile', durationMs / 1000);
         metrics.verified(result);
         res.logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
