@@ -39,14 +39,19 @@ const MAX_EVENT_PAGES = 20;
 export async function changesSince(ctx: SyncContext, asOf: string): Promise<RecentChanges> {
   const out: RecentChanges = { byRecord: new Map(), deals: false, truncated: false };
   let pages = 0;
+  const floor = Date.parse(asOf);
   for await (const page of ctx.client.iterateEvents({ since: asOf, limit: 100 })) {
+    // Newest first: a server that ignores `since` serves older events too; they are not in flight.
+    let older = false;
     for (const e of page.items) {
-      if (!isRecordType(e.entityType)) continue;
+      if (Date.parse(e.occurredAt) < floor) older = true;
+      if (older || !isRecordType(e.entityType)) continue;
       if (e.entityType === 'deal') out.deals = true;
       const key = `${e.entityType}:${e.entityId}`;
       const seen = out.byRecord.get(key);
       if (seen === undefined || Date.parse(e.occurredAt) > Date.parse(seen)) out.byRecord.set(key, e.occurredAt);
     }
+    if (older) break;
     if (++pages >= MAX_EVENT_PAGES) {
       out.truncated = page.nextCursor !== null;
       break;

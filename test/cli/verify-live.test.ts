@@ -7,7 +7,7 @@ import { emptyStats, runVerify, type SyncContext, type VerifyResult } from '../.
 import { readAsOf } from '../../src/sync/state.js';
 import { SecretRedactor } from '../../src/util/redact.js';
 import { byHand } from '../helpers/by-hand.js';
-import { spawnCli } from '../helpers/cli.js';
+import { runCli, spawnCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig, useSimulator } from './env.js';
@@ -28,12 +28,13 @@ for (const dialect of dialects) {
     let done: () => Promise<void>;
     let ctx: SyncContext;
     let store: Store;
+    let env: Record<string, string>;
 
     beforeAll(async () => {
       const { dir, cleanup } = tempDir();
       const target = await dialect.newDatabase();
       database = target.database;
-      const env = cliConfig(dir, { url: sim.url, database, extra: { schedule: 'continuous' } });
+      env = cliConfig(dir, { url: sim.url, database, extra: { schedule: 'continuous' } });
       const daemon = spawnCli(['run'], env);
       const life = new Lifecycle();
       const res = resourcesFor(
@@ -95,6 +96,11 @@ for (const dialect of dialects) {
         const others = r.drift.filter((d) => !planted.some((p) => p.id === d.entityId) && d.entityType !== 'pipeline');
         expect(others, 'only the planted records drift').toEqual([]);
       }
+      // Through the CLI: exit 5, and the sentence says how to repair while the daemon holds the mirror.
+      const cli = await runCli(['verify'], env);
+      expect(cli.code, cli.stdout + cli.stderr).toBe(5);
+      expect(cli.stderr).toMatch(/it should already hold .*stop the daemon .*run `wsmirror verify --repair` .*start the daemon again/);
+      expect((await runCli(['verify', '--repair'], env)).code, 'the daemon holds the writer lock').toBe(2);
     }, 240_000);
   });
 }
