@@ -13,6 +13,7 @@ const EXIT_BY_CODE: Record<string, number> = {
   DIALECT_UNSUPPORTED: EXIT.usage,
   OPEN_FAILED: EXIT.usage,
   MIGRATION_PENDING: EXIT.usage,
+  NO_MIRROR: EXIT.usage,
   // baseUrl answers 404, a redirect or HTML: it points at something other than the workspace API.
   NOT_WORKSPACE_API: EXIT.usage,
   PORT_IN_USE: EXIT.usage,

@@ -64,7 +64,10 @@ function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
     .description('compare the mirror with upstream; exit 5 on drift')
     .option('--repair', 're-read what differs')
     .option('--json', 'machine-readable output')
-    .action(async (opts: { repair?: boolean; json?: boolean }, cmd: Command) => verifyCommand(globals(cmd), opts, redactor));
+    .option('--settle <seconds>', 'longest wait for a running daemon to take the changes in flight before a second look (0: none)', '10')
+    .action(async (opts: { repair?: boolean; json?: boolean; settle: string }, cmd: Command) =>
+      verifyCommand(globals(cmd), opts, redactor),
+    );
 
   program
     .command('migrate')
@@ -88,7 +91,8 @@ function addSimulatorCommands(program: Command): void {
     .description('serve the bundled workspace simulator')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port (0 picks a free one)', '4010')
-    .option('--api-key <key>', 'accepted API key (repeatable)', (v: string, prev: string[]) => [...prev, v], [] as string[])
+    // No commander default: it would show as `(default: [])`; the real one is applied in simulate.ts.
+    .option('--api-key <key>', 'accepted API key (repeatable) (default: "test-key")', (v: string, prev?: string[]) => [...(prev ?? []), v])
     .option('--seed <n>', 'generator seed', '1')
     .option('--tickets <n>', 'tickets to generate', '50')
     .option('--deals <n>', 'deals to generate', '20')

@@ -1,7 +1,8 @@
 import { Cron } from 'croner';
 import { z } from 'zod';
 
-const cronPattern = (what: string) =>
+/** `alternatives`: other accepted values, named first in the message (a union reports this member's refusal). */
+const cronPattern = (what: string, alternatives = '') =>
   z.string().refine(
     (pattern) => {
       try {
@@ -11,7 +12,7 @@ const cronPattern = (what: string) =>
         return false;
       }
     },
-    { message: `must be a croner pattern with seconds for ${what}, e.g. "*/30 * * * * *"` },
+    { message: `must be ${alternatives}a croner pattern with seconds for ${what}, e.g. "*/30 * * * * *"` },
   );
 
 const historySetting = z.union([
@@ -42,7 +43,7 @@ export const configSchema = z
       .default('./data/mirror.sqlite')
       .describe('a file path (SQLite) or a postgres:// URL'),
     schedule: z
-      .union([z.literal('continuous'), cronPattern('the sync schedule')], {
+      .union([z.literal('continuous'), cronPattern('the sync schedule', '"continuous" or ')], {
         error: 'must be "continuous" or a croner pattern with seconds for the sync schedule, e.g. "*/30 * * * * *"',
       })
       .default('*/30 * * * * *')

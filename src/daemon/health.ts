@@ -61,7 +61,7 @@ export class HealthTracker {
   };
   private readonly tickMs: number;
   /** Told when a cycle starts and ends (the status page's cycle log). */
-  onCycle: { started(kind: string): void; ended(outcome: CycleOutcome): void } | null = null;
+  onCycle: { started(kind: string): void; ended(outcome: CycleOutcome): void; split?(finished: string, next: string): void } | null = null;
 
   /**
    * @param schedule croner pattern of the sync; readiness allows three of its ticks since the last success.
@@ -79,6 +79,14 @@ export class HealthTracker {
   cycleStarted(kind = 'sync'): void {
     this.state.cycleStartedAt = new Date(this.now()).toISOString();
     this.onCycle?.started(kind);
+  }
+
+  /**
+   * The part of the cycle just done is a run of its own (the backfill before its catch-up sync):
+   * the status page lists it apart, as `sync_runs` does.
+   */
+  cycleSplit(finished: string, next: string): void {
+    this.onCycle?.split?.(finished, next);
   }
 
   cycleEnded(outcome: CycleOutcome): void {

@@ -131,10 +131,13 @@ function failed(req: IncomingMessage, res: ServerResponse, err: Error, logger: L
 /** A port in use or not allowed is a configuration problem (exit 2) naming the key to change. */
 function listenError(err: NodeJS.ErrnoException, host: string, port: number): Error {
   if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
-    const what = err.code === 'EADDRINUSE' ? 'is already in use' : 'may not be opened by this user';
+    const what =
+      err.code === 'EADDRINUSE'
+        ? 'is already in use (another wsmirror daemon on this host, for another schema or database, needs a port of its own)'
+        : 'may not be opened by this user';
     return new WsmirrorError(
       'PORT_IN_USE',
-      `http.port ${port} on ${host} ${what}; choose another http.port (or WSMIRROR_HTTP_PORT), or 0 to disable the health server.`,
+      `http.port ${port} on ${host} ${what}; set \`http.port\` in this daemon's config file (or WSMIRROR_HTTP_PORT) to a free port, e.g. ${port + 1}, or 0 to disable the http server.`,
       { cause: err },
     );
   }

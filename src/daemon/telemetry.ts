@@ -64,6 +64,13 @@ export class DaemonTelemetry {
     this.health.onCycle = {
       started: (kind) => this.cycles.begin(kind),
       ended: (outcome) => this.#cycleEnded(outcome),
+      split: (finished, next) => {
+        const current = this.cycles.current;
+        if (!current) return;
+        current.kind = finished;
+        this.cycles.end({ outcome: 'success', error: null, lagSeconds: null });
+        this.cycles.begin(next);
+      },
     };
   }
 

@@ -30,7 +30,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(
     {
       level: options.level ?? 'info',
-      base: undefined,
+      // pino's default base: `pid` and `hostname` on every line (docs/operations.md, "Logs"), so two
+      // daemons' lines on one host, or replicas' in one collector, can be told apart.
       redact: {
         paths: ['apiKey', '*.apiKey', 'config.apiKey', 'headers.authorization', '*.headers.authorization', 'authorization'],
         censor: REDACTED,

@@ -34,20 +34,22 @@ WITH facts AS (
   SELECT ${d.month('created_at')} AS month, pipeline_id, owner_id, currency,
     -- Typed NULLs: PostgreSQL types a UNION column from its first branches, and a bare NULL pair is text.
     1 AS created, 0 AS won, CAST(NULL AS bigint) AS won_cents, 0 AS won_with_amount, CAST(NULL AS bigint) AS won_ms, 0 AS lost,
-    CAST(NULL AS bigint) AS lost_cents
+    CAST(NULL AS bigint) AS lost_cents, 0 AS lost_with_amount
   FROM rpt_deals WHERE created_at IS NOT NULL
   UNION ALL
   SELECT ${d.month('won_at')}, pipeline_id, owner_id, currency,
-    0, 1, amount_cents, ${d.int('amount_cents IS NOT NULL')}, ${d.msBetween('created_at', 'won_at')}, 0, NULL
+    0, 1, amount_cents, ${d.int('amount_cents IS NOT NULL')}, ${d.msBetween('created_at', 'won_at')}, 0, NULL, 0
   FROM rpt_deals WHERE status = 'won' AND won_at IS NOT NULL
   UNION ALL
-  SELECT ${d.month('lost_at')}, pipeline_id, owner_id, currency, 0, 0, NULL, 0, NULL, 1, amount_cents
+  SELECT ${d.month('lost_at')}, pipeline_id, owner_id, currency, 0, 0, NULL, 0, NULL, 1, amount_cents, ${d.int('amount_cents IS NOT NULL')}
   FROM rpt_deals WHERE status = 'lost' AND lost_at IS NOT NULL
 ),
 g AS (
   SELECT month, pipeline_id, owner_id, currency, sum(created) AS created, sum(won) AS won,
-    coalesce(sum(won_cents), 0) AS won_cents, sum(won_with_amount) AS won_with_amount, sum(won_ms) AS won_ms,
-    sum(lost) AS lost, coalesce(sum(lost_cents), 0) AS lost_cents
+    -- Deals won (lost) but none with an amount: the value is unknown (NULL), never 0.
+    CASE WHEN sum(won) > 0 AND sum(won_with_amount) = 0 THEN NULL ELSE coalesce(sum(won_cents), 0) END AS won_cents,
+    sum(won_with_amount) AS won_with_amount, sum(won_ms) AS won_ms, sum(lost) AS lost,
+    CASE WHEN sum(lost) > 0 AND sum(lost_with_amount) = 0 THEN NULL ELSE coalesce(sum(lost_cents), 0) END AS lost_cents
   FROM facts GROUP BY month, pipeline_id, owner_id, currency
 )
 SELECT ${d.monthDate('g.month')}, g.pipeline_id, p.name, g.owner_id, u.name, g.currency, g.created,

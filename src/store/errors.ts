@@ -6,6 +6,7 @@ import { WsmirrorError } from '../util/errors.js';
  * - `OPEN_FAILED`: the database could not be opened (path, permissions, missing file for readers).
  * - `MIGRATION_FAILED`: a migration failed; the message names it, `cause` has the driver error.
  * - `MIGRATION_PENDING`: a read-only store found migrations a writer has not applied yet.
+ * - `NO_MIRROR`: a read-only store found no mirror at all there (a wrong `schema`, or none made yet).
  * - `LOCK_HELD`: another process is the writer and the caller asked not to wait.
  * - `LOCK_ABORTED`: waiting for the writer lock was cancelled through the AbortSignal.
  * - `READONLY`: a write was attempted through a store opened read-only.

@@ -63,6 +63,11 @@ export async function migrateToLatest(db: Kysely<MirrorDatabase>, schema?: strin
 }
 
 /** Names of migrations not yet applied (read-only: creates nothing). */
+/** How many migrations this build knows. */
+export async function migrationCount(db: Kysely<MirrorDatabase>, schema?: string): Promise<number> {
+  return (await migrator(db, schema).getMigrations()).length;
+}
+
 export async function pendingMigrations(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[]> {
   const infos = await migrator(db, schema).getMigrations();
   return infos.filter((m) => m.executedAt === undefined).map((m) => m.name);

@@ -112,6 +112,12 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     label,
     schema,
     acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
+    mirrorSchemas: async () =>
+      (
+        await pool.query<{ s: string }>(
+          "select table_schema as s from information_schema.tables where table_name = 'kysely_migration' order by 1",
+        )
+      ).rows.map((r) => r.s),
     isRetryable: (err) => RETRYABLE_SQLSTATES.has(sqlState(err)),
   });
 }

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
-import { migrateToLatest, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
+import { migrateToLatest, migrationCount, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
 import type { MirrorDatabase } from './schema.js';
 import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
@@ -169,6 +169,8 @@ export interface StoreBackend {
   afterCommit?: () => Promise<void>;
   /** Stops what the dialect runs beside the connection (SQLite: the WAL checkpoint thread). */
   beforeClose?: () => Promise<void>;
+  /** PostgreSQL: the schemas of this database that hold a mirror (its migration bookkeeping). */
+  mirrorSchemas?: () => Promise<string[]>;
 }
 
 /** The synced_at a compared copy would get; never compared, never stored. */
@@ -268,6 +270,7 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
     return migrateToLatest(db, schema);
   }
   const pending = await pendingMigrations(db, schema);
+  if (pending.length > 0 && pending.length === (await migrationCount(db, schema))) throw await noMirrorError(backend);
   if (pending.length > 0) {
     throw new StoreError(
       'MIGRATION_PENDING',
@@ -275,6 +278,21 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
     );
   }
   return { applied: [] };
+}
+
+/**
+ * A reader on a schema with no mirror in it: `migrate` would make an empty mirror there, so the
+ * likely fix is the `schema` setting; the schemas that hold one are named.
+ */
+async function noMirrorError(backend: StoreBackend): Promise<StoreError> {
+  const { label, schema } = backend;
+  if (!backend.mirrorSchemas) return new StoreError('NO_MIRROR', `No mirror at ${label} yet; run \`wsmirror backfill\` to make one.`);
+  const held = await backend.mirrorSchemas();
+  const where =
+    held.length === 0
+      ? 'no schema of this database holds a mirror yet (run `wsmirror backfill` to make one)'
+      : `the schemas holding a mirror are ${held.map((h) => `\`${h}\``).join(', ')}: set \`schema\` in the config file to yours`;
+  return new StoreError('NO_MIRROR', `Schema \`${schema ?? 'public'}\` of ${label} is missing or holds no mirror; ${where}.`);
 }
 
 /**

@@ -4,7 +4,9 @@ import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { drainDirty } from './drain.js';
 import { refreshReports } from './reporting.js';
+import { readAsOf } from './state.js';
 import type { RunStats } from './stats.js';
+import { awaitAsOf, changesSince, classify, secondLook, type Candidate, type InFlight, type SettleOptions } from './verify-flight.js';
 
 export interface Drift {
   entityType: RecordType | 'pipeline' | 'stage';
@@ -22,35 +24,64 @@ export interface Drift {
 export interface VerifyResult {
   /** Items checked per list (`tickets`, `deals`, …, `pipelines`). */
   checked: Record<string, number>;
+  /** The mirror's "current as of" at the last look (null: it records none, and every difference is drift). */
+  asOf: string | null;
+  /** What the mirror should already hold and does not. */
   drift: Drift[];
+  /** Changes made upstream after the as-of, not yet expected in the mirror (not drift). */
+  inFlight: InFlight[];
+  /** The change log since the as-of had more events than verify reads: older ones count as drift. */
+  changeLogTruncated: boolean;
   repaired: number;
 }
 
+/** Options of `runVerify`. */
+export interface VerifyOptions extends Partial<SettleOptions> {
+  /** Re-read what differs (drift and changes in flight). */
+  repair: boolean;
+}
+
 /**
- * Compares the mirror with what the list pages show (docs/sync.md, "Verify"), at no request
- * beyond the pages: every listed ticket and deal (missing, extra, another `updatedAt`, and for the
- * same version every stored column, tags, custom fields, contacts, and a ticket's message rows
- * against its stored copy), every pipeline and stage, and each pipeline's dealCount. With
- * `repair`, the differing records are only marked dirty, so the same drain as `sync` re-reads
- * them and a repair follows every rule a sync does; differing pipelines and stages are written
- * again from the list already read.
+ * Compares the mirror with what the list pages show (docs/sync.md, "Verify"): every listed ticket
+ * and deal (missing, extra, another `updatedAt`, and for the same version every stored column,
+ * tags, custom fields, contacts, and a ticket's message rows against its stored copy), every
+ * pipeline and stage, and each pipeline's dealCount. A difference made upstream after the
+ * mirror's as-of (its listed version, or the change log read from the as-of on) is in flight, not
+ * drift; once a writer moves the as-of past it (a bounded wait), a second look judges it again.
+ * With `repair`, the differing records are only marked dirty, so the same drain as `sync` re-reads
+ * them; differing pipelines and stages are written again from the list already read.
  */
-export async function runVerify(ctx: SyncContext, stats: RunStats, options: { repair: boolean }): Promise<VerifyResult> {
-  const drift: Drift[] = [];
+export async function runVerify(ctx: SyncContext, stats: RunStats, options: VerifyOptions): Promise<VerifyResult> {
+  const asOf = (await readAsOf(ctx.store))?.asOf ?? null;
+  const candidates: Candidate[] = [];
   const checked: Record<string, number> = {};
-  for (const entity of RECORD_ENTITIES) checked[entity.plural] = await verifyRecords(ctx, entity, drift);
-  const pipelines = await verifyPipelines(ctx, drift);
+  for (const entity of RECORD_ENTITIES) checked[entity.plural] = await verifyRecords(ctx, entity, candidates);
+  const pipelines = await verifyPipelines(ctx, candidates);
   checked.pipelines = pipelines.length;
-  const repaired = options.repair ? await repair(ctx, stats, drift, pipelines) : 0;
-  return { checked, drift, repaired };
+  const recent = asOf === null ? { byRecord: new Map<string, string>(), deals: false, truncated: false } : await changesSince(ctx, asOf);
+  const first = classify(candidates, asOf, recent);
+  const drift = first.drift.map((c) => c.drift);
+  let inFlight: InFlight[] = first.inFlight.map((c) => ({ ...c.drift, changedAt: c.changedAt }));
+  let lastAsOf = asOf;
+  const settleMs = options.settleMs ?? 10_000;
+  if (first.inFlight.length > 0 && settleMs > 0) {
+    const times = first.inFlight.flatMap((c) => (c.changedAt === null ? [] : [Date.parse(c.changedAt)]));
+    lastAsOf = await awaitAsOf(ctx, Math.max(...times, 0), { settleMs, stallMs: options.stallMs });
+    const second = await secondLook(ctx, first.inFlight, lastAsOf);
+    drift.push(...second.drift);
+    inFlight = second.still;
+  }
+  const repaired = options.repair ? await repair(ctx, stats, [...drift, ...inFlight], pipelines) : 0;
+  return { checked, asOf: lastAsOf, drift, inFlight, changeLogTruncated: recent.truncated, repaired };
 }
 
 /** One entity type's listing against the mirror; returns how many items it checked. */
-async function verifyRecords(ctx: SyncContext, entity: RecordEntity, drift: Drift[]): Promise<number> {
+async function verifyRecords(ctx: SyncContext, entity: RecordEntity, out: Candidate[]): Promise<number> {
   const { client, store } = ctx;
   const entityType = entity.type;
   const mirrored = await store.mirroredVersions(entityType);
   const seen = new Set<string>();
+  const drift = { push: (d: Drift) => out.push({ drift: d, before: mirrored.get(d.entityId) ?? null }) };
   let checked = 0;
   for await (const page of client.iterateList(entity.list, { limit: ctx.config.pageSize })) {
     const current: ListedRecord[] = [];
@@ -64,7 +95,8 @@ async function verifyRecords(ctx: SyncContext, entity: RecordEntity, drift: Drif
       } else current.push(item);
     }
     const differences = await store.recordDifferences(entity.type, current);
-    for (const [id, diffs] of differences) drift.push(contentDrift(entityType, id, diffs));
+    for (const [id, diffs] of differences)
+      out.push({ drift: contentDrift(entityType, id, diffs), before: mirrored.get(id) ?? null, listed: current.find((i) => i.id === id) });
     for (const bad of page.invalid) {
       if (bad.id) seen.add(bad.id);
       if (bad.id && !mirrored.has(bad.id)) drift.push({ entityType, entityId: bad.id, kind: 'missing', upstream: null, mirror: null });
@@ -92,8 +124,9 @@ function contentDrift(entityType: Drift['entityType'], entityId: string, diffs: 
 }
 
 /** Pipelines and stages as listed, and each pipeline's dealCount against the deals mirrored; returns the listing. */
-async function verifyPipelines(ctx: SyncContext, drift: Drift[]): Promise<Pipeline[]> {
+async function verifyPipelines(ctx: SyncContext, out: Candidate[]): Promise<Pipeline[]> {
   const { items: pipelines } = await ctx.client.listPipelines();
+  const drift = { push: (d: Drift) => out.push({ drift: d, before: null }) };
   const counts = await ctx.store.pipelineDealCounts();
   for (const p of pipelines) {
     const mine = counts.get(p.id) ?? 0;

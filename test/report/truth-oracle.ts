@@ -275,6 +275,7 @@ export function salesAggregates(truth: Rec, now: string) {
         lost_amount_cents: 0,
         wonMs: 0,
         wonWithAmount: 0,
+        lostWithAmount: 0,
       });
     return monthly.get(k) as Rec;
   };
@@ -291,16 +292,24 @@ export function salesAggregates(truth: Rec, now: string) {
       const r = m(d.lost_at.slice(0, 7), d);
       r.lost_count++;
       r.lost_amount_cents += d.amount_cents ?? 0;
+      r.lostWithAmount += d.amount_cents === null ? 0 : 1;
     }
   }
   return {
     pipelineStages: [...stagesOut.values()].map(({ ageMs, ...r }) => ({ ...r, avg_days_in_stage: ageMs / r.open_deals / DAY })),
-    monthly: [...monthly.values()].map(({ wonMs, wonWithAmount, ...r }) => ({
-      ...r,
-      win_rate_count: r.won_count + r.lost_count > 0 ? r.won_count / (r.won_count + r.lost_count) : null,
-      win_rate_value: r.won_amount_cents + r.lost_amount_cents > 0 ? r.won_amount_cents / (r.won_amount_cents + r.lost_amount_cents) : null,
-      avg_won_amount: wonWithAmount > 0 ? r.won_amount_cents / wonWithAmount / 100 : null,
-      avg_days_to_close: r.won_count > 0 ? wonMs / r.won_count / DAY : null,
-    })),
+    monthly: [...monthly.values()].map(({ wonMs, wonWithAmount, lostWithAmount, ...r }) => {
+      // Deals won (lost) but none with an amount: the value is unknown, NULL (docs/schema.md).
+      const won = r.won_count > 0 && wonWithAmount === 0 ? null : r.won_amount_cents;
+      const lost = r.lost_count > 0 && lostWithAmount === 0 ? null : r.lost_amount_cents;
+      return {
+        ...r,
+        won_amount_cents: won,
+        lost_amount_cents: lost,
+        win_rate_count: r.won_count + r.lost_count > 0 ? r.won_count / (r.won_count + r.lost_count) : null,
+        win_rate_value: won !== null && lost !== null && won + lost > 0 ? won / (won + lost) : null,
+        avg_won_amount: wonWithAmount > 0 ? r.won_amount_cents / wonWithAmount / 100 : null,
+        avg_days_to_close: r.won_count > 0 ? wonMs / r.won_count / DAY : null,
+      };
+    }),
   };
 }

@@ -1,6 +1,7 @@
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { RECORD_ENTITIES } from '../../entities/index.js';
 import type { GlobalFlags } from '../resources.js';
+import { logBackfillSummary } from '../backfill-summary.js';
 import { Progress } from '../progress.js';
 import { openWriter } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
@@ -15,15 +16,7 @@ export async function backfillCommand(flags: GlobalFlags, opts: { history?: stri
       runBackfill(ctx, s, { head: session.head, history, onProgress: (p) => progress.update(p.phase, p.copied) }),
     );
     progress.done();
-    const line = {
-      phase: result.phase,
-      ...result.copied,
-      quarantined: stats.quarantined,
-      requests: stats.requests,
-      retries: stats.retries,
-      durationMs,
-    };
-    res.logger.info(line, result.phase === 'done' ? 'backfill complete' : 'backfill stopped; run it again to resume');
+    logBackfillSummary(res.logger, result, stats, durationMs);
     process.stdout.write(
       result.phase === 'done'
         ? `Backfill complete: ${RECORD_ENTITIES.map((e) => `${result.copied[e.plural]} ${e.plural}`).join(', ')}${result.copied.events ? `, ${result.copied.events} events` : ''} in ${(durationMs / 1000).toFixed(1)} s (${stats.requests} requests, ${stats.retries} retries, ${stats.quarantined} quarantined).\n`

@@ -27,6 +27,7 @@ import {
   type SyncContext,
 } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
+import { logBackfillSummary } from '../backfill-summary.js';
 import { exitAtOnce, Lifecycle } from '../lifecycle.js';
 import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
 import { openWriterSession } from '../session.js';
@@ -216,7 +217,7 @@ function scheduleReconcile(
     res.config.reconcileSchedule,
     () =>
       void exclusive('reconcile', async () => {
-        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true }));
+        const { result, durationMs } = await recordRun(ctx, 'reconcile', (s) => runVerify(ctx, s, { repair: true, settleMs: 0 }));
         metrics.observeDuration('reconcile', durationMs / 1000);
         metrics.verified(result);
         res.logger.info({ drift: result.drift.length, repaired: result.repaired }, 'nightly reconcile');
@@ -333,7 +334,7 @@ async function syncCycle(
     metrics.backfilling.set(1);
     health.state.backfill = { phase: backfill?.phase ?? FIRST_LIST, copied: { ...(backfill?.copied ?? {}) }, estimate: {} };
     try {
-      const { stats, durationMs } = await recordRun(ctx, 'backfill', (s) =>
+      const { result, stats, durationMs } = await recordRun(ctx, 'backfill', (s) =>
         runBackfill(ctx, s, {
           history,
           onProgress: (p) => {
@@ -343,6 +344,7 @@ async function syncCycle(
           },
         }),
       );
+      logBackfillSummary(logger, result, stats, durationMs);
       metrics.observeDuration('backfill', durationMs / 1000);
       metrics.cycle(ctx.stopSignal.aborted ? 'aborted' : 'success', stats);
     } finally {
@@ -351,6 +353,7 @@ async function syncCycle(
     const after = await readBackfill(ctx.store);
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return null;
+    health.cycleSplit('backfill', 'sync');
   }
   const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);

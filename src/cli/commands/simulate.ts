@@ -6,7 +6,8 @@ import { usageError } from '../session.js';
 export interface SimulateOptions {
   host: string;
   port: string;
-  apiKey: string[];
+  /** Accepted keys; default `['test-key']`. */
+  apiKey?: string[];
   seed: string;
   tickets: string;
   deals: string;
@@ -109,7 +110,7 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     if (!(n > 0) || !Number.isFinite(n)) throw usageError(`--${name} must be a number of requests per second above 0; got "${value}".`);
     return n;
   };
-  const keys = opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
+  const keys = opts.apiKey && opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
   const dialect = dialectFromFlags(opts);
   const faults = Object.fromEntries(
     Object.entries({

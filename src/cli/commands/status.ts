@@ -42,7 +42,12 @@ export async function statusCommand(flags: GlobalFlags, opts: { json?: boolean }
   }
 }
 
+/** The upstream's address is set and only the key is not: the lag cannot be asked, and this says how to fix it. */
+export const KEY_MISSING =
+  'the API key is missing (baseUrl is set): set WSMIRROR_API_KEY in the environment (or "apiKey" in the config file) to see the lag';
+
 async function probeUpstream(config: Config, store: Store): Promise<StatusReport['upstream']> {
+  if (config.baseUrl && !config.apiKey) return { head: null, lagSeconds: null, error: KEY_MISSING };
   if (!config.baseUrl || !config.apiKey) return null;
   const client = createApiClient({
     baseUrl: config.baseUrl,
@@ -130,7 +135,7 @@ function renderStatus(r: StatusReport): string {
     }`,
     ...(r.deferredIndexes.length > 0 ? [`Indexes:     ${deferredIndexesLine(r.deferredIndexes)}`] : []),
     `Watermark:   ${r.watermark ?? 'none'}${r.windowInProgress ? ' (a window is in progress; the next sync resumes it)' : ''}`,
-    `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? `unreachable: ${r.upstream.error}` : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
+    `Upstream:    ${r.upstream === null ? 'not configured (set WSMIRROR_BASE_URL and WSMIRROR_API_KEY to see the lag)' : r.upstream.error ? (r.upstream.error === KEY_MISSING ? KEY_MISSING : `unreachable: ${r.upstream.error}`) : `head ${r.upstream.head ?? 'none'}, lag ${r.upstream.lagSeconds ?? 'unknown'} s`}`,
     ...(r.upstream !== null && r.upstream.error === undefined ? [`Clock:       ${clockLine(r.upstream)}`] : []),
     `Late events: ${lateEventLine(r.lateEvent, new Date().toISOString())}`,
     `As of:       ${asOfLine(r)}`,
