@@ -1,35 +1,12 @@
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dialects, type Dialect } from '../helpers/dialects.js';
+import { byHand } from '../helpers/by-hand.js';
+import { dialects } from '../helpers/dialects.js';
 import { runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig, useSimulator } from './env.js';
 
 interface Report {
   drift: Array<{ entityType: string; entityId: string; kind: string; field?: string }>;
-}
-
-/** A person's SQL client on the mirror, foreign keys off (the sqlite3 shell's default; PostgreSQL's replica role). */
-async function byHand(dialect: Dialect, database: string, statement: string, params: unknown[] = []): Promise<unknown[]> {
-  if (dialect.name === 'sqlite') {
-    const db = new Database(database);
-    try {
-      db.pragma('foreign_keys = OFF');
-      const st = db.prepare(statement.replace(/\$\d+/g, '?'));
-      return st.reader ? st.all(...params) : (st.run(...params), []);
-    } finally {
-      db.close();
-    }
-  }
-  const client = new pg.Client({ connectionString: database });
-  await client.connect();
-  try {
-    await client.query('SET session_replication_role = replica');
-    return (await client.query(statement, params)).rows;
-  } finally {
-    await client.end();
-  }
 }
 
 /**

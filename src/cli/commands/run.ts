@@ -23,6 +23,7 @@ import {
   type RecordRunOptions,
   runBackfill,
   runVerify,
+  serveWriterRequests,
   type CycleResult,
   type SyncContext,
 } from '../../sync/index.js';
@@ -352,6 +353,8 @@ async function syncCycle(
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return null;
   }
+  // Requests queued by `resync` and `backfill --since` while this process holds the mirror (src/sync/requests.ts).
+  await serveWriterRequests(ctx);
   const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);
   health.state.lagSeconds = summary.lagSeconds;
