@@ -3,7 +3,8 @@ import { queueWriterRequest, serveWriterRequests, waitForWriterRequest, type Wri
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { toExitError } from './exit.js';
-import { exitAtOnce, Lifecycle } from './lifecycle.js';
+import type { Lifecycle } from './lifecycle.js';
+import { oneShotLifecycle } from './session.js';
 import { loadResources, openClient, openMirror, syncContext, takeWriterLock, type GlobalFlags, type Resources } from './resources.js';
 
 /** How long a command waits for the process holding the mirror to serve its request, by default. */
@@ -32,14 +33,8 @@ export async function runWriterRequest(
   options: WriterRequestOptions,
 ): Promise<unknown> {
   const res = loadResources(flags, redactor);
-  const life = new Lifecycle();
+  const life = oneShotLifecycle(res);
   try {
-    life.handleSignals({
-      graceMs: 10_000,
-      onFirst: (signal) =>
-        res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
-      onForce: exitAtOnce,
-    });
     const client = openClient(res, life);
     await client.eventsPage({ limit: 1 });
     const store = await openMirror(res, life);

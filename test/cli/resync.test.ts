@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { byHand } from '../helpers/by-hand.js';
 import { runCli, spawnCli, waitForOutput } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
-import { tempDir } from '../helpers/tmp.js';
-import { cliConfig, useSimulator } from './env.js';
+import { useBackfilledMirror, useSimulator } from './env.js';
 
 interface Row {
   [column: string]: unknown;
@@ -20,27 +19,9 @@ const PAGE_SIZE = 4;
 for (const dialect of dialects) {
   describe(`resync and backfill --since (${dialect.name})`, () => {
     const sim = useSimulator({ seed: 49, tickets: 30, deals: 12, autoCloseSolvedAfterMs: 0 });
-    let env: Record<string, string>;
-    let database: string;
-    let done: () => Promise<void>;
+    const mirror = useBackfilledMirror(dialect, sim, { pageSize: PAGE_SIZE });
 
-    beforeAll(async () => {
-      const { dir, cleanup } = tempDir();
-      const target = await dialect.newDatabase();
-      database = target.database;
-      done = async () => {
-        await target.drop();
-        cleanup();
-      };
-      env = cliConfig(dir, { url: sim.url, database, extra: { pageSize: PAGE_SIZE } });
-      for (const args of [['backfill'], ['sync']]) {
-        const r = await runCli(args, env);
-        expect(r.code, r.stderr).toBe(0);
-      }
-    }, 60_000);
-    afterAll(async () => done?.());
-
-    const rows = async (sql: string, params: unknown[] = []) => (await byHand(dialect, database, sql, params)) as Row[];
+    const rows = async (sql: string, params: unknown[] = []) => (await byHand(dialect, mirror.database, sql, params)) as Row[];
     const one = async (sql: string, params: unknown[] = []) => {
       const [row] = await rows(sql, params);
       expect(row, `no row for ${sql}`).toBeDefined();
@@ -70,15 +51,15 @@ for (const dialect of dialects) {
       // A: changed upstream after the last sync (its event is never read here).
       const changed = await patch(`tickets/${a!.id}`, { priority: otherPriority(a!.priority) });
       // B: edited by hand in the mirror, and one of its messages deleted by hand.
-      await byHand(dialect, database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [b!.id]);
+      await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [b!.id]);
       const message = await one('SELECT id FROM ticket_messages WHERE ticket_id = $1 ORDER BY id LIMIT 1', [b!.id]);
-      await byHand(dialect, database, 'DELETE FROM ticket_messages WHERE id = $1', [message.id]);
+      await byHand(dialect, mirror.database, 'DELETE FROM ticket_messages WHERE id = $1', [message.id]);
       // C: deleted upstream. The deal: its copy upstream no longer validates.
       sim.control.hideTicket(c!.id, 'deleted');
       sim.control.corrupt('deal', deal.id, 'wrong-type');
       const historyBefore = await rows('SELECT * FROM ticket_history ORDER BY ticket_id, changed_at, field');
 
-      const r = await runCli(['resync', '--ticket', `${a!.id},${b!.id}`, '--ticket', c!.id, '--deal', deal.id], env);
+      const r = await runCli(['resync', '--ticket', `${a!.id},${b!.id}`, '--ticket', c!.id, '--deal', deal.id], mirror.env);
       expect(r.code, r.stderr).toBe(0);
       const lines = r.stdout.trim().split('\n');
       expect(lines).toHaveLength(4);
@@ -107,7 +88,7 @@ for (const dialect of dialects) {
 
       // Again: nothing left to change; the repaired deal leaves the quarantine.
       sim.control.repair('deal', deal.id);
-      const again = await runCli(['resync', '--ticket', b!.id, '--deal', deal.id], env);
+      const again = await runCli(['resync', '--ticket', b!.id, '--deal', deal.id], mirror.env);
       expect(again.code, again.stderr).toBe(0);
       expect(again.stdout).toContain(`ticket ${b!.id}: unchanged`);
       expect(again.stdout).toMatch(new RegExp(`deal ${deal.id}: (updated|unchanged)`));
@@ -115,17 +96,17 @@ for (const dialect of dialects) {
     });
 
     it('resync names an unknown or malformed id and exits 2', async () => {
-      const unknown = await runCli(['resync', '--ticket', 'tkt_no_such_one'], env);
+      const unknown = await runCli(['resync', '--ticket', 'tkt_no_such_one'], mirror.env);
       expect(unknown.code).toBe(2);
       expect(unknown.stdout).toContain('ticket tkt_no_such_one: not found');
       expect(unknown.stderr).toMatch(/^wsmirror: No such record: .*ticket tkt_no_such_one/);
-      const bad = await runCli(['resync', '--deal', 'a/b'], env);
+      const bad = await runCli(['resync', '--deal', 'a/b'], mirror.env);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/--deal "a\/b" is not a record id/);
-      const none = await runCli(['resync'], env);
+      const none = await runCli(['resync'], mirror.env);
       expect(none.code).toBe(2);
       expect(none.stderr).toMatch(/--ticket <id>/);
-      const date = await runCli(['backfill', '--since', '2026-02-30'], env);
+      const date = await runCli(['backfill', '--since', '2026-02-30'], mirror.env);
       expect(date.code).toBe(2);
       expect(date.stderr).toMatch(/--since "2026-02-30" is not a date \(day 30 does not exist/);
     });
@@ -142,7 +123,7 @@ for (const dialect of dialects) {
       const deal = truthDeals().at(-1)!;
       await patch(`deals/${deal.id}`, { name: 'renamed upstream' });
       // Older than the date: a backfill --since must not look at it.
-      await byHand(dialect, database, `UPDATE tickets SET subject = 'old hand edit' WHERE id = $1`, [old.id]);
+      await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'old hand edit' WHERE id = $1`, [old.id]);
       const watermark = await one(`SELECT value_json FROM sync_state WHERE key = 'watermark'`);
       const events = await one('SELECT count(*) AS n FROM events');
       const historyBefore = await rows('SELECT * FROM ticket_history ORDER BY ticket_id, changed_at, field');
@@ -153,7 +134,7 @@ for (const dialect of dialects) {
       expect(changedDeals.map((d) => d.id)).toEqual([deal.id]);
       sim.control.clearRequests();
 
-      const r = await runCli(['backfill', '--since', since, '--json'], env);
+      const r = await runCli(['backfill', '--since', since, '--json'], mirror.env);
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout) as { listed: number; differed: number; unchanged: number; reread: number };
       expect(out, r.stdout).toMatchObject({ listed: 3, differed: 3, unchanged: 0, reread: 3 });
@@ -190,24 +171,24 @@ for (const dialect of dialects) {
 
       // Cheap to rerun: the same pages, no record read again.
       sim.control.clearRequests();
-      const rerun = await runCli(['backfill', '--since', since], env);
+      const rerun = await runCli(['backfill', '--since', since], mirror.env);
       expect(rerun.code, rerun.stderr).toBe(0);
       expect(rerun.stdout).toMatch(/3 listed \(\d+ pages\), 0 differed, 0 re-read, 3 unchanged/);
       expect(sim.control.requests().filter((q) => /^\/api\/v1\/(tickets|deals)\/./.test(q.path))).toHaveLength(0);
       // The next sync reads the events of those writes and agrees with what the repair wrote.
-      expect((await runCli(['sync'], env)).code).toBe(0);
-      expect((await runCli(['verify'], env)).code).toBe(5); // the old hand edit, which --since left alone
+      expect((await runCli(['sync'], mirror.env)).code).toBe(0);
+      expect((await runCli(['verify'], mirror.env)).code).toBe(5); // the old hand edit, which --since left alone
     });
 
     it('both are served through the inbox while `run` holds the mirror', async () => {
-      const daemon = spawnCli(['run'], { ...env, WSMIRROR_LOG_LEVEL: 'info' });
+      const daemon = spawnCli(['run'], { ...mirror.env, WSMIRROR_LOG_LEVEL: 'info' });
       let log = '';
       daemon.stderr.on('data', (d: Buffer) => (log += d.toString()));
       try {
         await waitForOutput(daemon, /"msg":"sync cycle"/);
         const ticket = truthTickets()[12]!;
-        await byHand(dialect, database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [ticket.id]);
-        const r = await runCli(['resync', '--ticket', ticket.id], env);
+        await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [ticket.id]);
+        const r = await runCli(['resync', '--ticket', ticket.id], mirror.env);
         expect(r.code, r.stderr).toBe(0);
         expect(r.stderr).toMatch(/another process holds the mirror; queued as writer request \d+/);
         expect(r.stdout.trim()).toBe(`ticket ${ticket.id}: updated (subject)`);
@@ -223,8 +204,8 @@ for (const dialect of dialects) {
           expect(i, 'the daemon did not sync the change').toBeLessThan(600);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
-        await byHand(dialect, database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [target.id]);
-        const b = await runCli(['backfill', '--since', since], env);
+        await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [target.id]);
+        const b = await runCli(['backfill', '--since', since], mirror.env);
         expect(b.code, b.stderr).toBe(0);
         expect(b.stdout).toMatch(/1 listed \(\d+ pages\), 1 differed, 1 re-read, 0 unchanged/);
         expect((await one('SELECT subject FROM tickets WHERE id = $1', [target.id])).subject).toBe('changed while running');
