@@ -111,6 +111,32 @@ for (const dialect of dialects) {
       expect(date.stderr).toMatch(/--since "2026-02-30" is not a date \(day 30 does not exist/);
     });
 
+    it('resync exits 3 on a rejected key and 4 on an unreachable upstream before writing, and 4 when the read fails', async () => {
+      const ticket = truthTickets()[6]!;
+      const requests = async () => (await rows('SELECT count(*) AS n FROM writer_requests'))[0]!.n;
+      const before = await requests();
+      const rejected = await runCli(['resync', '--ticket', ticket.id], { ...mirror.env, WSMIRROR_API_KEY: 'wrong-key' });
+      expect(rejected.code, rejected.stderr).toBe(3);
+      const down = await runCli(['resync', '--ticket', ticket.id], { ...mirror.env, WSMIRROR_BASE_URL: 'http://127.0.0.1:9' });
+      expect(down.code, down.stderr).toBe(4);
+      expect(down.stderr).toMatch(/^wsmirror: The workspace is unavailable/m);
+      expect(await requests()).toEqual(before);
+
+      // Every attempt at this one record fails while the workspace answers the rest.
+      sim.control.failNext({ status: 500, count: 100, path: `/api/v1/tickets/${ticket.id}` });
+      try {
+        const failed = await runCli(['resync', '--ticket', ticket.id], mirror.env);
+        expect(failed.code, failed.stderr).toBe(4);
+        expect(failed.stdout).toContain(`ticket ${ticket.id}: not read (its read failed while the workspace answered others`);
+        expect(await rows(`SELECT failed_reads FROM dirty WHERE entity_id = $1`, [ticket.id])).toEqual([{ failed_reads: 1 }]);
+      } finally {
+        sim.control.clearFaults();
+      }
+      const retried = await runCli(['resync', '--ticket', ticket.id], mirror.env);
+      expect(retried.stdout.trim()).toBe(`ticket ${ticket.id}: unchanged`);
+      expect(await rows(`SELECT * FROM dirty`)).toEqual([]);
+    });
+
     it('backfill --since re-reads only what changed since the date, keeping the watermark and the history', async () => {
       sim.control.advanceClock(1000);
       const since = sim.control.now().toISOString();
@@ -188,7 +214,7 @@ for (const dialect of dialects) {
         await waitForOutput(daemon, /"msg":"sync cycle"/);
         const ticket = truthTickets()[12]!;
         await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [ticket.id]);
-        const r = await runCli(['resync', '--ticket', ticket.id], mirror.env);
+        const r = await runCli(['resync', '--ticket', ticket.id, '--wait', '120'], mirror.env);
         expect(r.code, r.stderr).toBe(0);
         expect(r.stderr).toMatch(/another process holds the mirror; queued as writer request \d+/);
         expect(r.stdout.trim()).toBe(`ticket ${ticket.id}: updated (subject)`);
@@ -205,12 +231,21 @@ for (const dialect of dialects) {
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
         await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [target.id]);
-        const b = await runCli(['backfill', '--since', since], mirror.env);
+        const b = await runCli(['backfill', '--since', since, '--wait', '120'], mirror.env);
         expect(b.code, b.stderr).toBe(0);
         expect(b.stdout).toMatch(/1 listed \(\d+ pages\), 1 differed, 1 re-read, 0 unchanged/);
         expect((await one('SELECT subject FROM tickets WHERE id = $1', [target.id])).subject).toBe('changed while running');
-        const served = await rows(`SELECT kind, outcome FROM writer_requests ORDER BY id DESC LIMIT 2`);
+        // --wait 0 queues and returns; the daemon serves the request at its next cycle all the same.
+        const queued = await runCli(['resync', '--deal', truthDeals()[0]!.id, '--wait', '0'], mirror.env);
+        expect(queued.code, queued.stderr).toBe(0);
+        const id = Number(/Queued as writer request (\d+)/.exec(queued.stdout)?.[1]);
+        for (let i = 0; (await rows('SELECT outcome FROM writer_requests WHERE id = $1', [id]))[0]!.outcome === null; i++) {
+          expect(i, 'the daemon did not serve the queued request').toBeLessThan(600);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const served = await rows(`SELECT kind, outcome FROM writer_requests ORDER BY id DESC LIMIT 3`);
         expect(served).toEqual([
+          { kind: 'resync', outcome: 'done' },
           { kind: 'backfill-since', outcome: 'done' },
           { kind: 'resync', outcome: 'done' },
         ]);
@@ -218,7 +253,7 @@ for (const dialect of dialects) {
         daemon.kill('SIGTERM');
       }
       expect((await daemon.result).code).toBe(0);
-      expect(log.match(/"msg":"served a queued writer request"/g)).toHaveLength(2);
+      expect(log.match(/"msg":"served a queued writer request"/g)).toHaveLength(3);
     });
   });
 }
