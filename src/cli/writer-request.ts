@@ -61,7 +61,10 @@ export async function runWriterRequest(
         return held;
       },
     });
-    return outcomeOf(row, options.waitSeconds);
+    return outcomeOf(
+      row,
+      life.stop.signal.aborted ? 'not served before this command was stopped' : `not served within ${options.waitSeconds} s`,
+    );
   } finally {
     await life.close();
   }
@@ -78,11 +81,12 @@ async function lockIfFree(res: Resources, life: Lifecycle, store: Store): Promis
   }
 }
 
-function outcomeOf(row: WriterRequestRow, waitSeconds: number): unknown {
+/** `unserved`: why the wait ended before the row was finished, for the sentence. */
+function outcomeOf(row: WriterRequestRow, unserved: string): unknown {
   if (row.finished_at === null) {
     throw new ExitError(
       EXIT.unexpected,
-      `Writer request ${row.id} was not served within ${waitSeconds} s; it stays queued and the process writing this mirror serves it at its next cycle (its run shows in \`wsmirror status\`). Wait longer with --wait <seconds>.`,
+      `Writer request ${row.id} was ${unserved}; it stays queued and the process writing this mirror serves it at its next cycle (its run shows in \`wsmirror status\`). Wait longer with --wait <seconds>.`,
       { code: 'REQUEST_NOT_SERVED' },
     );
   }
