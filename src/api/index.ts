@@ -36,6 +36,7 @@ export {
   UpstreamUnavailableError,
 } from './errors.js';
 export { clipText, MAX_ID_CHARS, MAX_JSON_DEPTH, MAX_REASON_CHARS } from './json-bounds.js';
+export { unsafePathSegment } from './path-ids.js';
 export type { ApiErrorDetails } from './errors.js';
 export {
   DEAL_LIST,

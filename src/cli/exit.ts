@@ -18,6 +18,10 @@ const EXIT_BY_CODE: Record<string, number> = {
   NOT_WORKSPACE_API: EXIT.usage,
   PORT_IN_USE: EXIT.usage,
   SCHEMA_NEWER: EXIT.usage,
+  // A queued writer request the writer could not take: its process is older than the asking one.
+  NO_REQUEST_QUEUE: EXIT.usage,
+  UNKNOWN_REQUEST: EXIT.usage,
+  USAGE: EXIT.usage,
   CLIENT_CLOSED: EXIT.unexpected,
   AUTH_REJECTED: EXIT.authRejected,
   AUTH_REJECTED_ON_RECORD: EXIT.authRejected,

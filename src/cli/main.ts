@@ -4,6 +4,9 @@ import { packageVersion } from '../util/version.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
 import { migrateCommand } from './commands/migrate.js';
+import { backfillSinceCommand, collectIds, resyncCommand, type ResyncOptions } from './commands/resync.js';
+import { usageError } from './session.js';
+import { DEFAULT_WAIT_SECONDS } from './writer-request.js';
 import { addDialectFlags, simulateCommand, type SimulateOptions } from './commands/simulate.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
@@ -38,7 +41,33 @@ function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
     .command('backfill')
     .description('copy pipelines, deals and tickets (with messages); resumable; then hand the watermark to sync')
     .option('--history [since]', 'also copy the change log: all of it, or from an ISO date')
-    .action(async (opts: { history?: string | boolean }, cmd: Command) => backfillCommand(globals(cmd), opts, redactor));
+    .option(
+      '--since <date>',
+      're-list the records updated since an ISO date or instant and re-read what differs (keeps watermark and history)',
+    )
+    .option(
+      '--wait <seconds>',
+      `with --since, while another process holds the mirror: how long to wait for it to serve the request (0: queue and return; default ${DEFAULT_WAIT_SECONDS})`,
+    )
+    .option('--json', 'with --since: machine-readable output')
+    .action(async (opts: { history?: string | boolean; since?: string; wait?: string; json?: boolean }, cmd: Command) => {
+      if (opts.since === undefined) return backfillCommand(globals(cmd), opts, redactor);
+      if (opts.history !== undefined)
+        throw usageError('--since re-reads a period of an existing mirror and --history copies the change log: use one of them.');
+      return backfillSinceCommand(globals(cmd), { ...opts, since: opts.since }, redactor);
+    });
+
+  program
+    .command('resync')
+    .description('re-read records now (a ticket with its messages, a deal) and print what changed; safe while `run` holds the mirror')
+    .option('--ticket <id>', 'a ticket id (repeatable, or a comma list)', collectIds)
+    .option('--deal <id>', 'a deal id (repeatable, or a comma list)', collectIds)
+    .option(
+      '--wait <seconds>',
+      `while another process holds the mirror: how long to wait for it to serve the request (0: queue and return; default ${DEFAULT_WAIT_SECONDS})`,
+    )
+    .option('--json', 'machine-readable output')
+    .action(async (opts: ResyncOptions, cmd: Command) => resyncCommand(globals(cmd), opts, redactor));
 
   program
     .command('sync')

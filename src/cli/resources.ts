@@ -76,6 +76,17 @@ export async function openLockedMirror(
   beforeMigrate?: (store: Store, lock: WriterLock) => void,
 ): Promise<{ store: Store; lock: WriterLock; applied: string[] }> {
   const store = await openMirror(res, life);
+  return { store, ...(await takeWriterLock(res, life, store, lockOptions, beforeMigrate)) };
+}
+
+/** The writer lock on a mirror already open (openMirror), then the migrations: the second half of openLockedMirror. */
+export async function takeWriterLock(
+  res: Resources,
+  life: Lifecycle,
+  store: Store,
+  lockOptions: AcquireLockOptions,
+  beforeMigrate?: (store: Store, lock: WriterLock) => void,
+): Promise<{ lock: WriterLock; applied: string[] }> {
   const lock = await store.acquireWriterLock(lockOptions);
   life.defer(() => lock.release());
   beforeMigrate?.(store, lock);
@@ -83,7 +94,7 @@ export async function openLockedMirror(
   if (applied.length > 0) res.logger.info({ applied }, 'migrations applied');
   const stateFrom = await upgradeStoredState(store);
   if (stateFrom !== STATE_VERSION) res.logger.debug({ from: stateFrom, to: STATE_VERSION }, 'sync state upgraded');
-  return { store, lock, applied };
+  return { lock, applied };
 }
 
 /** `onRequest` sees every attempt as it ends (the daemon's request metrics and progress signal). */

@@ -53,14 +53,8 @@ export interface OneShotWriter {
  */
 export async function openWriter(flags: GlobalFlags, redactor: SecretRedactor, hooks?: SyncHooks): Promise<OneShotWriter> {
   const res = loadResources(flags, redactor);
-  const life = new Lifecycle();
+  const life = oneShotLifecycle(res);
   try {
-    life.handleSignals({
-      graceMs: 10_000,
-      onFirst: (signal) =>
-        res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
-      onForce: exitAtOnce,
-    });
     const client = openClient(res, life);
     const { store, head } = await openWriterSession(res, life, { client, lock: { wait: false } });
     return { res, life, client, store, ctx: syncContext(res, store, client, life, hooks), head: head ?? null };
@@ -68,6 +62,17 @@ export async function openWriter(flags: GlobalFlags, redactor: SecretRedactor, h
     await life.close().catch(() => undefined);
     throw err;
   }
+}
+
+/** A one-shot writer's lifecycle: the first signal stops gracefully (the work in flight commits), a second at once. */
+export function oneShotLifecycle(res: Resources): Lifecycle {
+  const life = new Lifecycle();
+  life.handleSignals({
+    graceMs: 10_000,
+    onFirst: (signal) => res.logger.info({ signal }, 'stopping: the work in flight commits first (send the signal again to stop at once)'),
+    onForce: exitAtOnce,
+  });
+  return life;
 }
 
 /**

@@ -14,3 +14,12 @@ export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js'
 export type { QuarantinedRow, StatusReads, SyncRunRow } from './status-reads.js';
 export { cleanText, parseAmount } from './values.js';
 export { stageKey } from './reads.js';
+export { recordSnapshot, snapshotDifferences, type RecordSnapshot } from './record-snapshot.js';
+export {
+  finishWriterRequest,
+  startWriterRequest,
+  writerRequests,
+  type WriterRequestEnd,
+  type WriterRequestRow,
+  type WriterRequests,
+} from './writer-requests.js';

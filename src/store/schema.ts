@@ -228,6 +228,21 @@ export interface DirtyTable {
   failed_reads: Generated<number>;
 }
 
+/** The writer's inbox (migration 1600, src/store/writer-requests.ts): requests queued while another process writes. */
+export interface WriterRequestsTable {
+  id: Generated<number>;
+  kind: string;
+  params_json: string;
+  requested_at: Ts;
+  started_at: Ts | null;
+  finished_at: Ts | null;
+  /** Null until served, then `done` or `failed`. */
+  outcome: string | null;
+  result_json: string | null;
+  error_code: string | null;
+  error: string | null;
+}
+
 export interface MirrorDatabase {
   tickets: TicketsTable;
   ticket_messages: TicketMessagesTable;
@@ -249,6 +264,7 @@ export interface MirrorDatabase {
   sync_runs: SyncRunsTable;
   sync_state: SyncStateTable;
   dirty: DirtyTable;
+  writer_requests: WriterRequestsTable;
 }
 
 /** Tables counted by `Store.counts()`: the mirror proper plus the dirty set and quarantine. */

@@ -1,6 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { runCli } from '../helpers/cli.js';
+import type { Dialect } from '../helpers/dialects.js';
+import { tempDir } from '../helpers/tmp.js';
 import { forwardTo } from '../helpers/forward.js';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 
@@ -50,4 +53,40 @@ export function useSimulator(options: SimulatorOptions): Simulator {
     if (!started) throw new Error('the simulator starts in beforeAll; use it inside a test');
     return started;
   });
+}
+
+/** A mirror of `sim` on a fresh database of `dialect`, backfilled and synced by the CLI, for one describe block. */
+export interface BackfilledMirror {
+  /** The spawned CLI's environment (cliConfig). */
+  readonly env: Record<string, string>;
+  /** The SQLite path or postgres:// URL. */
+  readonly database: string;
+}
+
+/** Creates the mirror in beforeAll (backfill, then sync) and drops it in afterAll; read its fields inside a test. */
+export function useBackfilledMirror(dialect: Dialect, sim: Simulator, extra?: Record<string, unknown>): BackfilledMirror {
+  const state: { env?: Record<string, string>; database?: string; done?: () => Promise<void> } = {};
+  beforeAll(async () => {
+    const { dir, cleanup } = tempDir();
+    const target = await dialect.newDatabase();
+    state.database = target.database;
+    state.done = async () => {
+      await target.drop();
+      cleanup();
+    };
+    state.env = cliConfig(dir, { url: sim.url, database: target.database, ...(extra ? { extra } : {}) });
+    for (const args of [['backfill'], ['sync']]) {
+      const r = await runCli(args, state.env);
+      expect(r.code, r.stderr).toBe(0);
+    }
+  }, 60_000);
+  afterAll(async () => state.done?.());
+  return {
+    get env() {
+      return state.env!;
+    },
+    get database() {
+      return state.database!;
+    },
+  };
 }

@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { byHand } from '../helpers/by-hand.js';
 import { dialects } from '../helpers/dialects.js';
 import { runCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/tmp.js';
-import { cliConfig, useSimulator } from './env.js';
+import { useBackfilledMirror, useSimulator } from './env.js';
 
 interface Report {
   drift: Array<{ entityType: string; entityId: string; kind: string; field?: string }>;
@@ -26,28 +25,10 @@ type Case = [string, 'deleted' | 'altered', string, [string, string], string[]];
 for (const dialect of dialects) {
   describe(`verify compares content (${dialect.name})`, () => {
     const sim = useSimulator({ seed: 26, tickets: 8, deals: 6 });
-    let env: Record<string, string>;
-    let database: string;
-    let done: () => Promise<void>;
-
-    beforeAll(async () => {
-      const { dir, cleanup } = tempDir();
-      const target = await dialect.newDatabase();
-      database = target.database;
-      done = async () => {
-        await target.drop();
-        cleanup();
-      };
-      env = cliConfig(dir, { url: sim.url, database });
-      for (const args of [['backfill'], ['sync']]) {
-        const r = await runCli(args, env);
-        expect(r.code, r.stderr).toBe(0);
-      }
-    }, 60_000);
-    afterAll(async () => done?.());
+    const mirror = useBackfilledMirror(dialect, sim);
 
     const one = async (sql: string) => {
-      const row = ((await byHand(dialect, database, sql)) as Array<Record<string, string>>)[0];
+      const row = ((await byHand(dialect, mirror.database, sql)) as Array<Record<string, string>>)[0];
       expect(row, `no row for ${sql}`).toBeDefined();
       return row!;
     };
@@ -55,8 +36,8 @@ for (const dialect of dialects) {
 
     /** Makes a round's edits, then one `verify --json`, one `verify --repair`, one `verify`; returns what each said. */
     async function round(cases: Case[]): Promise<{ log: string; missed: string[]; codes: number[] }> {
-      for (const [, , statement] of cases) await byHand(dialect, database, statement);
-      const found = await runCli(['verify', '--json'], env);
+      for (const [, , statement] of cases) await byHand(dialect, mirror.database, statement);
+      const found = await runCli(['verify', '--json'], mirror.env);
       const report = JSON.parse(found.stdout) as Report;
       const lines: string[] = [];
       const missed: string[] = [];
@@ -65,8 +46,8 @@ for (const dialect of dialects) {
         lines.push(`${table} ${how}: ${type} ${id} named for ${named.join(', ') || 'nothing'}`);
         if (!named.some((n) => expected.includes(n))) missed.push(`${table} ${how}`);
       }
-      const repaired = await runCli(['verify', '--repair'], env);
-      const after = await runCli(['verify'], env);
+      const repaired = await runCli(['verify', '--repair'], mirror.env);
+      const after = await runCli(['verify'], mirror.env);
       lines.push(`verify ${found.code}, repair ${repaired.code}, then verify ${after.code}`);
       if (repaired.code !== 0) lines.push(repaired.stderr);
       if (after.code !== 0) lines.push(after.stdout);
@@ -74,7 +55,7 @@ for (const dialect of dialects) {
     }
 
     it('reports a hand edit of every mirrored table, and --repair mends each one', async () => {
-      const clean = await runCli(['verify'], env);
+      const clean = await runCli(['verify'], mirror.env);
       expect(clean.code, clean.stdout + clean.stderr).toBe(0);
 
       // Each case on its own record: four tickets, three deals, a pipeline and a stage of another one.

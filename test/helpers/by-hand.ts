@@ -4,7 +4,8 @@ import type { Dialect } from './dialects.js';
 
 /**
  * A person's SQL client on the mirror, foreign keys off (the sqlite3 shell's default; PostgreSQL's
- * replica role). It waits for a running writer's transaction as a shell with a busy timeout would.
+ * replica role): `$1`-style parameters on both. Returns the rows of a query, [] for a statement. It
+ * waits for a running writer's transaction as a shell with a busy timeout would.
  */
 export async function byHand(dialect: Dialect, database: string, statement: string, params: unknown[] = []): Promise<unknown[]> {
   if (dialect.name === 'sqlite') {

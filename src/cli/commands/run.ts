@@ -23,6 +23,7 @@ import {
   type RecordRunOptions,
   runBackfill,
   runVerify,
+  serveWriterRequests,
   type CycleResult,
   type SyncContext,
 } from '../../sync/index.js';
@@ -355,6 +356,8 @@ async function syncCycle(
     if (ctx.stopSignal.aborted) return null;
     health.cycleSplit('backfill', 'sync');
   }
+  // Requests queued by `resync` and `backfill --since` while this process holds the mirror (src/sync/requests.ts).
+  await serveWriterRequests(ctx);
   const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);
   health.state.lagSeconds = summary.lagSeconds;
