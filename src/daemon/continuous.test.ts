@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { IDLE_SHARE, MAX_FAILURE_PAUSE_MS, nextPollDelay, type PollOutcome } from './continuous.js';
+import { IDLE_POLL_REQUESTS, IDLE_SHARE, MAX_FAILURE_PAUSE_MS, nextPollDelay, type PollOutcome } from './continuous.js';
 
 const pacing = { minPollIntervalMs: 500, ratePerSecond: 10 };
-const idle: PollOutcome = { ok: true, requests: 2, eventsNew: 0, behind: false };
+const idle: PollOutcome = { ok: true, requests: 2, eventsNew: 0, behind: false, fullLookback: false };
 
 describe('continuous pacing (docs/design.md §4.10)', () => {
   it('spaces idle polls so that they spend at most the idle share of the rate', () => {
@@ -29,5 +29,16 @@ describe('continuous pacing (docs/design.md §4.10)', () => {
     expect(nextPollDelay(failed, 10_000, 30, pacing)).toBe(MAX_FAILURE_PAUSE_MS);
     // Twelve attempts in 300 ms: the idle share wants 6 s between starts.
     expect(nextPollDelay({ ...failed, requests: 12 }, 300, 1, pacing)).toBe(5700);
+  });
+
+  it('charges a full lookback window as the idle poll it stands in for, unless every window is a full one', () => {
+    // 400 pages of an idle full window at 10/s: not 200 s of doze, one idle poll's spacing.
+    const full = { ...idle, requests: 401, fullLookback: true };
+    expect(nextPollDelay(full, 30_000, 0, pacing)).toBe(0);
+    expect(nextPollDelay(full, 100, 0, pacing)).toBe((IDLE_POLL_REQUESTS * 1000) / (IDLE_SHARE * 10) - 100);
+    // fullLookbackEverySeconds 0: the full window is every poll, so all of it is charged.
+    expect(nextPollDelay(full, 100, 0, { ...pacing, everyWindowFull: true })).toBe(200_400);
+    // An ordinary idle poll that read many pages (the overlap after a burst) is charged in full.
+    expect(nextPollDelay({ ...idle, requests: 12 }, 100, 0, pacing)).toBe(5900);
   });
 });

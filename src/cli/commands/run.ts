@@ -234,24 +234,33 @@ function continuousLoop(
   health: HealthTracker,
 ): ContinuousLoop {
   const { config, logger } = res;
+  const requests = () => ctx.client.stats().requests;
   return {
     stop: life.stop.signal,
-    requests: () => ctx.client.stats().requests,
     pacing: () => ({
       minPollIntervalMs: config.minPollIntervalMs,
       ratePerSecond: ctx.client.stats().ratePerSecond ?? (config.maxRequestsPerSecond === 'auto' ? 1 : config.maxRequestsPerSecond),
+      everyWindowFull: config.fullLookbackEverySeconds === 0,
     }),
     cycle: async () => {
-      const out: { summary: CycleSummary | null } = { summary: null };
+      const out: { summary: CycleSummary | null; syncFrom: number | null } = { summary: null, syncFrom: null };
       const started = work.run('sync', async () => {
-        out.summary = await syncCycle(ctx, logger, config.history, metrics, health, { foldIdle: true });
+        // Counted from the sync on: a backfill's requests are not the poll's (src/daemon/continuous.ts).
+        const beforeSync = () => void (out.syncFrom = requests());
+        out.summary = await syncCycle(ctx, logger, config.history, metrics, health, { foldIdle: true }, beforeSync);
       });
       if (!started) {
         await work.running;
         return null;
       }
       const ok = (await started) && out.summary !== null;
-      return { ok, eventsNew: out.summary?.stats.eventsNew ?? 0, behind: out.summary?.result.behind ?? false };
+      return {
+        ok,
+        requests: out.syncFrom === null ? 0 : requests() - out.syncFrom,
+        eventsNew: out.summary?.stats.eventsNew ?? 0,
+        behind: out.summary?.result.behind ?? false,
+        fullLookback: out.summary?.result.fullLookback ?? false,
+      };
     },
     onPause: (delayMs, outcome) => logger.debug({ delayMs: Math.round(delayMs), ...outcome }, 'continuous: next change-log read'),
   };
@@ -326,6 +335,7 @@ async function syncCycle(
   metrics: DaemonMetrics,
   health: HealthTracker,
   runOptions: RecordRunOptions = {},
+  beforeSync?: () => void,
 ): Promise<CycleSummary | null> {
   const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
@@ -352,6 +362,7 @@ async function syncCycle(
     if (after?.phase === 'done') health.state.backfill = null;
     if (ctx.stopSignal.aborted) return null;
   }
+  beforeSync?.();
   const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);
   health.state.lagSeconds = summary.lagSeconds;
