@@ -63,9 +63,12 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
         redactor: res.redactor,
       });
       const { host, port, authToken } = config.http;
-      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait: telemetry.waiters });
+      const wait = telemetry.waiters;
+      const recordWait = telemetry.recordWaiters;
+      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait, recordWait });
       life.defer(() => server.close());
-      life.defer(() => telemetry.waiters.close());
+      life.defer(() => wait.close());
+      life.defer(() => recordWait.close());
     }
     const client = openClient(res, life, (e) => telemetry.request(e));
     telemetry.leader(false);
