@@ -16,13 +16,13 @@
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cli, control, KEY, startSim, takeRequests } from './sim.js';
 import { toDbTimestamp } from '../src/util/time.js';
+import { freePort } from '../test/cli/ops-helpers.js';
 
 const POLL_MS = 200;
 /** After the writes, the daemon's requests are counted this long with nothing to find: the idle cost. */
@@ -219,16 +219,6 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: numb
       }
     });
     child.once('exit', (code) => reject(new Error(`wsmirror run exited ${code} before starting`)));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
   });
 }
 

@@ -43,17 +43,9 @@ for (const dialect of dialects)
       await h.backfill();
       await h.sync();
       telemetry.attach(h.store);
-      const { metrics, health, waiters, recordWaiters } = telemetry;
-      const server = await startHealthServer({
-        host: '127.0.0.1',
-        port: 0,
-        metrics,
-        health,
-        logger: silentLogger(),
-        authToken: TOKEN,
-        wait: waiters,
-        recordWait: recordWaiters,
-      });
+      const { waiters: wait, recordWaiters: recordWait } = telemetry;
+      const at = { host: '127.0.0.1', port: 0, authToken: TOKEN, logger: silentLogger() };
+      const server = await startHealthServer({ ...at, metrics: telemetry.metrics, health: telemetry.health, wait, recordWait });
       close = () => server.close();
       const get = async (query: string, token: string | null = TOKEN): Promise<Answer> => {
         const res = await fetch(`${server.url}/wait${query}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});

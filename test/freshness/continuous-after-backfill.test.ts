@@ -1,11 +1,10 @@
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
 import { spawnCli } from '../helpers/cli.js';
 import { dialects } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 import { cliConfig } from '../cli/env.js';
+import { freePort } from '../cli/ops-helpers.js';
 import { callApi } from '../sync/harness.js';
 
 const TOKEN = 'continuous-after-backfill-token';
@@ -13,16 +12,6 @@ const TOKEN = 'continuous-after-backfill-token';
 const RATE = 20;
 /** The continuous goal (docs/operations.md, "Continuous mode"): a write visible within 2 s. */
 const GOAL_MS = 2000;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 interface LogLine {
   msg: string;
@@ -76,13 +65,10 @@ for (const dialect of dialects)
     });
 
     it('shows a write made right after the backfill, and right after a full lookback window, within the goal', async () => {
-      const sim = await startSimulator({ seed: 46, tickets: 150, deals: 30, control: true, apiKeys: { 'test-key': '' } });
-      cleanups.push(() => sim.close());
       const { dir, cleanup } = tempDir();
-      cleanups.push(cleanup);
-      const target =
-        dialect.name === 'sqlite' ? { database: join(dir, 'mirror.sqlite'), drop: () => Promise.resolve() } : await dialect.newDatabase();
-      cleanups.push(target.drop);
+      const target = await dialect.newDatabase();
+      const sim = await startSimulator({ seed: 46, tickets: 150, deals: 30, control: true, apiKeys: { 'test-key': '' } });
+      cleanups.push(cleanup, target.drop, () => sim.close());
       const port = await freePort();
       const extra = { schedule: 'continuous', maxRequestsPerSecond: RATE, pageSize: 5, fullLookbackEverySeconds: 4, http: { port } };
       const env = { ...cliConfig(dir, { url: sim.url, database: target.database, extra }), WSMIRROR_LOG_LEVEL: 'debug' };
