@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { IDLE_POLL_REQUESTS, IDLE_SHARE, MAX_FAILURE_PAUSE_MS, nextPollDelay, type PollOutcome } from './continuous.js';
+import {
+  IDLE_POLL_REQUESTS,
+  IDLE_SHARE,
+  MAX_FAILURE_PAUSE_MS,
+  nextPollDelay,
+  PollNudge,
+  pollContinuously,
+  type PollOutcome,
+} from './continuous.js';
 
 const pacing = { minPollIntervalMs: 500, ratePerSecond: 10 };
 const idle: PollOutcome = { ok: true, requests: 2, eventsNew: 0, behind: false, fullLookback: false };
@@ -40,5 +48,35 @@ describe('continuous pacing (docs/design.md §4.10)', () => {
     expect(nextPollDelay(full, 100, 0, { ...pacing, everyWindowFull: true })).toBe(200_400);
     // An ordinary idle poll that read many pages (the overlap after a burst) is charged in full.
     expect(nextPollDelay({ ...idle, requests: 12 }, 100, 0, pacing)).toBe(5900);
+  });
+
+  it('ends an idle pause at a nudge, no sooner than minPollIntervalMs after the cycle began, and stops at once', async () => {
+    const stop = new AbortController();
+    const nudges = new PollNudge();
+    const starts: number[] = [];
+    const pauses: number[] = [];
+    let secondStarted!: () => void;
+    const second = new Promise<void>((r) => (secondStarted = r));
+    const run = pollContinuously({
+      stop: stop.signal,
+      nudges,
+      // An idle spacing of 1,000 s: only the nudge can start the second cycle within the test.
+      pacing: () => ({ minPollIntervalMs: 50, ratePerSecond: 0.01 }),
+      cycle: () => {
+        starts.push(performance.now());
+        if (starts.length === 2) secondStarted();
+        return Promise.resolve(idle);
+      },
+      onPause: (delayMs) => {
+        pauses.push(delayMs);
+        if (pauses.length === 1) nudges.nudge();
+        else stop.abort();
+      },
+    });
+    await second;
+    expect(pauses[0]).toBeGreaterThan(900_000);
+    expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(49);
+    await run;
+    expect(starts).toHaveLength(2);
   });
 });

@@ -78,7 +78,36 @@ export interface ContinuousLoop {
   cycle(): Promise<PollOutcome | null>;
   pacing(): PollPacing;
   stop: AbortSignal;
+  /** Ends a pause early (no sooner than `minPollIntervalMs` after the cycle began): evidence of a change upstream. */
+  nudges?: PollNudge;
   onPause?(delayMs: number, outcome: PollOutcome): void;
+}
+
+/**
+ * Evidence that the upstream holds a change the mirror has not read (a `GET /wait` for a record
+ * whose copy is older than the write): the loop's pause ends early, as after a busy cycle. Nudges
+ * coalesce; polls stay at least `minPollIntervalMs` apart whatever arrives.
+ */
+export class PollNudge {
+  #wake: (() => void) | null = null;
+  #pending = false;
+
+  nudge(): void {
+    this.#pending = true;
+    this.#wake?.();
+  }
+
+  /** Resolves at the first nudge since the last take (at once if one came meanwhile). */
+  next(): Promise<void> {
+    if (this.#pending) return Promise.resolve();
+    return new Promise((resolve) => (this.#wake = resolve));
+  }
+
+  /** A cycle starts: what nudged it is being read now. */
+  take(): void {
+    this.#pending = false;
+    this.#wake = null;
+  }
 }
 
 /** Cycles until `stop` aborts; a pause ends at once on the stop. */
@@ -86,16 +115,30 @@ export async function pollContinuously(loop: ContinuousLoop): Promise<void> {
   let failures = 0;
   while (!loop.stop.aborted) {
     const began = performance.now();
+    loop.nudges?.take();
     const outcome = await loop.cycle();
     if (outcome === null || loop.stop.aborted) continue;
     failures = outcome.ok ? 0 : failures + 1;
     const delay = nextPollDelay(outcome, performance.now() - began, failures, loop.pacing());
     loop.onPause?.(delay, outcome);
-    if (delay > 0) await pause(delay, loop.stop);
+    if (delay <= 0) continue;
+    // A failed cycle keeps its back-off: a nudge cannot make a failing upstream answer sooner.
+    const soonest = () => Math.max(0, loop.pacing().minPollIntervalMs - (performance.now() - began));
+    await pauseOrNudge(delay, soonest, loop.stop, outcome.ok ? loop.nudges : undefined);
   }
 }
 
+/** Waits `delayMs`, or until a nudge and then `soonest()` more, whichever ends first; at once on the stop. */
+async function pauseOrNudge(delayMs: number, soonest: () => number, stop: AbortSignal, nudges?: PollNudge): Promise<void> {
+  const over = new AbortController();
+  const signal = AbortSignal.any([stop, over.signal]);
+  const nudged = nudges ? [nudges.next().then(() => pause(soonest(), signal))] : [];
+  await Promise.race([pause(delayMs, signal), ...nudged]);
+  over.abort();
+}
+
 function pause(ms: number, stop: AbortSignal): Promise<void> {
+  if (stop.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);

@@ -27,6 +27,7 @@ export {
   IDLE_POLL_REQUESTS,
   IDLE_SHARE,
   nextPollDelay,
+  PollNudge,
   pollContinuously,
   type ContinuousLoop,
   type PollOutcome,

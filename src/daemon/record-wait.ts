@@ -27,9 +27,17 @@ export function recordVerdict(state: RecordState, updatedAt: number, since: numb
   return null;
 }
 
+/**
+ * How far ahead of this process's clock a write's `updatedAt` may be and still nudge the poll: the
+ * upstream's clock may run ahead (docs/sync.md, "Hostile upstream"); an instant beyond is no write yet.
+ */
+const NUDGE_AHEAD_MS = 60_000;
+
 interface RecordWaiter {
   updatedAt: number;
   since: number;
+  /** The first read found the write missing, and the poll was nudged (once per waiter). */
+  nudged: boolean;
   settle(outcome: RecordWaitOutcome): void;
 }
 
@@ -46,6 +54,12 @@ export class RecordWaiters {
   #read: ReadState | null = null;
   readonly #waiting = new Map<string, Set<RecordWaiter>>();
   #size = 0;
+  /**
+   * Called once per wait whose first read finds the mirror without the write (a plausible one, not
+   * far ahead of this clock): the continuous loop then reads the change log without waiting out its
+   * idle pause (src/daemon/continuous.ts, PollNudge).
+   */
+  onPending: (() => void) | null = null;
   /** Keys whose state is being read, and whether a commit arrived meanwhile (read once more). */
   readonly #reading = new Map<string, boolean>();
 
@@ -94,7 +108,7 @@ export class RecordWaiters {
         if (set?.size === 0) this.#waiting.delete(key);
         resolve(outcome);
       };
-      const waiter: RecordWaiter = { updatedAt, since: Date.now(), settle: done };
+      const waiter: RecordWaiter = { updatedAt, since: Date.now(), nudged: false, settle: done };
       const onAbort = () => void this.state(entityType, id).then((state) => done({ verdict: null, state }));
       // Unref'd: a waiter never keeps a stopping daemon alive.
       const timer = setTimeout(onAbort, timeoutMs);
@@ -134,6 +148,11 @@ export class RecordWaiters {
     for (const set of [...this.#waiting.values()]) for (const w of [...set]) w.settle({ verdict: null, state: null });
   }
 
+  #nudge(w: RecordWaiter): void {
+    w.nudged = true;
+    if (w.updatedAt <= Date.now() + NUDGE_AHEAD_MS) this.onPending?.();
+  }
+
   async #check(entityType: RecordType, id: string, key: string): Promise<void> {
     for (;;) {
       const state = await this.state(entityType, id);
@@ -141,6 +160,7 @@ export class RecordWaiters {
         for (const w of [...(this.#waiting.get(key) ?? [])]) {
           const verdict = recordVerdict(state, w.updatedAt, w.since);
           if (verdict) w.settle({ verdict, state });
+          else if (!w.nudged) this.#nudge(w);
         }
       if (this.#reading.get(key) !== true || !this.#waiting.has(key)) break;
       this.#reading.set(key, false);

@@ -8,7 +8,9 @@ import {
   openStatusReader,
   startHealthServer,
   pollContinuously,
+  PollNudge,
   StatusSource,
+  type RecordWaiters,
   type ContinuousLoop,
   type DaemonMetrics,
   type HealthTracker,
@@ -77,7 +79,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
     telemetry.asOfKnown(await readAsOf(store));
     const ctx = syncContext(res, store, client, life, telemetry.hooks());
-    await scheduleCycles(res, life, ctx, metrics, health, fail);
+    await scheduleCycles(res, life, ctx, metrics, health, fail, telemetry.recordWaiters);
     logger.info('stopped');
   } finally {
     await life.close();
@@ -147,6 +149,7 @@ async function scheduleCycles(
   metrics: DaemonMetrics,
   health: HealthTracker,
   fail: Failure,
+  recordWaiters: RecordWaiters,
 ): Promise<void> {
   const { config, logger } = res;
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
@@ -154,7 +157,11 @@ async function scheduleCycles(
   if (config.schedule === 'continuous') {
     const reconcileJob = scheduleReconcile(res, ctx, metrics, exclusive);
     life.defer(() => reconcileJob.stop());
-    await pollContinuously(continuousLoop(res, life, ctx, work, metrics, health));
+    const nudges = new PollNudge();
+    // A reader waiting for a record the mirror lacks is evidence of a write upstream: read it now.
+    recordWaiters.onPending = () => nudges.nudge();
+    await pollContinuously({ ...continuousLoop(res, life, ctx, work, metrics, health), nudges });
+    recordWaiters.onPending = null;
     reconcileJob.stop();
     await work.running;
     return;
