@@ -1,6 +1,9 @@
 /**
  * Freshness: `wsmirror run` on a schedule against a rate-limited simulator with live writes; for
- * every write, the delay until the mirror shows it (bench/README.md, "Freshness").
+ * every write, the delay until the mirror shows it (bench/README.md, "Freshness"). With
+ * `"continuous"` the daemon backfills the empty mirror itself under the ceiling and the writes
+ * start at its first sync, so the first writes are the ones right after a backfill; each write is
+ * also waited for through the daemon's `GET /wait` for that record.
  *
  * The harness makes the writes itself (control `act`, one random write each, at a steady rate)
  * so it knows each write's record and time, and polls the SQLite mirror (read-only, as a BI tool
@@ -19,6 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cli, control, KEY, startSim, takeRequests } from './sim.js';
 import { toDbTimestamp } from '../src/util/time.js';
+import { freePort } from '../test/cli/ops-helpers.js';
 
 const POLL_MS = 200;
 /** After the writes, the daemon's requests are counted this long with nothing to find: the idle cost. */
@@ -59,6 +63,10 @@ export interface FreshnessFigures {
   eventRequestBudget: number;
   /** Requests the daemon made while the workspace was idle, per hour (measured over IDLE_MS). */
   idleRequestsPerHour: number;
+  /** `run` backfilled the empty mirror under the ceiling and the writes began at its first sync. */
+  fromBackfill: boolean;
+  /** GET /wait for each written record: from the write to its 200, and how many never got one. */
+  recordWait: { answered: number; failed: number; p50Ms: number | null; p95Ms: number | null; maxMs: number | null } | null;
 }
 
 interface Write {
@@ -69,6 +77,8 @@ interface Write {
   /** The record's updatedAt once written (the simulator's clock): the mirror shows it when it holds the write. */
   simMs: number;
   delayMs?: number;
+  /** From the write to the 200 of GET /wait for its record; undefined when it never came. */
+  waitMs?: number;
   /** Seen only as the record's deletion. */
   shownDeleted?: boolean;
 }
@@ -212,8 +222,11 @@ async function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs: numb
   });
 }
 
-/** An unthrottled backfill, then the simulator's rate limit, then `run` until it holds the writer lock. */
-async function backfillThenRun(args: FreshnessArgs, url: string, dir: string, database: string): Promise<ChildProcess> {
+/**
+ * An unthrottled backfill, then the simulator's rate limit, then `run` until it holds the writer
+ * lock; with `fromBackfill`, the rate limit first and `run` backfills, until its first sync cycle.
+ */
+async function backfillThenRun(args: FreshnessArgs, url: string, dir: string, database: string, port: number): Promise<ChildProcess> {
   const env = {
     ...process.env,
     WSMIRROR_BASE_URL: url,
@@ -221,19 +234,19 @@ async function backfillThenRun(args: FreshnessArgs, url: string, dir: string, da
     WSMIRROR_DATABASE: database,
     WSMIRROR_CONFIG: join(dir, 'backfill.json'),
   };
-  writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
-  await cliRun(['backfill'], env);
+  if (!args.fromBackfill) {
+    writeFileSync(join(dir, 'backfill.json'), JSON.stringify({ maxRequestsPerSecond: 5000, http: { port: 0 } }));
+    await cliRun(['backfill'], env);
+  }
   await control(url, 'POST', 'faults', { rateLimitPerSecond: args.allowance });
   await takeRequests(url);
-  writeFileSync(
-    join(dir, 'run.json'),
-    JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port: 0 } }),
-  );
+  writeFileSync(join(dir, 'run.json'), JSON.stringify({ schedule: args.schedule, maxRequestsPerSecond: args.allowance, http: { port } }));
   const daemon = spawn(process.execPath, [cli, 'run'], {
     env: { ...env, WSMIRROR_CONFIG: join(dir, 'run.json') },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  const started = waitForLine(daemon, /writer lock held/, 60_000);
+  // A backfill of 1,000 tickets at 10 requests/s takes about two minutes.
+  const started = args.fromBackfill ? waitForLine(daemon, /"msg":"sync cycle"/, 600_000) : waitForLine(daemon, /writer lock held/, 60_000);
   // One file per benchmark process and run, so an odd figure can be read against its daemon's log.
   daemon.stderr.pipe(
     createWriteStream(join(tmpdir(), `wsmirror-bench-freshness-${process.pid}-${periodOf(args.schedule)}s-${args.writesPerSecond}wps.log`)),
@@ -251,7 +264,10 @@ async function writeAndWatch(
   args: FreshnessArgs,
   url: string,
   database: string,
+  port: number,
 ): Promise<{ writes: Write[]; pending: Write[]; t0: number }> {
+  const waits: Promise<void>[] = [];
+  const stopWaits = new AbortController();
   const db = new Database(database, { readonly: true, fileMustExist: true });
   const writes: Write[] = [];
   let pending: Write[] = [];
@@ -281,6 +297,7 @@ async function writeAndWatch(
       const w: Write = { ...a, wallMs, simMs: Date.parse(updatedAt) };
       writes.push(w);
       pending.push(w);
+      waits.push(recordWait(port, w, stopWaits.signal));
     }
   }
   const deadline = Date.now() + args.graceSeconds * 1000;
@@ -289,7 +306,34 @@ async function writeAndWatch(
     pending = poll(db, pending, Date.now());
   }
   db.close();
+  // What the grace period did not answer is never answered: counted as failed, not waited for.
+  stopWaits.abort();
+  await Promise.all(waits);
   return { writes, pending, t0 };
+}
+
+/** GET /wait for the written record (its updatedAt as the simulator stamped it); sets `waitMs` on a 200. */
+async function recordWait(port: number, w: Write, signal: AbortSignal): Promise<void> {
+  const query = `entity=${w.entityType}&id=${encodeURIComponent(w.entityId)}&updatedAt=${new Date(w.simMs).toISOString()}`;
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/wait?${query}&timeoutMs=300000`, { signal });
+    await res.arrayBuffer();
+    if (res.status === 200) w.waitMs = Date.now() - w.wallMs;
+  } catch {
+    // Counted as never answered.
+  }
+}
+
+function waitFigures(writes: Write[]): FreshnessFigures['recordWait'] {
+  const answered = writes.filter((w) => w.waitMs !== undefined).map((w) => w.waitMs!);
+  const all = writes.map((w) => w.waitMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
+  return {
+    answered: answered.length,
+    failed: writes.length - answered.length,
+    p50Ms: finite(percentile(all, 50)),
+    p95Ms: finite(percentile(all, 95)),
+    maxMs: finite(all.at(-1) ?? null),
+  };
 }
 
 function figures(
@@ -345,6 +389,8 @@ function figures(
     cycles: seen.cycles,
     eventRequestBudget: Math.ceil(1.2 * Math.ceil(seen.newEvents / 100) + seen.ticks),
     idleRequestsPerHour: seen.idleRequestsPerHour,
+    fromBackfill: args.fromBackfill ?? false,
+    recordWait: waitFigures(writes),
   };
 }
 
@@ -356,17 +402,21 @@ interface FreshnessArgs {
   allowance: number;
   tickets: number;
   deals: number;
+  /** Default: the schedule is "continuous" (its goal is measured from the first write after a backfill). */
+  fromBackfill?: boolean;
 }
 
-export async function measureFreshness(args: FreshnessArgs): Promise<FreshnessFigures> {
+export async function measureFreshness(options: FreshnessArgs): Promise<FreshnessFigures> {
+  const args = { ...options, fromBackfill: options.fromBackfill ?? options.schedule === 'continuous' };
   const dir = mkdtempSync(join(tmpdir(), 'wsmirror-bench-fresh-'));
+  const port = await freePort();
   const sim = await startSim({ tickets: args.tickets, deals: args.deals });
   const database = join(dir, 'mirror.sqlite');
   let daemon: ChildProcess | undefined;
   try {
-    daemon = await backfillThenRun(args, sim.url, dir, database);
+    daemon = await backfillThenRun(args, sim.url, dir, database, port);
     const eventsBefore = await eventCount(sim.url);
-    const { writes, pending, t0 } = await writeAndWatch(args, sim.url, database);
+    const { writes, pending, t0 } = await writeAndWatch(args, sim.url, database, port);
     const seen = await takeRequests(sim.url);
     const newEvents = (await eventCount(sim.url)) - eventsBefore;
     const t1 = Date.now();

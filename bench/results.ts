@@ -309,9 +309,10 @@ export function printFreshness(rows: FreshnessFigures[]): void {
       'cycles / ticks',
       'event-log requests / budget',
       'idle requests / h',
+      'record /wait p50 / p95 / max s (unanswered)',
     ],
     rows.map((r) => [
-      `\`${r.schedule}\``,
+      `\`${r.schedule}\`${r.fromBackfill ? ' from a backfill' : ''}`,
       String(r.writesPerSecond),
       String(r.allowance),
       String(r.writes),
@@ -328,6 +329,7 @@ export function printFreshness(rows: FreshnessFigures[]): void {
       `${r.cycles} / ${r.ticks}`,
       `${r.eventRequests} / ${r.eventRequestBudget}`,
       String(r.idleRequestsPerHour),
+      r.recordWait ? `${s(r.recordWait.p50Ms)} / ${s(r.recordWait.p95Ms)} / ${s(r.recordWait.maxMs)} (${r.recordWait.failed})` : '',
     ]),
   );
 }

@@ -8,6 +8,7 @@ import { renderPage } from './page/render.js';
 import { PAGE_CSP } from './page/style.js';
 import type { StatusSource } from './status-source.js';
 import { answerWait, type AsOfWaiters } from './wait.js';
+import type { RecordWaiters } from './record-wait.js';
 
 type Handler = (res: ServerResponse, req: IncomingMessage) => void | Promise<void>;
 
@@ -23,6 +24,8 @@ export interface HealthServerOptions {
   authToken?: string;
   /** GET /wait (read-after-write, src/daemon/wait.ts); without it that path answers 404. */
   wait?: AsOfWaiters;
+  /** GET /wait for one record (src/daemon/record-wait.ts); without it only `until` is answered. */
+  recordWait?: RecordWaiters;
 }
 
 /** Headers every answer carries: nothing here is for caching or framing elsewhere. */
@@ -104,7 +107,7 @@ function routesOf(o: HealthServerOptions): Map<string, Handler> {
       answerWait(
         req,
         res,
-        waiters,
+        { asOf: waiters, records: o.recordWait },
         () => o.health.state.role,
         (status, body, headers) => json(res, status, body, headers),
       ),

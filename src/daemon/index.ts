@@ -21,4 +21,15 @@ export { renderPage } from './page/render.js';
 export { cycleRows, type CycleRow, type PageSnapshot } from './page/snapshot.js';
 export { asOfLine } from './as-of-text.js';
 export { AsOfWaiters, MAX_WAITERS, MAX_WAIT_TIMEOUT_MS } from './wait.js';
-export { IDLE_SHARE, nextPollDelay, pollContinuously, type ContinuousLoop, type PollOutcome, type PollPacing } from './continuous.js';
+export { RecordWaiters, recordVerdict, type RecordVerdict, type RecordWaitOutcome } from './record-wait.js';
+export {
+  chargedRequests,
+  IDLE_POLL_REQUESTS,
+  IDLE_SHARE,
+  nextPollDelay,
+  PollNudge,
+  pollContinuously,
+  type ContinuousLoop,
+  type PollOutcome,
+  type PollPacing,
+} from './continuous.js';

@@ -7,6 +7,7 @@ import { HealthTracker, type CycleOutcome } from './health.js';
 import { DaemonMetrics } from './metrics.js';
 import type { StateFacts } from './state.js';
 import { AsOfWaiters } from './wait.js';
+import { RecordWaiters } from './record-wait.js';
 
 /** Outcomes that make a change visible: the copy written is at least as new as its mark, or the record is gone. */
 const VISIBLE_OUTCOMES: ReadonlySet<RecordOutcome> = new Set(['fresh', 'deleted']);
@@ -23,7 +24,7 @@ export interface TelemetryOptions {
   retryMaxDelayMs?: number;
   /** Clock for tests. Default Date.now. */
   now?: () => number;
-  /** GET /wait callers held at once. Default MAX_WAITERS (src/daemon/wait.ts). */
+  /** GET /wait callers held at once, of each kind (as-of, record). Default MAX_WAITERS (src/daemon/wait.ts). */
   maxWaiters?: number;
 }
 
@@ -40,6 +41,8 @@ export class DaemonTelemetry {
   readonly version = packageVersion();
   /** Read-after-write callers of GET /wait, woken by the commit that records a new as-of. */
   readonly waiters: AsOfWaiters;
+  /** Read-your-own-write callers of GET /wait for one record, woken by the commit that writes it. */
+  readonly recordWaiters: RecordWaiters;
   #store: Store | null = null;
   #rateLimited: { since: number; last: number } | null = null;
   /** Backfill pages of the last minute: when, which list, how many records. */
@@ -55,6 +58,7 @@ export class DaemonTelemetry {
     this.#now = options.now ?? Date.now;
     this.#retryMaxDelayMs = options.retryMaxDelayMs ?? 60_000;
     this.waiters = new AsOfWaiters(options.maxWaiters);
+    this.recordWaiters = new RecordWaiters(options.maxWaiters);
     this.cycles = new CycleLog(this.#now);
     this.metrics = new DaemonMetrics(
       () => this.#store?.fileSizes() ?? null,
@@ -76,6 +80,7 @@ export class DaemonTelemetry {
 
   attach(store: Store): void {
     this.#store = store;
+    this.recordWaiters.attach((type, id) => store.recordState(type, id));
   }
 
   progress(): void {
@@ -101,7 +106,8 @@ export class DaemonTelemetry {
 
   hooks(): SyncHooks {
     return {
-      onRecord: (type, outcome, occurredAt) => {
+      onRecord: (type, outcome, occurredAt, entityId) => {
+        if (entityId !== undefined) this.recordWaiters.committed(type, entityId);
         this.metrics.record(type, outcome);
         if (occurredAt !== undefined && VISIBLE_OUTCOMES.has(outcome)) this.metrics.freshness.changeVisible(type, occurredAt, this.#now());
         this.cycles.record(outcome);
@@ -126,6 +132,8 @@ export class DaemonTelemetry {
     this.health.state.currentAsOf = asOf;
     this.metrics.freshness.asOfChanged(asOf);
     this.waiters.advance(asOf);
+    // A backstop for records written without a per-record commit hook (a backfill's pages).
+    this.recordWaiters.recheckAll();
   }
 
   /** The facts of the state line, as this process knows them now. */

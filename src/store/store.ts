@@ -15,6 +15,7 @@ import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
+import { recordState, type RecordState } from './record-state.js';
 import {
   dealDifferences,
   pipelineDifferences,
@@ -129,6 +130,8 @@ export interface Store extends StatusReads {
   listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
   /** Message count and stored messages of these tickets (absent when not mirrored). */
   ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
+  /** One record's committed state: its copy's updatedAt, deletion, quarantine, pending change (GET /wait for a record). */
+  recordState(entityType: RecordType, id: string): Promise<RecordState>;
   /** Which of these records the mirror holds as deleted. */
   deletedIds(entityType: RecordType, ids: readonly string[]): Promise<Set<string>>;
   /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
@@ -241,6 +244,7 @@ export function buildStore(backend: StoreBackend): Store {
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
     ticketCopies: (ids) => ticketCopies(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
+    recordState: (entityType, id) => recordState(db, entityType, id),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
     ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),

@@ -32,8 +32,11 @@ export interface SyncContext {
 /** Observers for metrics and progress; all optional. */
 export interface SyncHooks {
   onPage?(kind: 'events' | RecordEntity['plural'] | 'history', info: { items: number; invalid: number }): void;
-  /** `occurredAt`: the newest event that marked the record (the change the commit made visible). */
-  onRecord?(entityType: RecordType, outcome: RecordOutcome, occurredAt?: string): void;
+  /**
+   * After the commit that wrote what the re-read found. `occurredAt`: the newest event that marked
+   * the record (the change the commit made visible); `entityId`: which record (GET /wait for it).
+   */
+  onRecord?(entityType: RecordType, outcome: RecordOutcome, occurredAt?: string, entityId?: string): void;
   /** A cycle recorded the mirror's "current as of" (committed): src/sync/as-of.ts. */
   onAsOf?(state: AsOfState): void;
 }

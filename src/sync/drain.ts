@@ -122,7 +122,7 @@ function committed(ctx: SyncContext, stats: RunStats, w: RecordWrite, outcome: R
     const reason = clipText(w.reason ?? 'a value the mirror cannot store (see its quarantine row)', 500);
     ctx.logger.warn({ entityType: entry.entityType, entityId: entry.entityId, reason }, 'record quarantined');
   }
-  ctx.hooks?.onRecord?.(entry.entityType, outcome, entry.occurredAt);
+  ctx.hooks?.onRecord?.(entry.entityType, outcome, entry.occurredAt, entry.entityId);
   ctx.progress?.();
 }
 

@@ -8,7 +8,9 @@ import {
   openStatusReader,
   startHealthServer,
   pollContinuously,
+  PollNudge,
   StatusSource,
+  type RecordWaiters,
   type ContinuousLoop,
   type DaemonMetrics,
   type HealthTracker,
@@ -65,9 +67,12 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
         redactor: res.redactor,
       });
       const { host, port, authToken } = config.http;
-      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait: telemetry.waiters });
+      const wait = telemetry.waiters;
+      const recordWait = telemetry.recordWaiters;
+      const server = await startHealthServer({ host, port, authToken, metrics, health, logger, status, wait, recordWait });
       life.defer(() => server.close());
-      life.defer(() => telemetry.waiters.close());
+      life.defer(() => wait.close());
+      life.defer(() => recordWait.close());
     }
     const client = openClient(res, life, (e) => telemetry.request(e));
     telemetry.leader(false);
@@ -76,7 +81,7 @@ export async function runDaemon(flags: GlobalFlags, redactor: SecretRedactor): P
     logger.info({ schedule: config.schedule }, 'writer lock held; this process keeps the mirror');
     telemetry.asOfKnown(await readAsOf(store));
     const ctx = syncContext(res, store, client, life, telemetry.hooks());
-    await scheduleCycles(res, life, ctx, metrics, health, fail);
+    await scheduleCycles(res, life, ctx, metrics, health, fail, telemetry.recordWaiters);
     logger.info('stopped');
   } finally {
     await life.close();
@@ -146,6 +151,7 @@ async function scheduleCycles(
   metrics: DaemonMetrics,
   health: HealthTracker,
   fail: Failure,
+  recordWaiters: RecordWaiters,
 ): Promise<void> {
   const { config, logger } = res;
   const work = new ExclusiveWork(res, life, ctx, metrics, health, fail);
@@ -153,7 +159,11 @@ async function scheduleCycles(
   if (config.schedule === 'continuous') {
     const reconcileJob = scheduleReconcile(res, ctx, metrics, exclusive);
     life.defer(() => reconcileJob.stop());
-    await pollContinuously(continuousLoop(res, life, ctx, work, metrics, health));
+    const nudges = new PollNudge();
+    // A reader waiting for a record the mirror lacks is evidence of a write upstream: read it now.
+    recordWaiters.onPending = () => nudges.nudge();
+    await pollContinuously({ ...continuousLoop(res, life, ctx, work, metrics, health), nudges });
+    recordWaiters.onPending = null;
     reconcileJob.stop();
     await work.running;
     return;
@@ -236,24 +246,33 @@ function continuousLoop(
   health: HealthTracker,
 ): ContinuousLoop {
   const { config, logger } = res;
+  const requests = () => ctx.client.stats().requests;
   return {
     stop: life.stop.signal,
-    requests: () => ctx.client.stats().requests,
     pacing: () => ({
       minPollIntervalMs: config.minPollIntervalMs,
       ratePerSecond: ctx.client.stats().ratePerSecond ?? (config.maxRequestsPerSecond === 'auto' ? 1 : config.maxRequestsPerSecond),
+      everyWindowFull: config.fullLookbackEverySeconds === 0,
     }),
     cycle: async () => {
-      const out: { summary: CycleSummary | null } = { summary: null };
+      const out: { summary: CycleSummary | null; syncFrom: number | null } = { summary: null, syncFrom: null };
       const started = work.run('sync', async () => {
-        out.summary = await syncCycle(ctx, logger, config.history, metrics, health, { foldIdle: true });
+        // Counted from the sync on: a backfill's requests are not the poll's (src/daemon/continuous.ts).
+        const beforeSync = () => void (out.syncFrom = requests());
+        out.summary = await syncCycle(ctx, logger, config.history, metrics, health, { foldIdle: true }, beforeSync);
       });
       if (!started) {
         await work.running;
         return null;
       }
       const ok = (await started) && out.summary !== null;
-      return { ok, eventsNew: out.summary?.stats.eventsNew ?? 0, behind: out.summary?.result.behind ?? false };
+      return {
+        ok,
+        requests: out.syncFrom === null ? 0 : requests() - out.syncFrom,
+        eventsNew: out.summary?.stats.eventsNew ?? 0,
+        behind: out.summary?.result.behind ?? false,
+        fullLookback: out.summary?.result.fullLookback ?? false,
+      };
     },
     onPause: (delayMs, outcome) => logger.debug({ delayMs: Math.round(delayMs), ...outcome }, 'continuous: next change-log read'),
   };
@@ -328,6 +347,7 @@ async function syncCycle(
   metrics: DaemonMetrics,
   health: HealthTracker,
   runOptions: RecordRunOptions = {},
+  beforeSync?: () => void,
 ): Promise<CycleSummary | null> {
   const backfill = await readBackfill(ctx.store);
   if (!backfill || backfill.phase !== 'done') {
@@ -358,6 +378,7 @@ async function syncCycle(
   }
   // Requests queued by `resync` and `backfill --since` while this process holds the mirror (src/sync/requests.ts).
   await serveWriterRequests(ctx);
+  beforeSync?.();
   const summary = await syncOnce(ctx, 'sync', null, runOptions);
   metrics.observeDuration('sync', summary.durationMs / 1000);
   health.state.lagSeconds = summary.lagSeconds;
