@@ -23,7 +23,8 @@ describe('deploy/compose.yaml', () => {
   it('has PostgreSQL, the simulator, a migration step and at least two fleet workers, each with an image', () => {
     expect(Object.keys(services)).toEqual(expect.arrayContaining(['postgres', 'simulator', 'migrate']));
     expect(workers.length).toBeGreaterThanOrEqual(2);
-    for (const [name, s] of Object.entries(services)) expect(s.image, `${name}.image`).toMatch(/^[a-z0-9./_-]+:[\w.-]+$/);
+    // An image reference, or a variable with one as its default.
+    for (const [name, s] of Object.entries(services)) expect(s.image, `${name}.image`).toMatch(/^(\$\{\w+:-)?[a-z0-9./_-]+:[\w.-]+\}?$/);
     expect(commandLine(services.migrate)).toMatch(/^fleet apply --config \/etc\/wsmirror\/fleet\.json$/);
     expect(commandLine(services.simulator)).toContain('simulate');
     for (const [name, s] of workers) expect(commandLine(s), name).toMatch(/fleet worker --config \S+ --concurrency \d+/);
