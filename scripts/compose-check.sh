@@ -48,8 +48,8 @@ docker build --network host -q -t wsmirror:local . >/dev/null || fail "docker bu
 # PostgreSQL: the official image when it is here or can be pulled, else a stand-in from Debian's packages.
 pg_image=postgres:15-bookworm
 if ! docker image inspect "$pg_image" >/dev/null 2>&1 && ! timeout "${IMAGE_TIMEOUT:-30}" docker pull -q "$pg_image" >/dev/null 2>&1; then
+  say "no $pg_image from a registry: building wsmirror-postgres-standin:15 from Debian's postgresql-15"
   pg_image=wsmirror-postgres-standin:15
-  say "no $pg_image from a registry: building $pg_image from Debian's postgresql-15"
   docker build --network host -q -t "$pg_image" scripts/postgres-standin >/dev/null || fail "the PostgreSQL stand-in did not build"
 fi
 export WSMIRROR_POSTGRES_IMAGE=$pg_image
@@ -57,8 +57,10 @@ WSMIRROR_PG_PASSWORD=$(node -e "console.log(require('crypto').randomBytes(16).to
 export WSMIRROR_PG_PASSWORD
 compose="$compose_bin -p $project -f $file"
 
-fleet=yes
-docker run --rm --network host wsmirror:local fleet --help >/dev/null 2>&1 || fleet=no
+# `wsmirror fleet --help` exits 0 even where there is no fleet command (the program's help answers), so read the list.
+fleet=no
+help=$(docker run --rm --network host wsmirror:local --help 2>&1) || fail "wsmirror --help failed in the image"
+grep -q '^  fleet ' <<<"$help" && fleet=yes
 if [ "$fleet" = no ]; then
   say "this build has no \`wsmirror fleet\` command: checking PostgreSQL and the simulator only (not migrate, not the workers)"
   $compose up -d --no-build postgres simulator >/dev/null 2>&1 || fail "compose up (postgres, simulator) failed"
@@ -68,7 +70,12 @@ fi
 healthy() { [ "$(docker inspect -f '{{.State.Health.Status}}' "$($compose ps -q "$1")" 2>/dev/null)" = healthy ]; }
 wait_for 120 "PostgreSQL healthy" healthy postgres
 wait_for 60 "the simulator healthy" healthy simulator
-say "PostgreSQL ($pg_image) and the simulator are healthy"
+# The workers connect over TCP with the password from PGPASSWORD, as the fleet file's URL has none.
+docker exec -e PGPASSWORD="$WSMIRROR_PG_PASSWORD" "$($compose ps -q postgres)" \
+  psql -h 127.0.0.1 -p 55432 -U wsmirror -d wsmirror -tAc 'select 1' >/dev/null 2>&1 || fail "PostgreSQL refused the password over TCP"
+docker exec -e PGPASSWORD=wrong "$($compose ps -q postgres)" \
+  psql -h 127.0.0.1 -p 55432 -U wsmirror -d wsmirror -tAc 'select 1' >/dev/null 2>&1 && fail "PostgreSQL accepted a wrong password"
+say "PostgreSQL ($pg_image) and the simulator are healthy; PostgreSQL takes the password over TCP and refuses a wrong one"
 
 # Each workspace of the simulator answers its own key at its own prefix, and refuses another's.
 keys=()
