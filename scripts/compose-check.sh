@@ -7,7 +7,7 @@
 # Needs a Docker engine and the node base image, and `docker compose` or `docker-compose`.
 # Exit 0: every part checked. Exit 3: the image has no `wsmirror fleet` command yet, so only
 # PostgreSQL and the simulator were checked (said clearly). Exit 1: a check failed.
-# Usage: bash scripts/compose-check.sh   (env IMAGE_TIMEOUT, SYNC_TIMEOUT in seconds)
+# Usage: npm run compose:check   (env IMAGE_TIMEOUT, SYNC_TIMEOUT in seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project="wsmirror-check-$$"
