@@ -128,6 +128,7 @@ function addSimulatorCommands(program: Command): void {
     .option('--pipelines <n>', 'pipelines to generate', '2')
     .option('--activity <writes/s>', 'live random writes per second', '0')
     .option('--control', 'enable the control surface under /_control')
+    .option('--workspaces <n|file.json>', 'serve many workspaces, each under /w/<id>: a count (ws1..wsN) or a JSON file of them')
     .addOption(new Option('--latency-ms <ms>', 'added latency per request'))
     .addOption(new Option('--error-rate <fraction>', 'fraction of requests answered 5xx'))
     .addOption(new Option('--rate-limit-rate <fraction>', 'fraction of requests answered 429'))

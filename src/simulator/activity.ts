@@ -201,21 +201,3 @@ export function actRandomly(world: World, count: number): ActivityRecord[] {
 export function actEveryKind(world: World): ActivityRecord[] {
   return ACTIVITY_KINDS.map((k) => performActivity(world, k, true));
 }
-
-/** Drives `rate` writes per second; fractional rates carry over between ticks. */
-export function startActivity(world: World, rate: number): () => void {
-  if (!(rate > 0)) return () => undefined;
-  const intervalMs = Math.max(20, Math.min(1000, Math.floor(1000 / rate)));
-  let owed = 0;
-  let last = performance.now();
-  const timer = setInterval(() => {
-    const now = performance.now();
-    owed += ((now - last) / 1000) * rate;
-    last = now;
-    const n = Math.floor(owed);
-    owed -= n;
-    if (n > 0) actRandomly(world, n);
-  }, intervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
-}

@@ -14,8 +14,6 @@ export interface HandlerDeps {
   /** API key -> member id. */
   apiKeys: Map<string, string>;
   log: RequestLog;
-  /** Handles /_control requests; null when the control surface is off. */
-  control: ((req: IncomingMessage, res: ServerResponse, path: string) => void) | null;
 }
 
 const API_PREFIX = '/api/v1/';
@@ -60,20 +58,15 @@ const UNAUTHORIZED = new ApiError(
 );
 
 /**
- * Request handler. GETs without latency are answered synchronously, so the hot read path is a
- * key lookup, a map lookup and a cached buffer.
+ * One workspace's API handler; `url` is the request's path and query below the workspace's
+ * prefix (workspaces.ts routes to it). GETs without latency are answered synchronously, so the
+ * hot read path is a key lookup, a map lookup and a cached buffer.
  */
-export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse) => void {
+export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: ServerResponse, url: string) => void {
   const { world, faults, apiKeys, log } = deps;
-  return (req, res) => {
-    const url = req.url ?? '/';
+  return (req, res, url) => {
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    if (path === '/_control' || path.startsWith('/_control/')) {
-      if (deps.control) deps.control(req, res, path);
-      else send(res, 404, new ApiError(404, 'not_found', 'No such path.').body());
-      return;
-    }
     const started = performance.now();
     const method = req.method ?? 'GET';
     const key = bearer(req);

@@ -1,7 +1,15 @@
 import { Option, type Command } from 'commander';
-import { DIALECT_ENV, DIALECT_VALUES, SIMULATOR_DIALECTS, startSimulator, type DialectOptions } from '../../simulator/index.js';
+import {
+  DIALECT_ENV,
+  DIALECT_VALUES,
+  SIMULATOR_DIALECTS,
+  startSimulator,
+  type DialectOptions,
+  type SimulatorOptions,
+} from '../../simulator/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import { usageError } from '../session.js';
+import { workspacesFromFlag } from './simulate-workspaces.js';
 
 export interface SimulateOptions {
   host: string;
@@ -30,6 +38,8 @@ export interface SimulateOptions {
   extraFields?: boolean;
   unlistedValues?: boolean;
   teamShape?: string;
+  /** A count of workspaces, or a JSON file of them; each served under /w/<id>. */
+  workspaces?: string;
 }
 
 /** The flag of each enumerated dialect option. */
@@ -110,7 +120,6 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     if (!(n > 0) || !Number.isFinite(n)) throw usageError(`--${name} must be a number of requests per second above 0; got "${value}".`);
     return n;
   };
-  const keys = opts.apiKey && opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
   const dialect = dialectFromFlags(opts);
   const faults = Object.fromEntries(
     Object.entries({
@@ -122,7 +131,7 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
       rateLimitBurst: opts.rateLimitBurst === undefined ? undefined : int('rate-limit-burst', opts.rateLimitBurst, 1),
     }).filter(([, v]) => v !== undefined),
   );
-  const sim = await startSimulator({
+  const options: SimulatorOptions = {
     host: opts.host,
     port: int('port', opts.port, 0),
     seed: int('seed', opts.seed, 0),
@@ -132,16 +141,47 @@ export async function simulateCommand(opts: SimulateOptions): Promise<void> {
     activity: Number(opts.activity) || 0,
     control: Boolean(opts.control),
     faults,
-    apiKeys: Object.fromEntries(keys.map((k) => [k, ''])),
     dialect,
-  });
-  process.stdout.write(
-    `Workspace simulator listening on ${sim.url} (API under ${sim.url}/api/v1, ${keys.length} key(s)${opts.control ? `, control surface at ${sim.url}/_control` : ''}). Stop with Ctrl-C.\n`,
-  );
+  };
+  const close = opts.workspaces === undefined ? await serveOne(opts, options) : await serveMany(opts, opts.workspaces, options);
   const life = new Lifecycle();
-  life.defer(() => sim.close());
+  life.defer(close);
   await new Promise<void>((resolve) => {
     life.handleSignals({ graceMs: 5_000, onFirst: () => resolve(), onForce: () => process.exit(1) });
   });
   await life.close();
+}
+
+async function serveOne(opts: SimulateOptions, options: SimulatorOptions): Promise<() => Promise<void>> {
+  const keys = opts.apiKey && opts.apiKey.length > 0 ? opts.apiKey : ['test-key'];
+  const sim = await startSimulator({ ...options, apiKeys: Object.fromEntries(keys.map((k) => [k, ''])) });
+  process.stdout.write(
+    `Workspace simulator listening on ${sim.url} (API under ${sim.url}/api/v1, ${keys.length} key(s)${opts.control ? `, control surface at ${sim.url}/_control` : ''}). Stop with Ctrl-C.\n`,
+  );
+  return () => sim.close();
+}
+
+/** Many workspaces, each under /w/<id>; the other flags are every workspace's defaults. */
+async function serveMany(opts: SimulateOptions, flag: string, options: SimulatorOptions): Promise<() => Promise<void>> {
+  if (opts.apiKey && opts.apiKey.length > 0)
+    throw usageError("--api-key names the single workspace's keys; with --workspaces each key is key-<id> unless the file names one.");
+  const workspaces = workspacesFromFlag(flag);
+  let sim;
+  try {
+    sim = await startSimulator({ ...options, workspaces });
+  } catch (err) {
+    // Values the file gave that the simulator refuses (a bad id, count, dialect or fault) are the user's to fix.
+    if (err instanceof RangeError || err instanceof TypeError) throw usageError(`--workspaces ${flag}: ${err.message}.`);
+    throw err;
+  }
+  const at = `${sim.url}/w/<id>`;
+  process.stdout.write(
+    `Workspace simulator listening on ${sim.url} with ${workspaces.length} workspace(s) (${sim.workspaces
+      .slice(0, 3)
+      .map((w) => w.id)
+      .join(
+        ', ',
+      )}${workspaces.length > 3 ? ', ...' : ''}), each under ${at} (API under ${at}/api/v1${opts.control ? `, control surface at ${at}/_control` : ''}). Stop with Ctrl-C.\n`,
+  );
+  return () => sim.close();
 }
