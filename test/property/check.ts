@@ -73,17 +73,19 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
   });
   const live = await mirror(db);
   let past: Awaited<ReturnType<typeof mirror>> | undefined;
-  const context = (store: Store): SyncContext => ({
+  const context = (store: Store, pageSize = 100): SyncContext => ({
     store,
     client,
     logger: silentLogger(),
-    config: { lookbackSeconds: 300, pageSize: 100, concurrency: 4, drainPlan: 'auto' },
+    config: { lookbackSeconds: 300, pageSize, concurrency: 4, drainPlan: 'auto' },
     stopSignal: new AbortController().signal,
     now: () => new Date().toISOString(),
   });
   const backfill = (ctx: SyncContext) => recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: 'all' }));
   try {
-    const ctx = context(live.store);
+    const ctx = context(live.store, life.paging.pageSize);
+    const { removeServedAtPage, removeServedCount } = life.paging;
+    sim.control.setFaults({ removeServedAtPage, removeServedCount });
     await backfill(ctx);
     const teams = [...new Set((sim.control.truth().tickets as any[]).map((t) => t.team?.id).filter(Boolean))] as string[];
     await play(
@@ -98,6 +100,8 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
     await runSyncCycle(ctx, emptyStats());
     const truth = sim.control.truth();
     const diffs = (await diffMirror(databaseOf(live.store), truth)).map((d) => `live: ${d}`);
+    // The imported mirror is a backfill alone, with no sync to drain what left during it.
+    sim.control.clearFaults();
     past = await mirror(db);
     await backfill(context(past.store));
     diffs.push(...(await diffMirror(databaseOf(past.store), truth)).map((d) => `imported: ${d}`));
