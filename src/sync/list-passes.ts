@@ -16,6 +16,7 @@ import { checkClock, storeLogPage, type Phase } from './backfill-phases.js';
 import type { SyncContext } from './context.js';
 import { quarantineKey } from './quarantine.js';
 import type { BackfillState } from './state.js';
+import { DEFAULT_TICK_OVERLAP_SECONDS } from './window.js';
 
 /** Passes over one list in one run, the first included: the bound on what a busy list can cost. */
 export const MAX_LIST_PASSES = 4;
@@ -43,7 +44,7 @@ export function afterListPass(state: BackfillState): BackfillState {
 /** Where the log read after a pass starts: where the last one ended, less the guaranteed overlap for late events. */
 function logSince(ctx: SyncContext, state: BackfillState): string | undefined {
   const since = state.logSince === undefined ? state.handover : state.logSince;
-  return since === null ? undefined : shiftIso(since, -(ctx.config.tickOverlapSeconds ?? 5) * 1000);
+  return since === null ? undefined : shiftIso(since, -(ctx.config.tickOverlapSeconds ?? DEFAULT_TICK_OVERLAP_SECONDS) * 1000);
 }
 
 /**

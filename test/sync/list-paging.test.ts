@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { emptyStats, MAX_LIST_PASSES, readBackfill, runBackfill } from '../../src/sync/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { callApi, harness as makeHarness, type Harness, type HarnessOptions } from './harness.js';
 
@@ -42,6 +43,42 @@ for (const dialect of dialects)
         expect(await h.store.dirtyCount()).toBe(0);
         expect(backfillPasses).toEqual([2, 2]);
       });
+
+    it('a backfill stopped in its second pass resumes that pass, and loses nothing', async () => {
+      const stop = new AbortController();
+      h = await harness({
+        sim: { tickets: TICKETS, deals: DEALS, dialect: { listPaging: 'offset' }, faults: REMOVAL },
+        // Stops after the second pass over the deals committed its first page.
+        hooks: { onPage: (kind) => void (kind === 'deals' && passes('deals') === 2 && stop.abort()) },
+      });
+      const stopped = await runBackfill({ ...h.ctx, stopSignal: stop.signal }, emptyStats());
+      // Saved with the pages it covers: within the pass, or (SQLite commits a small list whole) at the log read after it.
+      expect(stopped).toMatchObject({ phase: 'deals', pass: 2 });
+      expect(await readBackfill(h.store)).toEqual(stopped);
+      await h.backfill();
+      // Resumed at the saved cursor: no third first page of the deals.
+      expect(passes('deals')).toBe(2);
+      await h.sync();
+      expect(await h.diff()).toEqual([]);
+    });
+
+    it(`stops with LIST_UNSETTLED after ${MAX_LIST_PASSES} passes that all lose records, and the next run goes on`, async () => {
+      let rearm = true;
+      h = await harness({
+        sim: { tickets: TICKETS, deals: DEALS, dialect: { listPaging: 'offset' }, faults: REMOVAL },
+        // Every pass over the deals loses three: the fault is armed again as each pass begins.
+        hooks: { onPage: (kind) => void (rearm && kind === 'deals' && h!.sim.control.setFaults({})) },
+      });
+      await expect(h.backfill()).rejects.toMatchObject({ code: 'LIST_UNSETTLED' });
+      expect(passes('deals')).toBe(MAX_LIST_PASSES);
+      expect(await readBackfill(h.store)).toMatchObject({ phase: 'deals', pass: MAX_LIST_PASSES + 1, step: 'list', cursor: null });
+      rearm = false;
+      h.sim.control.setFaults({ removeServedAtPage: 0 });
+      await h.backfill();
+      expect(passes('deals')).toBe(MAX_LIST_PASSES + 1);
+      await h.sync();
+      expect(await h.diff()).toEqual([]);
+    });
 
     it('the backfill without removals costs at most 1.05 x the requests of one pass', async () => {
       h = await harness({ sim: { tickets: TICKETS, deals: DEALS, dialect: { listPaging: 'offset' } } });
