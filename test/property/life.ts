@@ -87,9 +87,8 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
 export const dialectDrawsArb = fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 10, maxLength: 10 });
 
 /**
- * The live mirror's page size and the simulator's `removeServedAtPage` fault during its backfill
- * (and, if that never reached the page, its first list scans): records served leave the list.
- * Shrinks to one page of 100 and no fault.
+ * The live mirror's page size and the simulator's `removeServedAtPage` fault during its backfill:
+ * records served leave the list. Shrinks to one page of 100 and no fault.
  */
 export const pagingArb = fc.record({
   pageSize: fc.constantFrom(100, 1, 2, 3),
