@@ -38,6 +38,8 @@ const EXIT_BY_CODE: Record<string, number> = {
   // body where a record must exist: the upstream is unusable for now, not wsmirror's input.
   UPSTREAM_REJECTED: EXIT.upstreamUnavailable,
   CURSOR_REJECTED: EXIT.upstreamUnavailable,
+  // A backfill list lost copied records in every pass of a run (src/sync/list-passes.ts): run it again.
+  LIST_UNSETTLED: EXIT.upstreamUnavailable,
   NOT_FOUND: EXIT.upstreamUnavailable,
   INVALID_RECORD: EXIT.upstreamUnavailable,
   DRIFT: EXIT.drift,

@@ -4,6 +4,7 @@ import { setDealCorruption } from './deal-ops.js';
 import { mergeDialect } from './dialect.js';
 import { defaultFaults, mergeFaults } from './faults-config.js';
 import type { FaultInjector } from './faults.js';
+import { rearmRemoval } from './list-paging.js';
 import type { SimEvent } from './model.js';
 import { dealTruth, eventTruth, pipelineOut, ticketTruth } from './render.js';
 import type { RequestLog } from './request-log.js';
@@ -26,9 +27,11 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     truth: () => groundTruth(world),
     setFaults(f: Partial<FaultConfig>): void {
       mergeFaults(world.faults, f);
+      rearmRemoval(world);
     },
     clearFaults(): void {
       mergeFaults(world.faults, defaultFaults());
+      rearmRemoval(world);
       faults.clearRules();
     },
     failNext(rule) {

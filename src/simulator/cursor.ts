@@ -14,6 +14,10 @@ export interface CursorState {
   /** Record id (tickets, deals) or event sequence as a string (events). */
   key: string;
   filters: Record<string, string>;
+  /** Under `listPaging: 'offset'`: the position of the next page's first item in the list as it then is. */
+  offset?: number;
+  /** Which page of its listing this cursor asks for (the first page is 1, so a cursor's is 2 or more). */
+  page?: number;
 }
 
 interface Wire {
@@ -25,10 +29,14 @@ interface Wire {
   f: Record<string, string>;
   t: number;
   n: number;
+  o?: number;
+  p?: number;
 }
 
 export function encodeCursor(world: World, c: CursorState): string {
   const wire: Wire = { v: 1, k: c.kind, s: c.snapshot, m: c.ms, i: c.key, f: c.filters, t: world.clock.nowMs(), n: ++world.cursorSerial };
+  if (c.offset !== undefined) wire.o = c.offset;
+  if (c.page !== undefined) wire.p = c.page;
   return Buffer.from(JSON.stringify(wire)).toString('base64url');
 }
 
@@ -55,14 +63,19 @@ export function decodeCursor(world: World, kind: CursorState['kind'], raw: strin
     typeof wire.t !== 'number' ||
     typeof wire.n !== 'number' ||
     typeof wire.f !== 'object' ||
-    wire.f === null
+    wire.f === null ||
+    (wire.o !== undefined && (!Number.isInteger(wire.o) || wire.o < 0)) ||
+    (wire.p !== undefined && !Number.isInteger(wire.p))
   )
     throw garbage('not a cursor issued by this server');
   if (wire.k !== kind) throw garbage(`issued for the ${String(wire.k)} list, not ${kind}`);
   const ttl = world.faults.cursorTtlMs;
   if (wire.n <= world.cursorsExpiredUpTo || (ttl > 0 && world.clock.nowMs() - wire.t > ttl))
     throw new ApiError(410, 'cursor_expired', 'The cursor has expired; start again from the first page.');
-  return { kind, snapshot: wire.s, ms: wire.m, key: wire.i, filters: wire.f };
+  const c: CursorState = { kind, snapshot: wire.s, ms: wire.m, key: wire.i, filters: wire.f };
+  if (wire.o !== undefined) c.offset = wire.o;
+  if (wire.p !== undefined) c.page = wire.p;
+  return c;
 }
 
 /**

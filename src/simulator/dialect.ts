@@ -14,6 +14,7 @@ export const DIALECT_VALUES = {
   timestamps: ['ms-z', 's-z', 'ms-offset', 's-offset'],
   listEnd: ['null', 'empty', 'absent'],
   teamShape: ['plain', 'rich'],
+  listPaging: ['keyset', 'offset'],
 } as const satisfies Partial<Record<keyof DialectOptions, readonly string[]>>;
 
 const BOOLEAN_OPTIONS = ['extraFields', 'unlistedValues'] as const;
@@ -29,6 +30,7 @@ export function defaultDialect(): DialectOptions {
     extraFields: false,
     unlistedValues: false,
     teamShape: 'plain',
+    listPaging: 'keyset',
   };
 }
 
@@ -74,6 +76,7 @@ export const SIMULATOR_DIALECTS: Readonly<Record<string, Readonly<Partial<Dialec
   'list-end-empty': { listEnd: 'empty' },
   'list-end-absent': { listEnd: 'absent' },
   extras: { extraFields: true, unlistedValues: true, teamShape: 'rich' },
+  'offset-paging': { listPaging: 'offset' },
 });
 
 /** The preset called `name`, complete; throws a TypeError listing the presets when there is none. */
@@ -102,6 +105,7 @@ export function randomDialect(rng: () => number): DialectOptions {
     extraFields: pick([false, true]),
     unlistedValues: pick([false, true]),
     teamShape: pick(DIALECT_VALUES.teamShape),
+    listPaging: pick(DIALECT_VALUES.listPaging),
   };
 }
 

@@ -19,6 +19,8 @@ export function defaultFaults(): FaultConfig {
     dateHeader: 'clock',
     dateSkewMs: 0,
     eventPageOrder: 'newest-first',
+    removeServedAtPage: 0,
+    removeServedCount: 3,
   };
 }
 

@@ -3,7 +3,9 @@ import { decodeCursor, encodeCursor, filtersFor, type CursorState } from './curs
 import { ApiError, invalid } from './errors.js';
 import { envelopeExtrasJson } from './extras.js';
 import type { Deal, Ticket } from './model.js';
-import { pageBySnapshot } from './recency.js';
+import { deleteDeal } from './deal-ops.js';
+import { listPage } from './list-paging.js';
+import { hideTicket } from './ticket-lifecycle.js';
 import { dealListJson, dealStatus, eventJson, ticketListJson } from './render.js';
 import { sinceForShown } from './spelling.js';
 import type { SimRecordKind } from './types.js';
@@ -93,17 +95,20 @@ export function listTickets(world: World, query: Query, stale = false): string {
   const limit = parseLimit(query);
   const cursor = cursorOf(world, 'tickets', query);
   const filters = filtersFor(cursor, query, TICKET_FILTERS);
-  const snapshot = cursor?.snapshot ?? world.seq;
-  const page = pageBySnapshot({
-    index: world.ticketIndex,
-    writes: world.ticketWrites,
-    snapshotSeq: snapshot,
-    after: cursor ? { ms: cursor.ms, id: cursor.key } : null,
+  const page = listPage(
+    world,
+    {
+      kind: 'tickets',
+      index: world.ticketIndex,
+      writes: world.ticketWrites,
+      matches: ticketMatcher(world, filters),
+      listable: (t) => t.hidden === null,
+      remove: (tickets) => removeTickets(world, tickets),
+    },
+    cursor,
     limit,
-    matches: ticketMatcher(world, filters),
-    listable: (t) => t.hidden === null,
-  });
-  const next = page.next ? encodeCursor(world, { kind: 'tickets', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
+  );
+  const next = page.next ? encodeCursor(world, { kind: 'tickets', ...page.next, filters }) : null;
   const items = page.items.map((t) => (stale && t.prevBody ? staleItem(t.prevBody, 'ticket') : ticketListJson(world, t)));
   return listBody(world, 'tickets', items, next, limit);
 }
@@ -112,19 +117,31 @@ export function listDeals(world: World, query: Query, stale = false): string {
   const limit = parseLimit(query);
   const cursor = cursorOf(world, 'deals', query);
   const filters = filtersFor(cursor, query, DEAL_FILTERS);
-  const snapshot = cursor?.snapshot ?? world.seq;
-  const page = pageBySnapshot({
-    index: world.dealIndex,
-    writes: world.dealWrites,
-    snapshotSeq: snapshot,
-    after: cursor ? { ms: cursor.ms, id: cursor.key } : null,
+  const page = listPage(
+    world,
+    {
+      kind: 'deals',
+      index: world.dealIndex,
+      writes: world.dealWrites,
+      matches: dealMatcher(world, filters),
+      listable: (d) => !d.deleted,
+      remove: (deals) => deals.forEach((d) => deleteDeal(world, null, d.id)),
+    },
+    cursor,
     limit,
-    matches: dealMatcher(world, filters),
-    listable: (d) => !d.deleted,
-  });
-  const next = page.next ? encodeCursor(world, { kind: 'deals', snapshot, ms: page.next.ms, key: page.next.id, filters }) : null;
+  );
+  const next = page.next ? encodeCursor(world, { kind: 'deals', ...page.next, filters }) : null;
   const items = page.items.map((d) => (stale && d.prevBody ? staleItem(d.prevBody, 'deal') : dealListJson(world, d)));
   return listBody(world, 'deals', items, next, limit);
+}
+
+const HIDE_REASONS = ['deleted', 'spam', 'merged'] as const;
+
+/** Tickets leave the list in turn deleted, as spam and merged (into the newest ticket not leaving), as the control's hide does. */
+function removeTickets(world: World, tickets: readonly Ticket[]): void {
+  const leaving = new Set(tickets.map((t) => t.id));
+  const into = world.ticketIndex.newestFirst().find((t) => !leaving.has(t.id))?.id;
+  tickets.forEach((t, i) => hideTicket(world, t.id, HIDE_REASONS[i % HIDE_REASONS.length]!, into));
 }
 
 /** `{"<key>":[...],"nextCursor":...}`: the last page ends as the dialect's `listEnd` says; extras go last. */

@@ -96,6 +96,14 @@ export interface DialectOptions {
   unlistedValues: boolean;
   /** Team objects: `'plain'` (`{id, name}`) or `'rich'` (`{id, name, email, memberCount, lead: {id, name}}`). Default `'plain'`. */
   teamShape: 'plain' | 'rich';
+  /**
+   * How the ticket and deal lists page: `'keyset'` (a cursor holds the last item's place in a
+   * snapshot of the list taken at its first page: no gaps, no repeats) or `'offset'` (a cursor
+   * holds a position in the list as it is when the next page is asked: a record leaving a page
+   * already served moves every later record one place forward, and the one at the page boundary
+   * is never served). Default `'keyset'`.
+   */
+  listPaging: 'keyset' | 'offset';
 }
 
 export interface Simulator {
@@ -152,6 +160,16 @@ export interface FaultConfig {
    * or `'oldest-first'` (each page reversed; pages and cursors unchanged). Default `'newest-first'`.
    */
   eventPageOrder: 'newest-first' | 'oldest-first';
+  /**
+   * On the Nth page request of a ticket or deal listing (N = this value; `0` = off), before that
+   * page is computed, `removeServedCount` records that earlier pages of the listing served leave
+   * the list through the simulator's own writes (tickets deleted, marked spam or merged in turn,
+   * deals deleted), logged as those writes are. Fires once per list kind, then is spent; setting
+   * any fault re-arms it. Default `0`.
+   */
+  removeServedAtPage: number;
+  /** How many served records `removeServedAtPage` removes (fewer when fewer were served). Default `3`. */
+  removeServedCount: number;
 }
 
 export interface FailNextRule {

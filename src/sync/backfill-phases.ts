@@ -29,10 +29,16 @@ import {
 
 export type ListName = 'recent' | RecordTable | 'history';
 
-/** What one committed page added: rows the mirror now holds, and records or events quarantined. */
-interface PageCount {
+/**
+ * What one committed page added: rows the mirror now holds, and records or events quarantined.
+ * A page of the log read after a list pass also tells how many records it shows leaving that
+ * list and its newest event (list-passes.ts).
+ */
+export interface PageCount {
   copied: number;
   quarantined: number;
+  left?: number;
+  newest?: string | null;
 }
 
 /**
@@ -71,24 +77,34 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     checkClock(ctx, page);
     return Promise.resolve(null);
   },
-  async apply(tx, page, _, now) {
-    const { events, rejected } = splitImplausible(page, now);
-    const { newIds, reused } = await tx.insertEvents(events, now);
-    await quarantineReused(tx, reused, now);
-    await quarantineInvalid(
-      tx,
-      page.invalid.filter((i) => i.entityType !== 'event'),
-      now,
-    );
-    // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
-    const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
-    const unseen = events.filter((e) => newIds.has(e.id));
-    await markDeletions(tx, unseen);
-    await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
-    return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
-  },
+  apply: (tx, page, _, now) => storeLogPage(tx, page, now),
   next: () => FIRST_LIST,
 };
+
+/**
+ * Stores a page of the log read during the backfill as a sync window would: its events, their
+ * dirty marks and deletions, its quarantines. `newIds`: the events new to the mirror.
+ */
+export async function storeLogPage(
+  tx: StoreTx,
+  page: Page<WorkspaceEvent>,
+  now: string,
+): Promise<PageCount & { newIds: ReadonlySet<string>; stored: readonly WorkspaceEvent[] }> {
+  const { events, rejected } = splitImplausible(page, now);
+  const { newIds, reused } = await tx.insertEvents(events, now);
+  await quarantineReused(tx, reused, now);
+  await quarantineInvalid(
+    tx,
+    page.invalid.filter((i) => i.entityType !== 'event'),
+    now,
+  );
+  // A quarantined event's record is read once (docs/sync.md, "Hostile upstream"): marked here.
+  const marks = await quarantineEvents(tx, [...rejected, ...page.invalid.filter((i) => i.entityType === 'event')], new Set(), now);
+  const unseen = events.filter((e) => newIds.has(e.id));
+  await markDeletions(tx, unseen);
+  await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
+  return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length, newIds, stored: events };
+}
 
 /**
  * Clears the dirty marks a copy settles: it was read after the events that marked it were
@@ -125,8 +141,10 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
   return {
     name: entity.plural,
     fetch: (ctx) => (cursor) => ctx.client.listPage(entity.list, { cursor, limit: ctx.config.pageSize }),
-    async load(ctx, page, stats) {
-      const taken = await entity.fromList(NOTHING_HELD, page.items);
+    async load(ctx, page, stats, state) {
+      // A pass after the first (list-passes.ts) copies only what the mirror lacks at the listed version.
+      const items = (state.pass ?? 1) > 1 ? await notHeld(ctx, entity, page.items) : page.items;
+      const taken = await entity.fromList(NOTHING_HELD, items);
       const copies = taken.copies.map((c) => c.record);
       stats.recordsFetched += copies.length;
       if (entity.requires && copies.length > 0) {
@@ -137,7 +155,7 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
       const read = await readById(
         ctx,
         entity,
-        page.items.filter((item) => byId.has(item.id)),
+        items.filter((item) => byId.has(item.id)),
         stats,
       );
       return { copies, read };
@@ -164,6 +182,15 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
     },
     next,
   };
+}
+
+/** The items the mirror holds no copy of at least as new as listed. */
+async function notHeld(ctx: SyncContext, entity: RecordEntity, items: readonly ListedRecord[]): Promise<ListedRecord[]> {
+  const held = await ctx.store.mirroredUpdatedAt(items.map((i) => ({ entityType: entity.type, entityId: i.id })));
+  return items.filter((i) => {
+    const at = held.get(`${entity.type}:${i.id}`);
+    return at === undefined || !(Date.parse(at) >= Date.parse(i.updatedAt));
+  });
 }
 
 const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
@@ -202,7 +229,7 @@ const clockWarnings = new WeakMap<SyncContext, ClockWarning>();
  * upstream's Date is too far from the local clock to bound events, and a stop when its events are
  * stamped by a clock running ahead (docs/sync.md, "Hostile upstream").
  */
-function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
+export function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
   const { clock, clockAhead } = splitImplausible(page, ctx.now());
   let warning = clockWarnings.get(ctx);
   if (!warning) clockWarnings.set(ctx, (warning = new ClockWarning(ctx.logger)));

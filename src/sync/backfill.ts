@@ -1,7 +1,8 @@
-import { BACKFILL_ORDER, type RecordTable } from '../entities/index.js';
+import { BACKFILL_ORDER, type RecordEntity, type RecordTable } from '../entities/index.js';
 import { COUNTED_TABLES } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
-import { copiesRecords, FIRST_LIST, PHASES, type Phase } from './backfill-phases.js';
+import { copiesRecords, FIRST_LIST, PHASES, type PageCount, type Phase } from './backfill-phases.js';
+import { afterListPass, nextPass, passLogPhase } from './list-passes.js';
 import type { SyncContext } from './context.js';
 import { copyList } from './copy-list.js';
 import { pageGroupLimits } from './page-group.js';
@@ -38,15 +39,20 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
     await refreshPipelines(ctx);
     for (const phase of PHASES) {
       if (state.phase !== phase.name) continue;
-      const copied = await copyPhase(ctx, stats, state, phase, (s) => {
+      const commit = (s: BackfillState): void => {
         state = s;
         progress(s);
-      });
+      };
+      const entity = BACKFILL_ORDER.find((e) => e.plural === phase.name);
+      const copied = entity
+        ? await copyInPasses(ctx, stats, state, phase, entity, commit)
+        : await copyPhase(ctx, stats, state, phase, commit);
       if (!copied) {
         stopped = true;
         break;
       }
-      const next: BackfillState = { ...state, phase: phase.next(state), cursor: null };
+      const { pass: _pass, step: _step, left: _left, logNewest: _newest, ...settled } = state;
+      const next: BackfillState = { ...settled, phase: phase.next(state), cursor: null };
       if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
       state = next;
     }
@@ -114,6 +120,43 @@ async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promis
   return state;
 }
 
+/**
+ * Copies a record list in passes until the log read after a pass shows nothing leaving it
+ * (list-passes.ts); false when a graceful stop ended it early. Each pass and each log read
+ * resumes from the cursor saved with its pages.
+ */
+async function copyInPasses(
+  ctx: SyncContext,
+  stats: RunStats,
+  start: BackfillState,
+  phase: Phase<unknown, unknown>,
+  entity: RecordEntity,
+  committed: (state: BackfillState) => void,
+): Promise<boolean> {
+  let state = start;
+  const commit = (s: BackfillState): void => {
+    state = s;
+    committed(s);
+  };
+  const save = async (s: BackfillState): Promise<void> => {
+    await ctx.store.transaction((tx) => saveBackfill(tx, s));
+    commit(s);
+  };
+  const log = passLogPhase(entity) as Phase<unknown, unknown>;
+  for (let passes = 1; ; passes++) {
+    if (state.step !== 'log') {
+      if (!(await copyPhase(ctx, stats, state, phase, commit))) return false;
+      await save(afterListPass(state));
+    }
+    if (!(await copyPhase(ctx, stats, state, log, commit))) return false;
+    const next = await nextPass(ctx, entity, state, passes, save);
+    if (next.step !== 'list') {
+      commit(next);
+      return true;
+    }
+  }
+}
+
 /** Copies one phase's list from the saved cursor; false when a graceful stop ended it early. */
 async function copyPhase(
   ctx: SyncContext,
@@ -138,6 +181,8 @@ async function copyPhase(
         for (const { page, loaded } of group) counts.push(await phase.apply(tx, page, loaded, now, pending));
         const copied = counts.reduce((sum, c) => sum + c.copied, 0);
         const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + copied } };
+        // A log read after a list pass carries what it has seen leaving the list (list-passes.ts).
+        if (state.step === 'log') Object.assign(next, passCounts(state, counts));
         await saveBackfill(tx, next);
         return { next, counts };
       });
@@ -156,6 +201,13 @@ async function copyPhase(
     },
     pageGroupLimits(ctx.store),
   );
+}
+
+/** The log read's running counts after `counts`' pages: records seen leaving the list, and its newest event. */
+function passCounts(state: BackfillState, counts: readonly PageCount[]): Pick<BackfillState, 'left' | 'logNewest'> {
+  let newest = state.logNewest ?? null;
+  for (const c of counts) if (c.newest != null && (newest === null || Date.parse(c.newest) > Date.parse(newest))) newest = c.newest;
+  return { left: (state.left ?? 0) + counts.reduce((sum, c) => sum + (c.left ?? 0), 0), logNewest: newest };
 }
 
 /** Dirty marks a copy may settle; beyond this many the rest stay dirty for the first sync (safe, only dearer). */

@@ -1,5 +1,6 @@
 export { runBackfill, type BackfillOptions, type BackfillState } from './backfill.js';
 export { FIRST_LIST } from './backfill-phases.js';
+export { MAX_LIST_PASSES, mayLeaveList } from './list-passes.js';
 export { type RecordOutcome, type SyncContext, type SyncHooks } from './context.js';
 export {
   isBackfilled,

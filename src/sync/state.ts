@@ -93,6 +93,18 @@ export interface BackfillState {
   copied: Record<RecordTable | 'events', number>;
   /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
   history: string;
+  /**
+   * A record list is copied in passes, each followed by a read of the log (docs/sync.md, "Lists
+   * that page by position", src/sync/list-passes.ts). `pass`: which pass of this list (absent: 1);
+   * `step`: `log` while the log after it is read (absent: `list`); `left`: records that read has
+   * so far shown leaving the list; `logSince`: where the next such read starts (absent: the
+   * hand-over less the overlap); `logNewest`: the newest event this read has seen.
+   */
+  pass?: number;
+  step?: 'list' | 'log';
+  left?: number;
+  logSince?: string | null;
+  logNewest?: string | null;
 }
 
 /** What the last finished cycle saw, for `status` when the upstream cannot be asked. */
@@ -149,6 +161,11 @@ const SCHEMAS: Record<string, z.ZodType> = {
       startedAt: ts,
       copied: z.record(z.string(), z.number()),
       history: z.string(),
+      pass: z.number().int().min(1).optional(),
+      step: z.enum(['list', 'log']).optional(),
+      left: z.number().int().min(0).optional(),
+      logSince: ts.nullable().optional(),
+      logNewest: ts.nullable().optional(),
     })
     .passthrough(),
   [KEY.lookback]: z.object({ lastFullAt: ts, anchor: ts.nullable() }).passthrough(),

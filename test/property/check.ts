@@ -73,18 +73,22 @@ export async function checkLife(life: Life, db: Dialect): Promise<string[]> {
   });
   const live = await mirror(db);
   let past: Awaited<ReturnType<typeof mirror>> | undefined;
-  const context = (store: Store): SyncContext => ({
+  const context = (store: Store, pageSize = 100): SyncContext => ({
     store,
     client,
     logger: silentLogger(),
-    config: { lookbackSeconds: 300, pageSize: 100, concurrency: 4, drainPlan: 'auto' },
+    config: { lookbackSeconds: 300, pageSize, concurrency: 4, drainPlan: 'auto' },
     stopSignal: new AbortController().signal,
     now: () => new Date().toISOString(),
   });
   const backfill = (ctx: SyncContext) => recordRun(ctx, 'backfill', (s) => runBackfill(ctx, s, { history: 'all' }));
   try {
-    const ctx = context(live.store);
+    const ctx = context(live.store, life.paging.pageSize);
+    const { removeServedAtPage, removeServedCount } = life.paging;
+    sim.control.setFaults({ removeServedAtPage, removeServedCount });
     await backfill(ctx);
+    // Only the backfill: a removal during the last sync's list scan would be a write no sync read after.
+    sim.control.clearFaults();
     const teams = [...new Set((sim.control.truth().tickets as any[]).map((t) => t.team?.id).filter(Boolean))] as string[];
     await play(
       {

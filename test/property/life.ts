@@ -83,16 +83,28 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ do: 'sync' as const }) },
 );
 
-/** Nine numbers in [0, 1), read in turn by `randomDialect`; they shrink towards 0, the default dialect. */
-export const dialectDrawsArb = fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 9, maxLength: 9 });
+/** Ten numbers in [0, 1), read in turn by `randomDialect`; they shrink towards 0, the default dialect. */
+export const dialectDrawsArb = fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 10, maxLength: 10 });
+
+/**
+ * The live mirror's page size and the simulator's `removeServedAtPage` fault during its backfill:
+ * records served leave the list. Shrinks to one page of 100 and no fault.
+ */
+export const pagingArb = fc.record({
+  pageSize: fc.constantFrom(100, 1, 2, 3),
+  removeServedAtPage: fc.constantFrom(0, 2, 3),
+  removeServedCount: fc.integer({ min: 1, max: 2 }),
+});
 
 export const lifeArb = fc.record({
   seed: fc.integer({ min: 1, max: 1_000_000 }),
   dialect: dialectDrawsArb,
+  paging: pagingArb,
   steps: fc.array(stepArb, { minLength: 1, maxLength: 30 }),
 });
 
-export type Life = { seed: number; dialect: number[]; steps: Step[] };
+export type Paging = { pageSize: number; removeServedAtPage: number; removeServedCount: number };
+export type Life = { seed: number; dialect: number[]; paging: Paging; steps: Step[] };
 
 /** A generator over fixed draws, for `randomDialect`. */
 export function drawsRng(draws: readonly number[]): () => number {

@@ -13,6 +13,7 @@ const FULL = {
   extraFields: true,
   unlistedValues: true,
   teamShape: 'rich',
+  listPaging: 'offset',
 };
 
 describe('setting the dialect', () => {
@@ -100,7 +101,7 @@ describe('wsmirror simulate dialect flags', () => {
   it('serves the dialect the flags ask for', async () => {
     const flags = [
       ...['--change-events', 'updated', '--change-field-names', 'api', '--change-values', 'refs', '--timestamps', 's-offset'],
-      ...['--list-end', 'absent', '--extra-fields', '--unlisted-values', '--team-shape', 'rich'],
+      ...['--list-end', 'absent', '--extra-fields', '--unlisted-values', '--team-shape', 'rich', '--list-paging', 'offset'],
     ];
     const sim = spawnCli(['simulate', '--port', '0', '--tickets', '5', '--deals', '2', '--control', ...flags], {});
     try {

@@ -38,6 +38,7 @@ export interface SimulateOptions {
   extraFields?: boolean;
   unlistedValues?: boolean;
   teamShape?: string;
+  listPaging?: string;
   /** A count of workspaces, or a JSON file of them; each served under /w/<id>. */
   workspaces?: string;
 }
@@ -51,6 +52,7 @@ const DIALECT_FLAGS = {
   timestamps: 'timestamps',
   listEnd: 'list-end',
   teamShape: 'team-shape',
+  listPaging: 'list-paging',
 } as const satisfies Record<keyof typeof DIALECT_VALUES, string>;
 
 const DIALECT_HELP: Record<keyof typeof DIALECT_FLAGS, string> = {
@@ -61,6 +63,7 @@ const DIALECT_HELP: Record<keyof typeof DIALECT_FLAGS, string> = {
   timestamps: 'form of every timestamp',
   listEnd: 'nextCursor of the last page, as null, "" or no key',
   teamShape: 'team objects, as {id, name} or with email, memberCount and lead',
+  listPaging: 'how ticket and deal lists page: by a kept snapshot (keyset) or by position (offset)',
 };
 
 /** The dialect flags of `wsmirror simulate` (docs/simulator.md, "Dialects"). */
