@@ -47,8 +47,6 @@ export interface Phase<T, L> {
   load(ctx: SyncContext, page: Page<T>, stats: RunStats, state: BackfillState): Promise<L>;
   /** `pending`: the dirty marks when the phase began (settleMarks). */
   apply(tx: StoreTx, page: Page<T>, loaded: L, now: string, pending: ReadonlySet<string>): Promise<PageCount>;
-  /** The phase after this list's last page. */
-  next(state: BackfillState): BackfillState['phase'];
 }
 
 /** The start of the log the backfill reads before copying: the hand-over's lookback (docs/sync.md, "Backfill"). */
@@ -87,7 +85,6 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     await tx.markDirty([...dirtyMarks([...unseen, ...reused]), ...marks]);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
-  next: () => FIRST_LIST,
 };
 
 /**
@@ -121,7 +118,7 @@ const NOTHING_HELD: HeldCopies = { ticketCopies: () => Promise.resolve(new Map()
  * its messages), `concurrency` at a time; a copy naming reference data the mirror lacks (a deal's
  * stage) reads the pipelines again first.
  */
-function recordPhase(entity: RecordEntity, next: (state: BackfillState) => BackfillState['phase']): Phase<ListedRecord, LoadedRecords> {
+function recordPhase(entity: RecordEntity): Phase<ListedRecord, LoadedRecords> {
   return {
     name: entity.plural,
     fetch: (ctx) => (cursor) => ctx.client.listPage(entity.list, { cursor, limit: ctx.config.pageSize }),
@@ -162,7 +159,6 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
       const stored = verdicts.filter((v) => !v.quarantined).length;
       return { copied: stored, quarantined: page.invalid.length + read.invalid.length + verdicts.length - stored };
     },
-    next,
   };
 }
 
@@ -192,7 +188,6 @@ const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
     await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
-  next: () => 'done',
 };
 
 const clockWarnings = new WeakMap<SyncContext, ClockWarning>();
@@ -211,16 +206,20 @@ function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
 }
 
 /** The lists in the order the backfill copies them: the log's recent stretch, each record type's list (BACKFILL_ORDER), then the history. */
-export const PHASES: readonly Phase<unknown, unknown>[] = [
-  recentPhase,
-  ...BACKFILL_ORDER.map((entity, i) =>
-    recordPhase(entity, (state) => BACKFILL_ORDER[i + 1]?.plural ?? (state.history === 'none' ? 'done' : 'history')),
-  ),
-  historyPhase,
-] as Phase<unknown, unknown>[];
+export const PHASES: readonly Phase<unknown, unknown>[] = [recentPhase, ...BACKFILL_ORDER.map(recordPhase), historyPhase] as Phase<
+  unknown,
+  unknown
+>[];
 
-/** The first record list a backfill copies: where one without a change log to read first begins. */
+/** The first record list a backfill copies: what the status shows before a backfill saved its state. */
 export const FIRST_LIST: RecordTable = BACKFILL_ORDER[0]!.plural;
+
+/** The phase that reads a list (the state's phase names one of PHASES: src/sync/state.ts checks it when read). */
+export function phaseNamed(name: BackfillState['phase']): Phase<unknown, unknown> {
+  const phase = PHASES.find((p) => p.name === name);
+  if (!phase) throw new Error(`no backfill phase reads ${name}`);
+  return phase;
+}
 
 /** True for a phase that copies records (not the change log). */
 export const copiesRecords = (name: BackfillState['phase']): boolean => BACKFILL_ORDER.some((e) => e.plural === name);
