@@ -10,8 +10,12 @@ import { generateWorkspace } from './generator.js';
 import { RequestLog } from './request-log.js';
 import { createHandler } from './server.js';
 import type { Simulator, SimulatorOptions } from './types.js';
+import { simKinds } from './kinds.js';
 import { World } from './world.js';
 
+export { registerSimKind, type SimKind } from './kinds.js';
+export type { Listed as SimRecord } from './model.js';
+export type { World as SimWorld } from './world.js';
 export type {
   ActivityRecord,
   CorruptionKind,
@@ -44,14 +48,17 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const seed = count('seed', options.seed, 1);
   const startMs = options.startTime ? options.startTime.getTime() : Date.now();
   if (Number.isNaN(startMs)) throw new RangeError('simulator option startTime is not a valid date');
-  const world = new World({
-    seed,
-    startMs,
-    realTime: options.realTime ?? true,
-    autoAssignOnReply: options.autoAssignOnReply ?? true,
-    autoCloseSolvedAfterMs: options.autoCloseSolvedAfterMs ?? 4 * DAY,
-    dialect: startingDialect(options.dialect),
-  });
+  const world = new World(
+    {
+      seed,
+      startMs,
+      realTime: options.realTime ?? true,
+      autoAssignOnReply: options.autoAssignOnReply ?? true,
+      autoCloseSolvedAfterMs: options.autoCloseSolvedAfterMs ?? 4 * DAY,
+      dialect: startingDialect(options.dialect),
+    },
+    simKinds(),
+  );
   if (options.faults) mergeFaults(world.faults, options.faults);
   generateWorkspace(
     world,
