@@ -15,14 +15,8 @@ import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
-import {
-  dealDifferences,
-  pipelineDifferences,
-  ticketDifferences,
-  type ContentDifference,
-  type PipelineDifference,
-} from './content-check.js';
-import type { Deal, Pipeline, Ticket } from '../api/index.js';
+import { pipelineDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
+import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -136,14 +130,11 @@ export interface Store extends StatusReads {
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
   /**
-   * What differs between the mirror's rows of these records and their list items (every column
-   * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
-   * stored copy), keyed by id; records the mirror does not hold are left out. No request.
+   * What differs between the mirror's rows of these records of `type` and their list items (every
+   * column stored from the item, tags, custom fields, contacts; a ticket's message rows against its
+   * stored copy), keyed by id; records the mirror does not hold are left out. No request. What verify
+   * compares through the entity registry.
    */
-  ticketDifferences(items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
-  /** As ticketDifferences, for deals (contacts and custom fields). */
-  dealDifferences(items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
-  /** ticketDifferences or dealDifferences by the items' type: what verify compares through the entity registry. */
   recordDifferences(type: RecordType, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
   /** The listed pipelines and stages the mirror holds differently, or not at all. */
   pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
@@ -241,8 +232,6 @@ export function buildStore(backend: StoreBackend): Store {
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
-    dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
     recordDifferences: (type, items) => RECORD_STORES[type].differences(db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
