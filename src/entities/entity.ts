@@ -39,16 +39,24 @@ export interface TrackedField {
 
 /** A dirty mark as a drain plan sees it (the store's DirtyEntry). */
 export interface MarkSeen {
-  /** A ticket's messages may have changed: only the single read shows them. */
-  readMessages: boolean;
+  /** What the list item does not carry (a ticket's messages) may have changed: only the single read shows it. */
+  readUnlisted: boolean;
+}
+
+/** What the mirror holds of one record beyond its list item (a ticket's messages): their count and the parts themselves. */
+export interface HeldUnlisted {
+  count: number | null;
+  /** As received in the stored copy; null when the copy holds none. */
+  parts: unknown[] | null;
 }
 
 /**
- * What the mirror holds of listed records, as a drain asks it (the store answers): a ticket's
- * message count and messages, to tell whether a list item can stand in for a read by id.
+ * What the mirror holds of listed records, as a drain asks it (the store answers), to tell
+ * whether a list item can stand in for a read by id.
  */
 export interface HeldCopies {
-  ticketCopies(ids: readonly string[]): Promise<Map<string, { messageCount: number | null; messages: unknown[] | null }>>;
+  /** The unlisted parts of the stored copies of these records (absent: not mirrored, or the type has none). */
+  heldUnlisted(type: RecordType, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
 }
 
 /** What one drain round does with the list items it found (docs/sync.md, "Drain"). */
@@ -88,7 +96,7 @@ export interface RecordEntity {
   readonly metricLabel: string;
   /**
    * Whether an event of this type may change what the list item does not carry (a ticket's
-   * messages): its mark is then read by id (`readMessages`). Unknown event types answer true.
+   * messages): its mark is then read by id (`readUnlisted`). Unknown event types answer true.
    */
   touchesUnlisted(eventType: string | null): boolean;
   /** Whether a drain plan may take this mark from the list (docs/sync.md, "Drain"): else it is read by id. */

@@ -2,7 +2,17 @@ import { deal } from './deal.js';
 import type { RecordEntity } from './entity.js';
 import { ticket } from './ticket.js';
 
-export type { HeldCopies, ListedRecord, ListTaken, MarkSeen, MirroredRecord, RecordEntity, TrackedField, ValueKind } from './entity.js';
+export type {
+  HeldCopies,
+  HeldUnlisted,
+  ListedRecord,
+  ListTaken,
+  MarkSeen,
+  MirroredRecord,
+  RecordEntity,
+  TrackedField,
+  ValueKind,
+} from './entity.js';
 export { pipelines } from './pipeline.js';
 
 /*

@@ -33,7 +33,7 @@ export const ticket: RecordEntity = {
   metricLabel: 'ticket',
   touchesUnlisted: (eventType) => eventType === null || !FIELD_ONLY_EVENTS.has(eventType),
   // A mark whose events may have touched the messages is read by id, the only read that shows them.
-  listable: (entry) => !entry.readMessages,
+  listable: (entry) => !entry.readUnlisted,
 
   /**
    * A listed ticket comes with the messages the mirror holds, which is only right when its message
@@ -42,13 +42,16 @@ export const ticket: RecordEntity = {
   async fromList(held, items) {
     const hits = items as readonly Ticket[];
     if (hits.length === 0) return { copies: [], readById: [] };
-    const stored = await held.ticketCopies(hits.map((t) => t.id));
+    const stored = await held.heldUnlisted(
+      'ticket',
+      hits.map((t) => t.id),
+    );
     const taken: Awaited<ReturnType<RecordEntity['fromList']>> = { copies: [], readById: [] };
     for (const item of hits) {
       const copy = stored.get(item.id);
       // Messages moved without an event the mirror holds yet (or it has none to keep): read them.
-      if (!copy || copy.messages === null || copy.messageCount !== item.messageCount) taken.readById.push(item.id);
-      else taken.copies.push({ id: item.id, record: { ...item, messages: copy.messages as TicketWithMessages['messages'] } });
+      if (!copy || copy.parts === null || copy.count !== item.messageCount) taken.readById.push(item.id);
+      else taken.copies.push({ id: item.id, record: { ...item, messages: copy.parts as TicketWithMessages['messages'] } });
     }
     return taken;
   },

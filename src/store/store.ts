@@ -1,4 +1,4 @@
-import type { ListedRecord, RecordType } from '../entities/index.js';
+import type { HeldUnlisted, ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
 import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
@@ -10,7 +10,7 @@ import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { attachDatabase } from './handles.js';
 import { statusReads, type StatusReads } from './status-reads.js';
-import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
+import { deletedIds, listedSince, type ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
@@ -121,8 +121,8 @@ export interface Store extends StatusReads {
   mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
   /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
   listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
-  /** Message count and stored messages of these tickets (absent when not mirrored). */
-  ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
+  /** What the stored copies of these records hold beyond a list item (a ticket's messages; absent when not mirrored). */
+  heldUnlisted(type: RecordType, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
   /** Which of these records the mirror holds as deleted. */
   deletedIds(entityType: RecordType, ids: readonly string[]): Promise<Set<string>>;
   /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
@@ -228,7 +228,7 @@ export function buildStore(backend: StoreBackend): Store {
     mirroredVersions: (entityType) => r.mirroredVersions(db, entityType),
     mirroredUpdatedAt: (refs) => r.mirroredUpdatedAt(db, refs),
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
-    ticketCopies: (ids) => ticketCopies(db, ids),
+    heldUnlisted: (type, ids) => RECORD_STORES[type].heldUnlisted(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),

@@ -34,7 +34,7 @@ export interface StoreTx {
    * events whose id the mirror (or this page) already holds for another event; not stored.
    */
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
-  /** `readMessages` absent counts as true (a ticket is then read with its messages). */
+  /** `readUnlisted` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMark[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
   clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;

@@ -110,7 +110,7 @@ interface LoadedRecords {
 }
 
 /** The mirror holds nothing a listed record could be combined with here: a backfill copies each record once. */
-const NOTHING_HELD: HeldCopies = { ticketCopies: () => Promise.resolve(new Map()) };
+const NOTHING_HELD: HeldCopies = { heldUnlisted: () => Promise.resolve(new Map()) };
 
 /**
  * One record type's list, copied page by page through its entity (src/entities): the items the
@@ -154,7 +154,7 @@ function recordPhase(entity: RecordEntity): Phase<ListedRecord, LoadedRecords> {
       }
       // Marked at the listed version, to be read by id: a read at least as new clears it (docs/design.md §4.3).
       await tx.markDirty(
-        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readMessages: true })),
+        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readUnlisted: true })),
       );
       const stored = verdicts.filter((v) => !v.quarantined).length;
       return { copied: stored, quarantined: page.invalid.length + read.invalid.length + verdicts.length - stored };

@@ -101,7 +101,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await tx.quarantine({ entityType: 'deal', entityId: null, reason: 'x', raw: [1] }, SYNCED);
     });
     expect(await store.listDirty(5)).toEqual([
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readMessages: true },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readUnlisted: true },
     ]);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T10:59:59Z'))).toBe(false);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T11:00:00Z'))).toBe(true);
