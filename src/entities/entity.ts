@@ -1,10 +1,11 @@
-import type { Deal, ListSource, RecordSource, Ticket, TicketWithMessages } from '../api/index.js';
-import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
+import type { ListSource, RecordSource } from '../api/index.js';
+import type { DECLARED, HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
 
-/** A copy as read by id: what the mirror writes. */
-export type MirroredRecord = TicketWithMessages | Deal;
-/** A list item: the whole record for a deal, a ticket without its messages. */
-export type ListedRecord = Ticket | Deal;
+type Declared = (typeof DECLARED)[RecordType];
+/** A copy as read by id, what the mirror writes: the registry's copies (each entity's `single`). */
+export type MirroredRecord = Declared extends RecordEntity<infer C, unknown> ? C : never;
+/** A list item, the registry's (each entity's `list`): the whole record for a deal, a ticket without its messages. */
+export type ListedRecord = Declared extends RecordEntity<unknown, infer L> ? L : never;
 
 /** How a change's from/to values are read into the text history rows hold. */
 export type ValueKind = 'id' | 'text' | 'amount' | 'date';
@@ -60,9 +61,9 @@ export interface HeldCopies {
 }
 
 /** What one drain round does with the list items it found (docs/sync.md, "Drain"). */
-export interface ListTaken {
+export interface ListTaken<C = MirroredRecord> {
   /** Items that are whole copies, ready to write. */
-  copies: { id: string; record: MirroredRecord }[];
+  copies: { id: string; record: C }[];
   /** Items the list cannot stand in for: read by id instead. */
   readById: string[];
 }
@@ -71,15 +72,15 @@ export interface ListTaken {
  * One mirrored record type, declared once (docs/design.md, "Adding an entity"): sync, store,
  * verify, metrics and status iterate over these and hold no branch of their own on the type.
  */
-export interface RecordEntity {
+export interface RecordEntity<C = MirroredRecord, L = ListedRecord> {
   /** The change log's entityType, the dirty set's and quarantine's entity_type, the metric label. */
   readonly type: RecordType;
   /** The list's name: its backfill phase, its page hook, the reports' change set. */
   readonly plural: RecordTable;
   /** The upstream list, newest-updated first, and how its items are checked (docs/upstream.md, "Endpoints read"). */
-  readonly list: ListSource<ListedRecord>;
+  readonly list: ListSource<L>;
   /** The single read: the whole copy (404: deleted). */
-  readonly single: RecordSource<MirroredRecord>;
+  readonly single: RecordSource<C>;
   /** The record table; `childTables` hold rows that belong to one record and go with it. */
   readonly table: RecordTable;
   readonly childTables: readonly string[];
@@ -103,7 +104,7 @@ export interface RecordEntity {
   listable(mark: MarkSeen): boolean;
 
   /** List items found by a drain, as copies to write or ids to read (a ticket whose messages moved). */
-  fromList(held: HeldCopies, items: readonly ListedRecord[]): Promise<ListTaken>;
+  fromList(held: HeldCopies, items: readonly L[]): Promise<ListTaken<C>>;
   /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */
-  requires?(record: MirroredRecord): string;
+  requires?(record: C): string;
 }

@@ -29,7 +29,9 @@ export type HistoryTable = 'ticket_history' | 'deal_history';
 export type HistoryOwner = 'ticket_id' | 'deal_id';
 
 /** The entity of each record type: typed per type, so a type named above fails to compile until it has one. */
-const DECLARED: { readonly [K in RecordType]: RecordEntity } = { ticket, deal };
+export const DECLARED = { ticket, deal } as const;
+// Typed per type: a type named above fails to compile until it has an entity here.
+DECLARED satisfies { readonly [K in RecordType]: RecordEntity<unknown, unknown> };
 
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
 export const RECORD_ENTITIES: readonly RecordEntity[] = Object.values(DECLARED);
