@@ -12,7 +12,7 @@
 import type { z, ZodType } from 'zod';
 import type { WorkspaceEvent } from '../src/api/schemas.js';
 import { validateItems } from '../src/api/validate.js';
-import { emptyRecordSets, type RecordSets } from '../src/entities/index.js';
+import { emptyRecordSets, type RecordSets, type RecordTable } from '../src/entities/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { diffFields, writeObservedHistory } from '../src/store/history.js';
@@ -40,7 +40,7 @@ export interface ContractTick {
   /** Stores a group's events in one transaction of wsmirror's own store. */
   storeEvents(events: WorkspaceEvent[]): Promise<void>;
   /** A record the tick wrote or marked deleted: its reporting rows are refreshed at the end. */
-  changed(table: 'tickets' | 'deals', id: string): void;
+  changed(table: RecordTable, id: string): void;
   /** The incremental `rpt_` refresh of every changed record. */
   refresh(): Promise<void>;
   /** ms of the validation (summed, in-process) and of the refresh. */

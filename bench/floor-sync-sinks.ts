@@ -14,7 +14,9 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { copyField } from '../src/store/postgres-copy.js';
 import { columnsOf, Rows, TABLES } from './floor-rows.js';
 
-export type RecordTable = 'tickets' | 'deals';
+import type { RecordTable } from '../src/entities/index.js';
+
+export type { RecordTable };
 
 /** The rows of one transaction, the tickets among them taken from list items, and the records deleted upstream. */
 export interface Group {

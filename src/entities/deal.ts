@@ -3,7 +3,7 @@ import type { RecordEntity } from './entity.js';
 import { stageKey } from './pipeline.js';
 
 /** Deals: a list item is the whole record; a deal names a stage of the pipelines' reference data. */
-export const deal: RecordEntity = {
+export const deal: RecordEntity<Deal, Deal> = {
   type: 'deal',
   plural: 'deals',
   list: DEAL_LIST,
@@ -24,6 +24,6 @@ export const deal: RecordEntity = {
   touchesUnlisted: () => false,
   listable: () => true,
 
-  fromList: (_store, items) => Promise.resolve({ copies: items.map((d) => ({ id: d.id, record: d as Deal })), readById: [] }),
-  requires: (record) => stageKey((record as Deal).pipeline.id, (record as Deal).stage.id),
+  fromList: (_store, items) => Promise.resolve({ copies: items.map((d) => ({ id: d.id, record: d })), readById: [] }),
+  requires: (record) => stageKey(record.pipeline.id, record.stage.id),
 };

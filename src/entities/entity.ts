@@ -1,10 +1,11 @@
-import type { Deal, ListSource, RecordSource, Ticket, TicketWithMessages } from '../api/index.js';
-import type { HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
+import type { ListSource, RecordSource } from '../api/index.js';
+import type { DECLARED, HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
 
-/** A copy as read by id: what the mirror writes. */
-export type MirroredRecord = TicketWithMessages | Deal;
-/** A list item: the whole record for a deal, a ticket without its messages. */
-export type ListedRecord = Ticket | Deal;
+type Declared = (typeof DECLARED)[RecordType];
+/** A copy as read by id, what the mirror writes: the registry's copies (each entity's `single`). */
+export type MirroredRecord = Declared extends RecordEntity<infer C, unknown> ? C : never;
+/** A list item, the registry's (each entity's `list`): the whole record for a deal, a ticket without its messages. */
+export type ListedRecord = Declared extends RecordEntity<unknown, infer L> ? L : never;
 
 /** How a change's from/to values are read into the text history rows hold. */
 export type ValueKind = 'id' | 'text' | 'amount' | 'date';
@@ -39,22 +40,30 @@ export interface TrackedField {
 
 /** A dirty mark as a drain plan sees it (the store's DirtyEntry). */
 export interface MarkSeen {
-  /** A ticket's messages may have changed: only the single read shows them. */
-  readMessages: boolean;
+  /** What the list item does not carry (a ticket's messages) may have changed: only the single read shows it. */
+  readUnlisted: boolean;
+}
+
+/** What the mirror holds of one record beyond its list item (a ticket's messages): their count and the parts themselves. */
+export interface HeldUnlisted {
+  count: number | null;
+  /** As received in the stored copy; null when the copy holds none. */
+  parts: unknown[] | null;
 }
 
 /**
- * What the mirror holds of listed records, as a drain asks it (the store answers): a ticket's
- * message count and messages, to tell whether a list item can stand in for a read by id.
+ * What the mirror holds of listed records, as a drain asks it (the store answers), to tell
+ * whether a list item can stand in for a read by id.
  */
 export interface HeldCopies {
-  ticketCopies(ids: readonly string[]): Promise<Map<string, { messageCount: number | null; messages: unknown[] | null }>>;
+  /** The unlisted parts of the stored copies of these records (absent: not mirrored, or the type has none). */
+  heldUnlisted(type: RecordType, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
 }
 
 /** What one drain round does with the list items it found (docs/sync.md, "Drain"). */
-export interface ListTaken {
+export interface ListTaken<C = MirroredRecord> {
   /** Items that are whole copies, ready to write. */
-  copies: { id: string; record: MirroredRecord }[];
+  copies: { id: string; record: C }[];
   /** Items the list cannot stand in for: read by id instead. */
   readById: string[];
 }
@@ -63,15 +72,15 @@ export interface ListTaken {
  * One mirrored record type, declared once (docs/design.md, "Adding an entity"): sync, store,
  * verify, metrics and status iterate over these and hold no branch of their own on the type.
  */
-export interface RecordEntity {
+export interface RecordEntity<C = MirroredRecord, L = ListedRecord> {
   /** The change log's entityType, the dirty set's and quarantine's entity_type, the metric label. */
   readonly type: RecordType;
   /** The list's name: its backfill phase, its page hook, the reports' change set. */
   readonly plural: RecordTable;
   /** The upstream list, newest-updated first, and how its items are checked (docs/upstream.md, "Endpoints read"). */
-  readonly list: ListSource<ListedRecord>;
+  readonly list: ListSource<L>;
   /** The single read: the whole copy (404: deleted). */
-  readonly single: RecordSource<MirroredRecord>;
+  readonly single: RecordSource<C>;
   /** The record table; `childTables` hold rows that belong to one record and go with it. */
   readonly table: RecordTable;
   readonly childTables: readonly string[];
@@ -88,14 +97,14 @@ export interface RecordEntity {
   readonly metricLabel: string;
   /**
    * Whether an event of this type may change what the list item does not carry (a ticket's
-   * messages): its mark is then read by id (`readMessages`). Unknown event types answer true.
+   * messages): its mark is then read by id (`readUnlisted`). Unknown event types answer true.
    */
   touchesUnlisted(eventType: string | null): boolean;
   /** Whether a drain plan may take this mark from the list (docs/sync.md, "Drain"): else it is read by id. */
   listable(mark: MarkSeen): boolean;
 
   /** List items found by a drain, as copies to write or ids to read (a ticket whose messages moved). */
-  fromList(held: HeldCopies, items: readonly ListedRecord[]): Promise<ListTaken>;
+  fromList(held: HeldCopies, items: readonly L[]): Promise<ListTaken<C>>;
   /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */
-  requires?(record: MirroredRecord): string;
+  requires?(record: C): string;
 }

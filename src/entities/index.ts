@@ -2,7 +2,17 @@ import { deal } from './deal.js';
 import type { RecordEntity } from './entity.js';
 import { ticket } from './ticket.js';
 
-export type { HeldCopies, ListedRecord, ListTaken, MarkSeen, MirroredRecord, RecordEntity, TrackedField, ValueKind } from './entity.js';
+export type {
+  HeldCopies,
+  HeldUnlisted,
+  ListedRecord,
+  ListTaken,
+  MarkSeen,
+  MirroredRecord,
+  RecordEntity,
+  TrackedField,
+  ValueKind,
+} from './entity.js';
 export { pipelines } from './pipeline.js';
 
 /*
@@ -19,7 +29,9 @@ export type HistoryTable = 'ticket_history' | 'deal_history';
 export type HistoryOwner = 'ticket_id' | 'deal_id';
 
 /** The entity of each record type: typed per type, so a type named above fails to compile until it has one. */
-const DECLARED: { readonly [K in RecordType]: RecordEntity } = { ticket, deal };
+export const DECLARED = { ticket, deal } as const;
+// Typed per type: a type named above fails to compile until it has an entity here.
+DECLARED satisfies { readonly [K in RecordType]: RecordEntity<unknown, unknown> };
 
 /** Every mirrored record type, in the order a drain, a verify and the metrics take them. */
 export const RECORD_ENTITIES: readonly RecordEntity[] = Object.values(DECLARED);

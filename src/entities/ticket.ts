@@ -1,5 +1,5 @@
 import { TICKET_LIST, TICKET_READ, type Ticket, type TicketWithMessages } from '../api/index.js';
-import type { RecordEntity } from './entity.js';
+import type { ListTaken, RecordEntity } from './entity.js';
 
 /**
  * Ticket events that change fields the ticket list carries and never a message (docs/upstream.md,
@@ -15,7 +15,7 @@ const FIELD_ONLY_EVENTS: ReadonlySet<string> = new Set([
 ]);
 
 /** Tickets: list items lack messages, which only `GET /tickets/:id` shows. */
-export const ticket: RecordEntity = {
+export const ticket: RecordEntity<TicketWithMessages, Ticket> = {
   type: 'ticket',
   plural: 'tickets',
   list: TICKET_LIST,
@@ -33,22 +33,25 @@ export const ticket: RecordEntity = {
   metricLabel: 'ticket',
   touchesUnlisted: (eventType) => eventType === null || !FIELD_ONLY_EVENTS.has(eventType),
   // A mark whose events may have touched the messages is read by id, the only read that shows them.
-  listable: (entry) => !entry.readMessages,
+  listable: (entry) => !entry.readUnlisted,
 
   /**
    * A listed ticket comes with the messages the mirror holds, which is only right when its message
    * count has not moved; one whose count moved, or that the mirror lacks, is read by id instead.
    */
   async fromList(held, items) {
-    const hits = items as readonly Ticket[];
+    const hits = items;
     if (hits.length === 0) return { copies: [], readById: [] };
-    const stored = await held.ticketCopies(hits.map((t) => t.id));
-    const taken: Awaited<ReturnType<RecordEntity['fromList']>> = { copies: [], readById: [] };
+    const stored = await held.heldUnlisted(
+      'ticket',
+      hits.map((t) => t.id),
+    );
+    const taken: ListTaken<TicketWithMessages> = { copies: [], readById: [] };
     for (const item of hits) {
       const copy = stored.get(item.id);
       // Messages moved without an event the mirror holds yet (or it has none to keep): read them.
-      if (!copy || copy.messages === null || copy.messageCount !== item.messageCount) taken.readById.push(item.id);
-      else taken.copies.push({ id: item.id, record: { ...item, messages: copy.messages as TicketWithMessages['messages'] } });
+      if (!copy || copy.parts === null || copy.count !== item.messageCount) taken.readById.push(item.id);
+      else taken.copies.push({ id: item.id, record: { ...item, messages: copy.parts as TicketWithMessages['messages'] } });
     }
     return taken;
   },

@@ -1,6 +1,6 @@
 import { logsOriginalForm } from './dialect.js';
 import type { FieldChange, SimEvent } from './model.js';
-import type { DialectOptions, SimRecordKind } from './types.js';
+import type { DialectOptions } from './types.js';
 import type { World } from './world.js';
 
 /**
@@ -16,11 +16,6 @@ export interface ChangeDraft {
   /** The changes it logs, kept when the payload is not in the original form (truth reads them). */
   changes?: FieldChange[];
 }
-
-const DEDICATED_TYPES: Record<SimRecordKind, Record<string, string>> = {
-  ticket: { priority: 'ticket.priority_changed', assigneeId: 'ticket.assigned', status: 'ticket.status_changed' },
-  deal: { stageId: 'deal.stage_changed' },
-};
 
 const API_NAMES: Record<string, string> = {
   assigneeId: 'assignee',
@@ -103,8 +98,9 @@ function opaqueSummary(changes: FieldChange[]): string {
 }
 
 /** The events that log one write's `changes` (in the order given), made by one actor at one time. */
-export function changeDrafts(world: World, entity: SimRecordKind, changes: FieldChange[]): ChangeDraft[] {
+export function changeDrafts(world: World, entity: string, changes: FieldChange[]): ChangeDraft[] {
   if (changes.length === 0) return [];
+  const dedicated = world.kinds.of(entity).kind.dedicatedTypes;
   const d = world.dialect;
   const keep = !logsOriginalForm(d);
   if (d.changeEvents !== 'dedicated') {
@@ -117,7 +113,7 @@ export function changeDrafts(world: World, entity: SimRecordKind, changes: Field
   const out: ChangeDraft[] = [];
   let rest: ChangeDraft | undefined;
   for (const c of changes) {
-    const type = DEDICATED_TYPES[entity][c.field];
+    const type = dedicated[c.field];
     if (type !== undefined) {
       out.push(keep ? { type, payload: fromTo(world, c), changes: [c] } : { type, payload: fromTo(world, c) });
       continue;
@@ -133,14 +129,7 @@ export function changeDrafts(world: World, entity: SimRecordKind, changes: Field
 }
 
 /** Logs one write's field changes at `ms`. */
-export function logChanges(
-  world: World,
-  entity: SimRecordKind,
-  entityId: string,
-  changes: FieldChange[],
-  actor: string | null,
-  ms: number,
-): void {
+export function logChanges(world: World, entity: string, entityId: string, changes: FieldChange[], actor: string | null, ms: number): void {
   for (const draft of changeDrafts(world, entity, changes)) {
     const e = world.emit(draft.type, entity, entityId, draft.payload, actor, ms);
     if (draft.changes) e.changes = draft.changes;
@@ -153,25 +142,27 @@ export function stageMovePayload(world: World, dealId: string, from: string, to:
   return { dealId, activity: 'deal_stage_changed', from: shown(world, 'stageId', from), to: shown(world, 'stageId', to) };
 }
 
-const ORIGINAL_TYPES: Record<string, string> = {
-  'ticket.status_changed': 'status',
-  'ticket.priority_changed': 'priority',
-  'ticket.assigned': 'assigneeId',
-  'deal.stage_changed': 'stageId',
-};
-
 function isFromTo(v: unknown): v is { from: unknown; to: unknown } {
   return typeof v === 'object' && v !== null && 'from' in v && 'to' in v;
 }
 
-/** The field changes an event logs: kept ones, else read back from its original-form payload. */
-export function eventChanges(e: SimEvent): FieldChange[] {
-  if (e.injected || (e.entityType !== 'ticket' && e.entityType !== 'deal')) return [];
+/**
+ * The field changes an event logs: kept ones, else read back from its original-form payload (a
+ * kind's dedicated type, or `<kind>.updated`). Events of other entities (contacts) log none; a
+ * write that kept changes for a kind the world does not serve fails here.
+ */
+export function eventChanges(world: World, e: SimEvent): FieldChange[] {
+  if (e.injected) return [];
+  if (!world.kinds.has(e.entityType)) {
+    if (e.changes) world.kinds.of(e.entityType);
+    return [];
+  }
   if (e.changes) return e.changes;
   const payload = e.payload as Record<string, unknown>;
-  const single = ORIGINAL_TYPES[e.type];
+  const kind = world.kinds.of(e.entityType).kind;
+  const single = Object.entries(kind.dedicatedTypes).find(([, type]) => type === e.type)?.[0];
   if (single !== undefined) return isFromTo(payload) ? [{ field: single, from: payload.from, to: payload.to }] : [];
-  if (e.type !== 'ticket.updated' && e.type !== 'deal.updated') return [];
+  if (e.type !== `${kind.name}.updated`) return [];
   const out: FieldChange[] = [];
   for (const [field, v] of Object.entries(payload)) if (isFromTo(v)) out.push({ field, from: v.from, to: v.to });
   return out;

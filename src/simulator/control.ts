@@ -1,6 +1,5 @@
 import { actEveryKind, actRandomly } from './activity.js';
 import { eventChanges } from './change-log.js';
-import { setDealCorruption } from './deal-ops.js';
 import { mergeDialect } from './dialect.js';
 import { defaultFaults, mergeFaults } from './faults-config.js';
 import type { FaultInjector } from './faults.js';
@@ -8,7 +7,7 @@ import { rearmRemoval } from './list-paging.js';
 import type { SimEvent } from './model.js';
 import { dealTruth, eventTruth, pipelineOut, ticketTruth } from './render.js';
 import type { RequestLog } from './request-log.js';
-import { hideTicket, removeMessage, runAutomations, setTicketCorruption } from './ticket-lifecycle.js';
+import { hideTicket, removeMessage, runAutomations } from './ticket-lifecycle.js';
 import type {
   CorruptionKind,
   FaultConfig,
@@ -54,14 +53,10 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     corrupt(entityType: SimRecordKind, id: string, how: CorruptionKind = 'bad-timestamp'): void {
       if (how !== 'bad-timestamp' && how !== 'missing-field' && how !== 'wrong-type')
         throw new TypeError("how must be 'bad-timestamp', 'missing-field' or 'wrong-type'");
-      if (entityType === 'ticket') setTicketCorruption(world, id, how);
-      else if (entityType === 'deal') setDealCorruption(world, id, how);
-      else throw new TypeError("entityType must be 'ticket' or 'deal'");
+      world.kinds.of(entityType).kind.setCorruption(world, id, how);
     },
     repair(entityType: SimRecordKind, id: string): void {
-      if (entityType === 'ticket') setTicketCorruption(world, id, null);
-      else if (entityType === 'deal') setDealCorruption(world, id, null);
-      else throw new TypeError("entityType must be 'ticket' or 'deal'");
+      world.kinds.of(entityType).kind.setCorruption(world, id, null);
     },
     act: (count = 1) => actRandomly(world, count),
     actEveryKind: () => actEveryKind(world),
@@ -111,7 +106,7 @@ function groundTruth(world: World): Truth {
 function truthChanges(world: World, visible: SimEvent[]): TruthChange[] {
   const out: TruthChange[] = [];
   for (const e of visible) {
-    const changes = eventChanges(e);
+    const changes = eventChanges(world, e);
     if (changes.length === 0) continue;
     const occurredAt = world.truthSpelling.stamp(e.occurredAtMs);
     const entityType = e.entityType as TruthChange['entityType'];

@@ -141,7 +141,7 @@ export function createDeal(world: World, actor: string, input: unknown): Deal {
   world.addDeal(d);
   pipeline.dealCount++;
   world.emit('deal.created', 'deal', d.id, { name: d.name, pipelineId: pipeline.id, stageId: stage.id }, actor, ms);
-  world.commitWrite(d, ms);
+  world.commitWrite('deal', d, ms);
   return d;
 }
 
@@ -176,7 +176,7 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
   if (Object.keys(changes).length === 0 && !stageMove) return d;
 
   const ms = world.clock.nowMs();
-  world.beginWrite(d, () => dealBody(world, d));
+  world.beginWrite('deal', d, () => dealBody(world, d));
   if (changes.name) d.name = c.name as string;
   if (changes.amount) d.amountCents = c.amountCents ?? null;
   if (changes.currency) d.currency = c.currency as string;
@@ -197,26 +197,26 @@ export function updateDeal(world: World, actor: string, id: string, input: unkno
   if (stageMove)
     for (const contactId of d.contactIds)
       world.emit('contact.activity_logged', 'contact', contactId, stageMovePayload(world, d.id, from, d.stageId), actor, ms);
-  world.commitWrite(d, ms);
+  world.commitWrite('deal', d, ms);
   return d;
 }
 
 export function deleteDeal(world: World, actor: string | null, id: string): void {
   const d = findDeal(world, id);
   const ms = world.clock.nowMs();
-  world.beginWrite(d, () => dealBody(world, d));
+  world.beginWrite('deal', d, () => dealBody(world, d));
   d.deleted = true;
   pipelineOf(world, d.pipelineId).dealCount--;
   world.deletedDealIds.push(d.id);
   world.emit('deal.deleted', 'deal', d.id, { name: d.name }, actor, ms);
-  world.commitWrite(d, ms);
+  world.commitWrite('deal', d, ms);
 }
 
 export function setDealCorruption(world: World, id: string, how: Deal['corrupt']): void {
   const d = findDeal(world, id);
   const ms = world.clock.nowMs();
-  world.beginWrite(d, () => dealBody(world, d));
+  world.beginWrite('deal', d, () => dealBody(world, d));
   d.corrupt = how;
   world.emit('deal.updated', 'deal', d.id, {}, null, ms);
-  world.commitWrite(d, ms);
+  world.commitWrite('deal', d, ms);
 }

@@ -5,6 +5,9 @@ import { workspaceSettings, SimWorkspaceRuntime } from './workspace.js';
 import type { MultiSimulator, MultiSimulatorOptions, SimulatorWorkspace, WorkspaceOptions } from './workspace-types.js';
 import { ActivityTicker, WORKSPACE_PREFIX, WorkspaceRouter } from './workspaces.js';
 
+export { registerSimKind, type SimKind } from './kinds.js';
+export type { Listed as SimRecord } from './model.js';
+export type { World as SimWorld } from './world.js';
 export type {
   ActivityRecord,
   CorruptionKind,

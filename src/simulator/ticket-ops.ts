@@ -24,12 +24,12 @@ export function findListedTicket(world: World, id: string): Ticket {
 }
 
 export function beginTicketWrite(world: World, t: Ticket): void {
-  world.beginWrite(t, () => ticketBody(world, t));
+  world.beginWrite('ticket', t, () => ticketBody(world, t));
 }
 
 export function commitTicketWrite(world: World, t: Ticket, ms: number): void {
   refreshSla(t, ms);
-  world.commitWrite(t, ms);
+  world.commitWrite('ticket', t, ms);
 }
 
 export function createTicket(world: World, actor: string, input: unknown): Ticket {

@@ -290,3 +290,23 @@ export interface ActivityRecord {
    */
   updatedAt: string;
 }
+
+export interface ApiRequest {
+  method: string;
+  /** Path segments after /api/v1, URL-decoded. */
+  segments: string[];
+  query: Record<string, string>;
+  /** Parsed JSON body (undefined when empty). */
+  body: unknown;
+  /** Member id of the API key. */
+  actor: string;
+  /** Serve the previous version of a single record, or of every item of a list page (stale-read fault). */
+  stale: boolean;
+  /** Serve change-log pages oldest first (the `eventPageOrder` fault). */
+  oldestFirst: boolean;
+}
+
+export interface ApiResponse {
+  status: number;
+  body: string | Buffer;
+}

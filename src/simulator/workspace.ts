@@ -8,6 +8,7 @@ import { generateWorkspace, type GenerateCounts } from './generator.js';
 import { RequestLog } from './request-log.js';
 import { createHandler } from './server.js';
 import type { FaultConfig, SimulatorControl, SimulatorOptions } from './types.js';
+import { simKinds } from './kinds.js';
 import { World, type WorldSettings } from './world.js';
 
 const DAY = 86_400_000;
@@ -119,7 +120,7 @@ export class SimWorkspaceRuntime {
     const s = this.settings;
     const elapsed = s.realTime ? Math.floor(performance.now() - this.serverStartedAt) : 0;
     // startMs is the clock's start before the time that passed between the server's start and this generation.
-    const world = new World({ ...s, startMs: s.startMs + elapsed });
+    const world = new World({ ...s, startMs: s.startMs + elapsed }, simKinds());
     mergeFaults(world.faults, s.faults);
     generateWorkspace(world, s.counts, s.seed);
     const keys = acceptKeys(world, s.apiKeys);

@@ -5,7 +5,7 @@ import type { Company, Contact, Deal, Listed, Member, Pipeline, SimEvent, Stage,
 import { IdFactory, Rng } from './random.js';
 import { RecencyIndex, WriteLog } from './recency.js';
 import { servedSpelling, truthSpelling, type Spelling } from './spelling.js';
-import type { DialectOptions, FaultConfig } from './types.js';
+import type { ApiRequest, ApiResponse, CorruptionKind, DialectOptions, FaultConfig } from './types.js';
 
 export interface WorldSettings {
   seed: number;
@@ -39,16 +39,19 @@ export class World {
   readonly pipelines: Pipeline[] = [];
   readonly stages = new Map<string, Stage>();
 
-  readonly tickets = new Map<string, Ticket>();
-  readonly ticketIndex = new RecencyIndex<Ticket>();
-  readonly ticketWrites = new WriteLog<Ticket>();
-  readonly deals = new Map<string, Deal>();
-  readonly dealIndex = new RecencyIndex<Deal>();
-  readonly dealWrites = new WriteLog<Deal>();
+  /** Every record kind served (src/simulator/kinds.ts), with its records. */
+  readonly kinds: KindTable;
+  /** The ticket and deal kinds' records, under the names the ticket and deal code reads them by. */
+  readonly tickets: Map<string, Ticket>;
+  readonly ticketIndex: RecencyIndex<Ticket>;
+  readonly ticketWrites: WriteLog<Ticket>;
+  readonly deals: Map<string, Deal>;
+  readonly dealIndex: RecencyIndex<Deal>;
+  readonly dealWrites: WriteLog<Deal>;
   readonly deletedDealIds: string[] = [];
   /** Creation order, for random picks that must not depend on timing (the index order does). */
-  readonly ticketList: Ticket[] = [];
-  readonly dealList: Deal[] = [];
+  readonly ticketList: Ticket[];
+  readonly dealList: Deal[];
 
   readonly events = new EventLog();
   /** Sequence of every write and event; snapshots and event tie-breaks use it. */
@@ -70,7 +73,15 @@ export class World {
   /** How control.truth() writes records and events. */
   truthSpelling: Spelling;
 
-  constructor(readonly settings: WorldSettings) {
+  constructor(
+    readonly settings: WorldSettings,
+    kinds: readonly SimKind[],
+  ) {
+    this.kinds = new KindTable(kinds);
+    const tickets = this.kinds.of('ticket') as unknown as KindRecords<Ticket>;
+    const deals = this.kinds.of('deal') as unknown as KindRecords<Deal>;
+    [this.tickets, this.ticketIndex, this.ticketWrites, this.ticketList] = [tickets.records, tickets.index, tickets.writes, tickets.list];
+    [this.deals, this.dealIndex, this.dealWrites, this.dealList] = [deals.records, deals.index, deals.writes, deals.list];
     this.dialect = { ...settings.dialect };
     this.spelling = servedSpelling(this.dialect);
     this.truthSpelling = truthSpelling(this.dialect);
@@ -93,13 +104,11 @@ export class World {
   }
 
   addTicket(t: Ticket): void {
-    this.tickets.set(t.id, t);
-    this.ticketList.push(t);
+    this.kinds.of('ticket').add(t);
   }
 
   addDeal(d: Deal): void {
-    this.deals.set(d.id, d);
-    this.dealList.push(d);
+    this.kinds.of('deal').add(d);
   }
 
   addStage(s: Stage): void {
@@ -124,28 +133,23 @@ export class World {
     return e;
   }
 
-  /** Call before mutating a listed record: unhooks it from the order and keeps its old body for stale reads. */
-  beginWrite(rec: Listed, render: () => Buffer): void {
+  /** Call before mutating a record of `kind`: unhooks it from the order and keeps its old body for stale reads. */
+  beginWrite(kind: string, rec: Listed, render: () => Buffer): void {
+    const records = this.kinds.of(kind);
     rec.prevBody = rec.fullBody ?? render();
-    if (isTicket(rec)) this.ticketIndex.remove(rec);
-    else this.dealIndex.remove(rec as Deal);
+    records.index.remove(rec);
   }
 
   /** Call after mutating: bumps updatedAt to `ms`, records the new order key, drops caches. */
-  commitWrite(rec: Listed, ms: number): void {
+  commitWrite(kind: string, rec: Listed, ms: number): void {
+    const records = this.kinds.of(kind);
     rec.updatedAtMs = ms;
     rec.listJson = undefined;
     rec.fullBody = undefined;
     const seq = ++this.seq;
     rec.keyHistory.push(seq, ms);
-    if (isTicket(rec)) {
-      this.ticketWrites.add(seq, rec);
-      if (rec.hidden === null) this.ticketIndex.insert(rec);
-    } else {
-      const deal = rec as Deal;
-      this.dealWrites.add(seq, deal);
-      if (!deal.deleted) this.dealIndex.insert(deal);
-    }
+    records.writes.add(seq, rec);
+    if (records.kind.served(rec)) records.index.insert(rec);
   }
 
   /**
@@ -160,7 +164,7 @@ export class World {
     this.truthSpelling = truthSpelling(this.dialect);
     const d = this.dialect;
     if (d.timestamps === timestamps && d.extraFields === extraFields && d.teamShape === teamShape) return;
-    for (const rec of [...this.tickets.values(), ...this.deals.values()]) {
+    for (const rec of this.kinds.all().flatMap((k) => [...k.records.values()])) {
       rec.listJson = undefined;
       rec.fullBody = undefined;
       rec.prevBody = undefined;
@@ -175,6 +179,79 @@ export class World {
   }
 }
 
-export function isTicket(rec: Listed): rec is Ticket {
-  return (rec as Ticket).messages !== undefined;
+/**
+ * One record kind the simulated workspace serves (a ticket, a deal, a kind a test registers):
+ * every branch of the simulator that depends on the kind goes through its entry, so a kind the
+ * table lacks fails loudly instead of being filed as another.
+ */
+export interface SimKind<R extends Listed = Listed> {
+  /** The change log's entityType (`ticket`). */
+  readonly name: string;
+  /** The API path segment and the list's key (`tickets`). */
+  readonly collection: string;
+  /** Whether the record is served now, in its list and by id (a hidden ticket, a deleted deal is not). */
+  served(rec: R): boolean;
+  /** Fields that have an event type of their own under the `dedicated` change events (`stageId` → `deal.stage_changed`). */
+  readonly dedicatedTypes: Readonly<Record<string, string>>;
+  /** Answers a request under `/<collection>`: `id` and `sub` are the next path segments. */
+  route(world: World, req: ApiRequest, id: string | undefined, sub: string | undefined): ApiResponse;
+  /** Serves the record corrupt (`how`) or repairs it (null), as a write. */
+  setCorruption(world: World, id: string, how: CorruptionKind | null): void;
+}
+
+/** What the world holds of one kind: its records, their list order and their writes. */
+export class KindRecords<R extends Listed = Listed> {
+  readonly records = new Map<string, R>();
+  /** Served records, newest-updated first. */
+  readonly index = new RecencyIndex<R>();
+  readonly writes = new WriteLog<R>();
+  /** Creation order, for random picks that must not depend on timing (the index order does). */
+  readonly list: R[] = [];
+  constructor(readonly kind: SimKind<R>) {}
+
+  add(rec: R): void {
+    this.records.set(rec.id, rec);
+    this.list.push(rec);
+  }
+}
+
+/** The kinds of a world by name and by collection; an unknown one throws naming the table. */
+export class KindTable {
+  readonly #byName = new Map<string, KindRecords>();
+  readonly #byCollection = new Map<string, KindRecords>();
+
+  constructor(kinds: readonly SimKind[]) {
+    for (const kind of kinds) {
+      if (this.#byName.has(kind.name) || this.#byCollection.has(kind.collection))
+        throw new Error(`simulator: record kind ${kind.name} (/${kind.collection}) is registered twice`);
+      const records = new KindRecords(kind);
+      this.#byName.set(kind.name, records);
+      this.#byCollection.set(kind.collection, records);
+    }
+  }
+
+  /** The records of kind `name`; throws when no kind of that name is registered. */
+  of(name: string): KindRecords {
+    const records = this.#byName.get(name);
+    if (!records)
+      throw new TypeError(`simulator: no record kind ${JSON.stringify(name)} is registered (known: ${this.names().join(', ')})`);
+    return records;
+  }
+
+  /** The kind served under `/<collection>`, or undefined (a path the API does not have). */
+  byCollection(collection: string | undefined): KindRecords | undefined {
+    return collection === undefined ? undefined : this.#byCollection.get(collection);
+  }
+
+  has(name: string): boolean {
+    return this.#byName.has(name);
+  }
+
+  names(): string[] {
+    return [...this.#byName.keys()];
+  }
+
+  all(): KindRecords[] {
+    return [...this.#byName.values()];
+  }
 }

@@ -146,16 +146,6 @@ export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
 }
 
 /**
- * Replaces the mirror's copy of one deal (same guarantees as upsertTicket: conversion before the
- * first write, stale copies ignored). An unknown stage or pipeline gets a minimal row from what
- * the deal carries, so joins work before the next pipeline read fills in the rest.
- */
-export async function upsertDeal(db: Db, deal: Deal, syncedAt: string): Promise<UpsertResult> {
-  const [result] = await writeDeals(db, [prepareDeal(deal, syncedAt)]);
-  return result!;
-}
-
-/**
  * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id): a stub never
  * overwrites a row, so the first one written stays.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
-import { entityOf, type RecordType } from '../entities/index.js';
+import { entityOf, type HeldUnlisted, type RecordType } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -11,13 +11,6 @@ export interface ListedCopy {
   id: string;
   /** ISO. */
   updatedAt: string;
-}
-
-/** What the drain needs of a mirrored ticket to refresh it from a list item (which has no messages). */
-export interface TicketCopy {
-  messageCount: number | null;
-  /** The messages of the stored raw copy, as received; null when the copy holds none. */
-  messages: unknown[] | null;
 }
 
 /**
@@ -37,9 +30,9 @@ export async function listedSince(db: Db, entityType: RecordType, since: string,
   return rows.map((r) => ({ id: r.id, updatedAt: fromDbTimestamp(String(r.updated_at)) as string }));
 }
 
-/** The stored copies of these tickets (absent when not mirrored). */
-export async function ticketCopies(db: Db, ids: readonly string[]): Promise<Map<string, TicketCopy>> {
-  const out = new Map<string, TicketCopy>();
+/** The messages of these tickets' stored copies, what a list item lacks (absent when not mirrored). */
+export async function ticketMessagesHeld(db: Db, ids: readonly string[]): Promise<Map<string, HeldUnlisted>> {
+  const out = new Map<string, HeldUnlisted>();
   for (const batch of chunks([...new Set(ids)], 200)) {
     const rows = await db.selectFrom('tickets').select(['id', 'message_count', 'raw_json']).where('id', 'in', batch).execute();
     for (const r of rows) {
@@ -50,7 +43,7 @@ export async function ticketCopies(db: Db, ids: readonly string[]): Promise<Map<
       } catch {
         // An unreadable copy simply needs the full read.
       }
-      out.set(r.id, { messageCount: r.message_count === null ? null : Number(r.message_count), messages });
+      out.set(r.id, { count: r.message_count === null ? null : Number(r.message_count), parts: messages });
     }
   }
   return out;

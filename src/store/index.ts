@@ -6,7 +6,7 @@ export type { UpsertResult } from './record-upsert.js';
 export type { UpsertPipelinesOptions } from './deals.js';
 export type { AcquireLockOptions, WriterLock } from './lock.js';
 export type { DirtyClear, DirtyEntry, DirtyMark, QuarantineItem } from './sync-tables.js';
-export type { ListedCopy, TicketCopy } from './drain-reads.js';
+export type { ListedCopy } from './drain-reads.js';
 export type { RecordState } from './record-state.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
 export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';

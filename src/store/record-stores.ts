@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Deal, Ticket, TicketWithMessages } from '../api/index.js';
-import type { ListedRecord, MirroredRecord, RecordType } from '../entities/index.js';
+import type { HeldUnlisted, ListedRecord, MirroredRecord, RecordType } from '../entities/index.js';
+import { ticketMessagesHeld } from './drain-reads.js';
 import type { BulkWriter } from './bulk.js';
 import { dealDifferences, ticketDifferences, type ContentDifference } from './content-check.js';
 import { prepareDeal, writeDeals, type PreparedDeal } from './deals.js';
@@ -13,6 +14,8 @@ export interface RecordStore {
   readonly writer: BulkWriter<MirroredRecord, unknown>;
   /** What verify compares: the mirror's rows of these records against their list items, keyed by id. */
   differences(db: Kysely<MirrorDatabase>, items: readonly ListedRecord[], at: string): Promise<Map<string, ContentDifference[]>>;
+  /** What the stored copies hold beyond a list item (HeldCopies.heldUnlisted): empty for a type whose list items are whole. */
+  heldUnlisted(db: Kysely<MirrorDatabase>, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
 }
 
 export const TICKET_WRITER: BulkWriter<TicketWithMessages, PreparedTicket> = {
@@ -36,9 +39,11 @@ export const RECORD_STORES: { readonly [K in RecordType]: RecordStore } = {
   ticket: {
     writer: TICKET_WRITER,
     differences: (db, items, at) => ticketDifferences(db, items as readonly Ticket[], at),
+    heldUnlisted: ticketMessagesHeld,
   },
   deal: {
     writer: DEAL_WRITER,
     differences: (db, items, at) => dealDifferences(db, items as readonly Deal[], at),
+    heldUnlisted: () => Promise.resolve(new Map()),
   },
 };

@@ -1,4 +1,4 @@
-import type { ListedRecord, RecordType } from '../entities/index.js';
+import type { HeldUnlisted, ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
 import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
@@ -10,20 +10,14 @@ import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { attachDatabase } from './handles.js';
 import { statusReads, type StatusReads } from './status-reads.js';
-import { deletedIds, listedSince, ticketCopies, type ListedCopy, type TicketCopy } from './drain-reads.js';
+import { deletedIds, listedSince, type ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
 import { RECORD_STORES } from './record-stores.js';
 import { recordState, type RecordState } from './record-state.js';
-import {
-  dealDifferences,
-  pipelineDifferences,
-  ticketDifferences,
-  type ContentDifference,
-  type PipelineDifference,
-} from './content-check.js';
-import type { Deal, Pipeline, Ticket } from '../api/index.js';
+import { pipelineDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
+import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
 export interface OpenStoreOptions {
@@ -128,8 +122,8 @@ export interface Store extends StatusReads {
   mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
   /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
   listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
-  /** Message count and stored messages of these tickets (absent when not mirrored). */
-  ticketCopies(ids: readonly string[]): Promise<Map<string, TicketCopy>>;
+  /** What the stored copies of these records hold beyond a list item (a ticket's messages; absent when not mirrored). */
+  heldUnlisted(type: RecordType, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
   /** One record's committed state: its copy's updatedAt, deletion, quarantine, pending change (GET /wait for a record). */
   recordState(entityType: RecordType, id: string): Promise<RecordState>;
   /** Which of these records the mirror holds as deleted. */
@@ -139,14 +133,11 @@ export interface Store extends StatusReads {
   /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
   pipelineDealCounts(): Promise<Map<string, number>>;
   /**
-   * What differs between the mirror's rows of these records and their list items (every column
-   * stored from the item, tags, custom fields, contacts; a ticket's message rows against its
-   * stored copy), keyed by id; records the mirror does not hold are left out. No request.
+   * What differs between the mirror's rows of these records of `type` and their list items (every
+   * column stored from the item, tags, custom fields, contacts; a ticket's message rows against its
+   * stored copy), keyed by id; records the mirror does not hold are left out. No request. What verify
+   * compares through the entity registry.
    */
-  ticketDifferences(items: readonly Ticket[]): Promise<Map<string, ContentDifference[]>>;
-  /** As ticketDifferences, for deals (contacts and custom fields). */
-  dealDifferences(items: readonly Deal[]): Promise<Map<string, ContentDifference[]>>;
-  /** ticketDifferences or dealDifferences by the items' type: what verify compares through the entity registry. */
   recordDifferences(type: RecordType, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
   /** The listed pipelines and stages the mirror holds differently, or not at all. */
   pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
@@ -242,13 +233,11 @@ export function buildStore(backend: StoreBackend): Store {
     mirroredVersions: (entityType) => r.mirroredVersions(db, entityType),
     mirroredUpdatedAt: (refs) => r.mirroredUpdatedAt(db, refs),
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
-    ticketCopies: (ids) => ticketCopies(db, ids),
+    heldUnlisted: (type, ids) => RECORD_STORES[type].heldUnlisted(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     recordState: (entityType, id) => recordState(db, entityType, id),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    ticketDifferences: (items) => ticketDifferences(db, items, COMPARED_AT),
-    dealDifferences: (items) => dealDifferences(db, items, COMPARED_AT),
     recordDifferences: (type, items) => RECORD_STORES[type].differences(db, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {

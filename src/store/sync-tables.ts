@@ -19,7 +19,7 @@ export interface DirtyEntry {
   occurredAt: string;
   staleReads: number;
   /** A ticket's messages may have changed: only `GET /tickets/:id` shows them. Deals: ignored. */
-  readMessages: boolean;
+  readUnlisted: boolean;
 }
 
 /** A record to read again, as the sync marks it and the store keeps it (dirty_entities). */
@@ -32,7 +32,7 @@ export interface DirtyMark {
    * take the ticket from its list (docs/sync.md, "Drain"). Absent counts as true: a caller that
    * does not know is safe.
    */
-  readMessages?: boolean;
+  readUnlisted?: boolean;
 }
 
 export async function getState<T>(db: Db, key: string): Promise<T | undefined> {
@@ -67,7 +67,7 @@ export async function markDirty(db: Db, entries: readonly DirtyMark[], normalise
     const at = normalise(e.occurredAt);
     const k = `${e.entityType}\u0000${e.entityId}`;
     const cur = newest.get(k);
-    const read = e.readMessages === false ? 0 : 1;
+    const read = e.readUnlisted === false ? 0 : 1;
     if (!cur) newest.set(k, { entity_type: e.entityType, entity_id: e.entityId, occurred_at: at, read_messages: read });
     else
       newest.set(k, { ...cur, occurred_at: at > cur.occurred_at ? at : cur.occurred_at, read_messages: Math.max(cur.read_messages, read) });
@@ -188,7 +188,7 @@ export async function listDirty(db: Db, limit: number): Promise<DirtyEntry[]> {
     // Callers compare it with upstream times, which are ISO text.
     occurredAt: fromDbTimestamp(String(r.occurred_at)) as string,
     staleReads: Number(r.stale_reads),
-    readMessages: Number(r.read_messages) !== 0,
+    readUnlisted: Number(r.read_messages) !== 0,
   }));
 }
 

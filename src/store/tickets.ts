@@ -180,15 +180,6 @@ function distinctMessages(messages: readonly Message[], texts?: readonly (string
   return out;
 }
 
-/**
- * Replaces the mirror's copy of one ticket. Every value is converted before the first write, so a
- * junk value throws StoreError('INVALID_VALUE') with nothing written and the transaction usable.
- */
-export async function upsertTicket(db: Db, ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult> {
-  const [result] = await writeTickets(db, [prepareTicket(ticket, syncedAt)]);
-  return result!;
-}
-
 /** A ticket's child tables, written in this order for new and re-read tickets alike. */
 const TICKET_CHILDREN: readonly ChildList<PreparedTicket>[] = [
   { table: TAGS, rows: (p) => p.tags },

@@ -1,16 +1,14 @@
 import type { Kysely } from 'kysely';
-import type { Deal, Pipeline, TicketWithMessages, WorkspaceEvent } from '../api/index.js';
+import type { Pipeline, WorkspaceEvent } from '../api/index.js';
 import type { MirrorDatabase } from './schema.js';
 import { appendThrough, type AppendLedger, type UpsertResult } from './record-upsert.js';
-import { upsertTicket } from './tickets.js';
-import { upsertDeal, upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
+import { upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany } from './bulk.js';
-import { DEAL_WRITER, RECORD_STORES, TICKET_WRITER } from './record-stores.js';
+import { RECORD_STORES } from './record-stores.js';
 import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { foldIdleRun } from './run-fold.js';
-import { StoreError } from './errors.js';
 import { attachDatabase } from './handles.js';
 import { entityOf, type MirroredRecord, type RecordType } from '../entities/index.js';
 
@@ -34,7 +32,7 @@ export interface StoreTx {
    * events whose id the mirror (or this page) already holds for another event; not stored.
    */
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
-  /** `readMessages` absent counts as true (a ticket is then read with its messages). */
+  /** `readUnlisted` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMark[]): Promise<void>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
   clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;
@@ -46,17 +44,12 @@ export interface StoreTx {
   bumpStaleReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
   /** Counts a read that failed after its retries: failed_reads after it, keyed as bumpStaleReads. */
   bumpFailedReads(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, number>>;
-  /** A value the store cannot hold quarantines the record (result.quarantined) instead of throwing. */
-  upsertTicket(ticket: TicketWithMessages, syncedAt: string): Promise<UpsertResult>;
-  upsertDeal(deal: Deal, syncedAt: string): Promise<UpsertResult>;
   /**
-   * The same outcome as upsertTicket on each record in order, with a few statements per batch.
-   * A value the database refuses (PostgreSQL class 22/54) quarantines only its record here.
+   * Replaces the mirror's copies of these records of `type` (through the entity registry), in
+   * order, with a few statements per batch; a stale copy is ignored. A value the store cannot hold,
+   * or the database refuses (PostgreSQL class 22/54), quarantines only its record
+   * (result.quarantined) instead of throwing.
    */
-  upsertTickets(tickets: readonly TicketWithMessages[], syncedAt: string): Promise<UpsertResult[]>;
-  /** upsertDeal on each record in order, batched as upsertTickets. */
-  upsertDeals(deals: readonly Deal[], syncedAt: string): Promise<UpsertResult[]>;
-  /** upsertTickets or upsertDeals by the records' type: what the sync writes through the entity registry. */
   upsertRecords(type: RecordType, records: readonly MirroredRecord[], syncedAt: string): Promise<UpsertResult[]>;
   upsertPipelines(pipelines: Pipeline[], options?: UpsertPipelinesOptions): Promise<void>;
   /** Sets deleted_at unless already set; the row stays. */
@@ -79,26 +72,6 @@ export interface StoreTx {
 const iso = (v: string, what: string) => requiredTs(v, what);
 
 /**
- * Bad data must not stop the sync (docs/design.md §4.5): a value the store cannot hold quarantines the record.
- * The upserts convert every value before their first write, so nothing partial is left behind.
- */
-async function orQuarantine(
-  db: Kysely<MirrorDatabase>,
-  entityType: RecordType,
-  record: { id: string },
-  at: string,
-  write: () => Promise<UpsertResult>,
-): Promise<UpsertResult> {
-  try {
-    return await write();
-  } catch (err) {
-    if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
-    await t.quarantine(db, { entityType, entityId: String(record.id ?? ''), reason: err.message, raw: record }, at);
-    return { history: 0, superseded: false, quarantined: true };
-  }
-}
-
-/**
  * The sync state is read and written through sync-state.ts (src/sync/state.ts alone), which finds `db` by attachDatabase.
  * `ledger`: a first backfill's (Store.startAppend); every record write of this transaction claims its ids there.
  */
@@ -116,16 +89,6 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
       ),
     bumpStaleReads: (refs) => t.bumpStaleReads(db, refs),
     bumpFailedReads: (refs) => t.bumpFailedReads(db, refs),
-    upsertTicket(ticket, syncedAt) {
-      const at = iso(syncedAt, 'syncedAt');
-      return orQuarantine(db, 'ticket', ticket, at, () => upsertTicket(db, ticket, at));
-    },
-    upsertDeal(deal, syncedAt) {
-      const at = iso(syncedAt, 'syncedAt');
-      return orQuarantine(db, 'deal', deal, at, () => upsertDeal(db, deal, at));
-    },
-    upsertTickets: (tickets, syncedAt) => upsertMany(db, TICKET_WRITER, tickets, iso(syncedAt, 'syncedAt')),
-    upsertDeals: (deals, syncedAt) => upsertMany(db, DEAL_WRITER, deals, iso(syncedAt, 'syncedAt')),
     upsertRecords: (type, records, syncedAt) => upsertMany(db, RECORD_STORES[type].writer, records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),

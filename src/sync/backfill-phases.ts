@@ -53,8 +53,6 @@ export interface Phase<T, L> {
   load(ctx: SyncContext, page: Page<T>, stats: RunStats, state: BackfillState): Promise<L>;
   /** `pending`: the dirty marks when the phase began (settleMarks). */
   apply(tx: StoreTx, page: Page<T>, loaded: L, now: string, pending: ReadonlySet<string>): Promise<PageCount>;
-  /** The phase after this list's last page. */
-  next(state: BackfillState): BackfillState['phase'];
 }
 
 /** The start of the log the backfill reads before copying: the hand-over's lookback (docs/sync.md, "Backfill"). */
@@ -78,7 +76,6 @@ const recentPhase: Phase<WorkspaceEvent, null> = {
     return Promise.resolve(null);
   },
   apply: (tx, page, _, now) => storeLogPage(tx, page, now),
-  next: () => FIRST_LIST,
 };
 
 /**
@@ -129,7 +126,7 @@ interface LoadedRecords {
 }
 
 /** The mirror holds nothing a listed record could be combined with here: a backfill copies each record once. */
-const NOTHING_HELD: HeldCopies = { ticketCopies: () => Promise.resolve(new Map()) };
+const NOTHING_HELD: HeldCopies = { heldUnlisted: () => Promise.resolve(new Map()) };
 
 /**
  * One record type's list, copied page by page through its entity (src/entities): the items the
@@ -137,7 +134,7 @@ const NOTHING_HELD: HeldCopies = { ticketCopies: () => Promise.resolve(new Map()
  * its messages), `concurrency` at a time; a copy naming reference data the mirror lacks (a deal's
  * stage) reads the pipelines again first.
  */
-function recordPhase(entity: RecordEntity, next: (state: BackfillState) => BackfillState['phase']): Phase<ListedRecord, LoadedRecords> {
+function recordPhase(entity: RecordEntity): Phase<ListedRecord, LoadedRecords> {
   return {
     name: entity.plural,
     fetch: (ctx) => (cursor) => ctx.client.listPage(entity.list, { cursor, limit: ctx.config.pageSize }),
@@ -175,12 +172,11 @@ function recordPhase(entity: RecordEntity, next: (state: BackfillState) => Backf
       }
       // Marked at the listed version, to be read by id: a read at least as new clears it (docs/design.md §4.3).
       await tx.markDirty(
-        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readMessages: true })),
+        read.failed.map((r) => ({ entityType: entity.type, entityId: r.id, occurredAt: r.updatedAt, readUnlisted: true })),
       );
       const stored = verdicts.filter((v) => !v.quarantined).length;
       return { copied: stored, quarantined: page.invalid.length + read.invalid.length + verdicts.length - stored };
     },
-    next,
   };
 }
 
@@ -219,7 +215,6 @@ const historyPhase: Phase<WorkspaceEvent, string | undefined> = {
     await quarantineEvents(tx, rejected, new Set(rejected.map((r) => r.id ?? '')), now);
     return { copied: newIds.size, quarantined: page.invalid.length + rejected.length + reused.length };
   },
-  next: () => 'done',
 };
 
 const clockWarnings = new WeakMap<SyncContext, ClockWarning>();
@@ -238,16 +233,20 @@ export function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
 }
 
 /** The lists in the order the backfill copies them: the log's recent stretch, each record type's list (BACKFILL_ORDER), then the history. */
-export const PHASES: readonly Phase<unknown, unknown>[] = [
-  recentPhase,
-  ...BACKFILL_ORDER.map((entity, i) =>
-    recordPhase(entity, (state) => BACKFILL_ORDER[i + 1]?.plural ?? (state.history === 'none' ? 'done' : 'history')),
-  ),
-  historyPhase,
-] as Phase<unknown, unknown>[];
+export const PHASES: readonly Phase<unknown, unknown>[] = [recentPhase, ...BACKFILL_ORDER.map(recordPhase), historyPhase] as Phase<
+  unknown,
+  unknown
+>[];
 
-/** The first record list a backfill copies: where one without a change log to read first begins. */
+/** The first record list a backfill copies: what the status shows before a backfill saved its state. */
 export const FIRST_LIST: RecordTable = BACKFILL_ORDER[0]!.plural;
+
+/** The phase that reads a list (the state's phase names one of PHASES: src/sync/state.ts checks it when read). */
+export function phaseNamed(name: BackfillState['phase']): Phase<unknown, unknown> {
+  const phase = PHASES.find((p) => p.name === name);
+  if (!phase) throw new Error(`no backfill phase reads ${name}`);
+  return phase;
+}
 
 /** True for a phase that copies records (not the change log). */
 export const copiesRecords = (name: BackfillState['phase']): boolean => BACKFILL_ORDER.some((e) => e.plural === name);

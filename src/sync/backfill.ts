@@ -1,7 +1,7 @@
 import { BACKFILL_ORDER, type RecordEntity, type RecordTable } from '../entities/index.js';
 import { COUNTED_TABLES } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
-import { copiesRecords, FIRST_LIST, PHASES, type PageCount, type Phase } from './backfill-phases.js';
+import { copiesRecords, phaseNamed, type PageCount, type Phase } from './backfill-phases.js';
 import { afterListPass, nextPass, passLogPhase } from './list-passes.js';
 import type { SyncContext } from './context.js';
 import { copyList } from './copy-list.js';
@@ -9,7 +9,7 @@ import { pageGroupLimits } from './page-group.js';
 import { plausibleHead, UpstreamClockAheadError } from './plausible.js';
 import { refreshPipelines } from './pipelines.js';
 import { refreshReports } from './reporting.js';
-import { handOverBackfill, readBackfill, saveBackfill, type BackfillState } from './state.js';
+import { handOverBackfill, phaseAfter, readBackfill, saveBackfill, type BackfillState } from './state.js';
 import { tidyAfterBulkLoad } from './tidy.js';
 import type { RunStats } from './stats.js';
 import { boundHeapGrowth } from '../util/heap-growth.js';
@@ -37,8 +37,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
   let stopped = false;
   try {
     await refreshPipelines(ctx);
-    for (const phase of PHASES) {
-      if (state.phase !== phase.name) continue;
+    while (state.phase !== 'done') {
+      const phase = phaseNamed(state.phase);
       const commit = (s: BackfillState): void => {
         state = s;
         progress(s);
@@ -52,7 +52,8 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
         break;
       }
       const { pass: _pass, step: _step, left: _left, logNewest: _newest, ...settled } = state;
-      const next: BackfillState = { ...settled, phase: phase.next(state), cursor: null };
+      const read: BackfillState = { ...settled, finished: [...state.finished, phase.name], cursor: null };
+      const next: BackfillState = { ...read, phase: phaseAfter(read) };
       if (next.phase !== 'done') await ctx.store.transaction((tx) => saveBackfill(tx, next));
       state = next;
     }
@@ -107,15 +108,17 @@ async function beginBackfill(ctx: SyncContext, options: BackfillOptions): Promis
     if (probe.clockAhead !== null) throw new UpstreamClockAheadError(probe.clock, probe.clockAhead);
     head = probe.head;
   }
-  const state: BackfillState = {
+  const begun: BackfillState = {
+    phase: 'recent',
     // An empty log has no lookback before its hand-over to read.
-    phase: head === null ? FIRST_LIST : 'recent',
+    finished: head === null ? ['recent'] : [],
     handover: toIsoTimestamp(head),
     cursor: null,
     startedAt: ctx.now(),
     copied: { ...(Object.fromEntries(BACKFILL_ORDER.map((e) => [e.plural, 0])) as Record<RecordTable, number>), events: 0 },
     history: options.history ?? 'none',
   };
+  const state: BackfillState = head === null ? { ...begun, phase: phaseAfter(begun) } : begun;
   await ctx.store.transaction((tx) => saveBackfill(tx, state));
   return state;
 }
@@ -180,7 +183,7 @@ async function copyPhase(
         const counts = [];
         for (const { page, loaded } of group) counts.push(await phase.apply(tx, page, loaded, now, pending));
         const copied = counts.reduce((sum, c) => sum + c.copied, 0);
-        const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: state.copied[key] + copied } };
+        const next: BackfillState = { ...state, cursor, copied: { ...state.copied, [key]: (state.copied[key] ?? 0) + copied } };
         // A log read after a list pass carries what it has seen leaving the list (list-passes.ts).
         if (state.step === 'log') Object.assign(next, passCounts(state, counts));
         await saveBackfill(tx, next);

@@ -74,7 +74,6 @@ export function passLogPhase(entity: RecordEntity): Phase<WorkspaceEvent, Readon
       );
       return { copied: got.copied, quarantined: got.quarantined, left, newest };
     },
-    next: (state) => state.phase,
   };
 }
 

@@ -24,11 +24,11 @@ describe('dirtyMarks', () => {
       event('widget.exploded', 'w1', '2024-05-01T10:00:00.000Z'),
     ]);
     expect(marks).toEqual([
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', readMessages: true },
-      { entityType: 'ticket', entityId: 't2', occurredAt: '2024-05-01T11:00:00.000Z', readMessages: false },
+      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', readUnlisted: true },
+      { entityType: 'ticket', entityId: 't2', occurredAt: '2024-05-01T11:00:00.000Z', readUnlisted: false },
       // A type wsmirror does not know is read in full.
-      { entityType: 'ticket', entityId: 't3', occurredAt: '2024-05-01T10:00:00.000Z', readMessages: true },
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T10:00:00.000Z', readMessages: false },
+      { entityType: 'ticket', entityId: 't3', occurredAt: '2024-05-01T10:00:00.000Z', readUnlisted: true },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T10:00:00.000Z', readUnlisted: false },
     ]);
   });
 });

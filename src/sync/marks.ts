@@ -19,9 +19,9 @@ export function dirtyMarks(events: readonly WorkspaceEvent[]): DirtyMark[] {
     if (!isRecordType(e.entityType)) continue;
     const key = `${e.entityType}:${e.entityId}`;
     const prev = byKey.get(key);
-    const readMessages = (prev?.readMessages ?? false) || touchesMessages(e);
+    const readUnlisted = (prev?.readUnlisted ?? false) || touchesMessages(e);
     const occurredAt = !prev || Date.parse(e.occurredAt) > Date.parse(prev.occurredAt) ? e.occurredAt : prev.occurredAt;
-    byKey.set(key, { entityType: e.entityType, entityId: e.entityId, occurredAt, readMessages });
+    byKey.set(key, { entityType: e.entityType, entityId: e.entityId, occurredAt, readUnlisted });
   }
   return [...byKey.values()];
 }

@@ -5,12 +5,12 @@ import type { RecordType } from '../entities/index.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
-const dirty = (entityType: RecordType, id: string, minute: number, readMessages = false): DirtyEntry => ({
+const dirty = (entityType: RecordType, id: string, minute: number, readUnlisted = false): DirtyEntry => ({
   entityType,
   entityId: id,
   occurredAt: at(minute),
   staleReads: 0,
-  readMessages,
+  readUnlisted,
 });
 /** The mirror's live records, newest first: `count` of them, one a minute back from `newestMinute`. */
 const mirror = (count: number, newestMinute: number): ListedCopy[] =>

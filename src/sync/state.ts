@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Store, StoreTx } from '../store/index.js';
 import { readSyncState, writeSyncState } from '../store/sync-state.js';
 import { WsmirrorError } from '../util/errors.js';
-import { RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
+import { BACKFILL_ORDER, type RecordTable } from '../entities/index.js';
 
 /**
  * All incremental state of a mirror lives in `sync_state`, one JSON value per key, and this module
@@ -80,16 +80,24 @@ export interface LookbackState {
   anchor: string | null;
 }
 
+/** A list the backfill reads: the log's recent stretch, a record type's list, the change log's history. */
+export type BackfillList = 'recent' | RecordTable | 'history';
+
 /** Persisted after every page so a crashed backfill resumes where it stopped (docs/design.md §4.6). */
 export interface BackfillState {
   /** `recent`: the log's lookback before the hand-over, read before the copy (docs/sync.md, "Backfill"). */
-  phase: 'recent' | RecordTable | 'history' | 'done';
+  phase: BackfillList | 'done';
+  /**
+   * The lists read to their end. The next phase is the first registered list not here (phaseAfter),
+   * so a list registered after a backfill began or ended is copied once, whatever phase it was saved in.
+   */
+  finished: BackfillList[];
   /** The newest event's occurredAt when the backfill began: the watermark it hands to `sync`. */
   handover: string | null;
   /** Cursor of the list being copied; null starts it from the beginning. */
   cursor: string | null;
   startedAt: string;
-  /** Rows copied per list: each record type's (`tickets`, `deals`) and the change log's `events`. */
+  /** Rows copied per list: each record type's (`tickets`, `deals`) and the change log's `events`; 0 for every registered list when read. */
   copied: Record<RecordTable | 'events', number>;
   /** `history` setting: 'none', 'all' or an ISO date to start the change log from. */
   history: string;
@@ -123,7 +131,7 @@ type StateReader = Store | StoreTx;
  * values once when it opens the mirror (upgradeStoredState), a reader upgrades what it reads.
  * Version 1 is every mirror before the version was kept (no `state_version` key).
  */
-export const STATE_VERSION = 2;
+export const STATE_VERSION = 3;
 const VERSION_KEY = 'state_version';
 
 type Step = Partial<Record<string, (old: unknown) => unknown>>;
@@ -135,9 +143,36 @@ const STEPS: readonly Step[] = [
     // 1 → 2: a window saved before the read floor existed counts as one without (null).
     [KEY.window]: (old) => (isObject(old) && !('readFloor' in old) ? { ...old, readFloor: null } : old),
   },
+  {
+    // 2 → 3: the lists a backfill finished are kept; before, the phase implied them.
+    [KEY.backfill]: (old) =>
+      isObject(old) && !('finished' in old) ? { ...old, finished: finishedBeforeV3(old), copied: countsOf(old.copied) } : old,
+  },
 ];
 
+/**
+ * Up to version 2 every build copied the same lists in the same order, so a saved phase names
+ * the lists finished before it. This is that order as it was, not the registry's today: an entity
+ * registered since is absent and is copied once by the resumed backfill.
+ */
+const V2_LISTS: readonly BackfillList[] = ['recent', 'deals', 'tickets', 'history'];
+function finishedBeforeV3(old: Record<string, unknown>): unknown {
+  if (old.phase === 'done') return V2_LISTS.filter((l) => l !== 'history' || old.history !== 'none');
+  const at = V2_LISTS.indexOf(old.phase as BackfillList);
+  return at < 0 ? old.finished : V2_LISTS.slice(0, at);
+}
+
+/** A count a build that knew one entity fewer stored as null (NaN through JSON) reads as 0: it only shows progress. */
+function countsOf(copied: unknown): unknown {
+  if (!isObject(copied)) return copied;
+  return Object.fromEntries(Object.entries(copied).map(([k, n]) => [k, n === null ? 0 : n]));
+}
+
 const ts = z.string().min(1);
+/** Every list a backfill of this build reads, in order (the registry's lists in BACKFILL_ORDER). */
+function backfillLists(): [BackfillList, ...BackfillList[]] {
+  return ['recent', ...BACKFILL_ORDER.map((e) => e.plural), 'history'];
+}
 const SCHEMAS: Record<string, z.ZodType> = {
   [KEY.watermark]: ts,
   [KEY.readFloor]: ts,
@@ -155,7 +190,8 @@ const SCHEMAS: Record<string, z.ZodType> = {
     .passthrough(),
   [KEY.backfill]: z
     .object({
-      phase: z.enum(['recent', ...RECORD_ENTITIES.map((e) => e.plural), 'history', 'done']),
+      phase: z.enum([...backfillLists(), 'done']),
+      finished: z.array(z.enum(backfillLists())),
       handover: ts.nullable(),
       cursor: z.string().nullable(),
       startedAt: ts,
@@ -238,8 +274,22 @@ export async function readSavedWindow(r: StateReader): Promise<WindowState | nul
   return (await read<WindowState>(r, KEY.window)) ?? null;
 }
 
+/** The saved backfill, following the registry: a count for every list, and a finished one reopened for a list it never copied. */
 export async function readBackfill(r: StateReader): Promise<BackfillState | null> {
-  return (await read<BackfillState>(r, KEY.backfill)) ?? null;
+  const saved = await read<BackfillState>(r, KEY.backfill);
+  if (!saved) return null;
+  const counts = Object.fromEntries([...BACKFILL_ORDER.map((e) => [e.plural, 0]), ['events', 0]]) as BackfillState['copied'];
+  const state: BackfillState = { ...saved, copied: { ...counts, ...saved.copied } };
+  return state.phase === 'done' && phaseAfter(state) !== 'done' ? { ...state, phase: phaseAfter(state), cursor: null } : state;
+}
+
+/**
+ * The list a backfill reads next: the first of today's lists (BACKFILL_ORDER, then the history
+ * when asked for) not finished and not the one in progress; `done` when none is left.
+ */
+export function phaseAfter(state: Pick<BackfillState, 'phase' | 'finished' | 'history'>): BackfillState['phase'] {
+  const wanted = backfillLists().filter((l) => l !== 'history' || state.history !== 'none');
+  return wanted.find((l) => l !== state.phase && !state.finished.includes(l)) ?? 'done';
 }
 
 /** True once a backfill handed its watermark over: incremental cycles may run. */

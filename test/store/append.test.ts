@@ -5,7 +5,7 @@ import { openStore, type Store } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
-import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore, upsertOne } from './fixtures.js';
 
 const RECORD_TABLES: (keyof MirrorDatabase)[] = [
   'tickets',
@@ -48,7 +48,10 @@ for (const dialect of dialects) {
       );
 
     const write = (s: Store) =>
-      s.transaction(async (tx) => [...(await tx.upsertTickets(manyTickets(), SYNCED)), ...(await tx.upsertDeals(manyDeals(), SYNCED))]);
+      s.transaction(async (tx) => [
+        ...(await tx.upsertRecords('ticket', manyTickets(), SYNCED)),
+        ...(await tx.upsertRecords('deal', manyDeals(), SYNCED)),
+      ]);
 
     it('appended records and their children are the rows the upsert path writes', async () => {
       const other = await dialect.newDatabase();
@@ -83,7 +86,7 @@ for (const dialect of dialects) {
       }
       expect(await store.startAppend()).toBe(true);
       const batch = [ticket({ id: 'a' }), ticket({ id: 'b', tags: ['boom'] }), ticket({ id: 'c', subject: 'bang' }), ticket({ id: 'd' })];
-      const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
+      const results = await store.transaction((tx) => tx.upsertRecords('ticket', batch, SYNCED));
       store.endAppend();
       expect(results.map((r) => r.quarantined)).toEqual([false, true, true, false]);
       const ids = await databaseOf(store).selectFrom('tickets').select('id').orderBy('id').execute();
@@ -119,11 +122,11 @@ for (const dialect of dialects) {
 
     it('a good copy clears a quarantine row written earlier in the append', async () => {
       expect(await store.startAppend()).toBe(true);
-      const [junk] = await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'junk', createdAt: 'not a time' })], SYNCED));
+      const [junk] = await store.transaction((tx) => tx.upsertRecords('ticket', [ticket({ id: 'junk', createdAt: 'not a time' })], SYNCED));
       expect(junk!.quarantined).toBe(true);
       await store.transaction((tx) => tx.quarantine({ entityType: 'ticket', entityId: 'synced', reason: 'bad', raw: {} }, SYNCED));
       expect(await quarantinedIds()).toEqual(['junk', 'synced']);
-      await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'junk' }), ticket({ id: 'synced' })], SYNCED));
+      await store.transaction((tx) => tx.upsertRecords('ticket', [ticket({ id: 'junk' }), ticket({ id: 'synced' })], SYNCED));
       store.endAppend();
       expect(await quarantinedIds()).toEqual([]);
     });
@@ -131,7 +134,7 @@ for (const dialect of dialects) {
     it('a good copy clears a quarantine row there when the append started', async () => {
       await store.transaction((tx) => tx.quarantine({ entityType: 'ticket', entityId: 'before', reason: 'bad', raw: {} }, SYNCED));
       expect(await store.startAppend()).toBe(true);
-      await store.transaction((tx) => tx.upsertTickets([ticket({ id: 'before' })], SYNCED));
+      await store.transaction((tx) => tx.upsertRecords('ticket', [ticket({ id: 'before' })], SYNCED));
       store.endAppend();
       expect(await quarantinedIds()).toEqual([]);
     });
@@ -140,8 +143,8 @@ for (const dialect of dialects) {
       expect(await store.startAppend()).toBe(true);
       await store.transaction((tx) => tx.quarantine({ entityType: 'deal', entityId: 'x', reason: 'bad', raw: {} }, SYNCED));
       await store.transaction(async (tx) => {
-        await tx.upsertTickets([ticket({ id: 'x' })], SYNCED);
-        await tx.upsertDeals([deal({ id: 'y' })], SYNCED);
+        await tx.upsertRecords('ticket', [ticket({ id: 'x' })], SYNCED);
+        await tx.upsertRecords('deal', [deal({ id: 'y' })], SYNCED);
       });
       store.endAppend();
       expect(await quarantinedIds()).toEqual(['x']);
@@ -151,7 +154,7 @@ for (const dialect of dialects) {
       it('while no quarantine row of the type can exist, an appended batch does not touch the quarantine', async () => {
         expect(await store.startAppend()).toBe(true);
         const locks = await store.transaction(async (tx) => {
-          await tx.upsertTickets([ticket({ id: 'a' }), ticket({ id: 'b' })], SYNCED);
+          await tx.upsertRecords('ticket', [ticket({ id: 'a' }), ticket({ id: 'b' })], SYNCED);
           // Another connection: the locks the transaction holds on the quarantine until it ends.
           const held = await sql<{ mode: string }>`
             select l.mode from pg_locks l join pg_class c on c.oid = l.relation
@@ -166,14 +169,14 @@ for (const dialect of dialects) {
     it('starts only while every record table is empty', async () => {
       expect(await store.startAppend()).toBe(true);
       store.endAppend();
-      await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
       expect(await store.startAppend()).toBe(false);
     });
 
     it('a record written twice while appending takes the upsert path the second time: children replaced, history observed', async () => {
       expect(await store.startAppend()).toBe(true);
       const first = ticket({ id: 't1' });
-      await store.transaction((tx) => tx.upsertTickets([first, ticket({ id: 't2' })], SYNCED));
+      await store.transaction((tx) => tx.upsertRecords('ticket', [first, ticket({ id: 't2' })], SYNCED));
       const second = {
         ...first,
         status: 'solved',
@@ -181,7 +184,7 @@ for (const dialect of dialects) {
         tags: ['x'],
         messages: first.messages.slice(0, 1),
       };
-      const [result] = await store.transaction((tx) => tx.upsertTickets([second], SYNCED));
+      const [result] = await store.transaction((tx) => tx.upsertRecords('ticket', [second], SYNCED));
       store.endAppend();
       expect(result!.history).toBe(1);
       expect(await messageIds('t1')).toEqual(['m1']);
@@ -195,8 +198,8 @@ for (const dialect of dialects) {
     it('an older copy of a record written earlier in the backfill still loses to it', async () => {
       expect(await store.startAppend()).toBe(true);
       const newer = ticket({ id: 't1', updatedAt: '2024-05-01T10:00:00.000Z' });
-      await store.transaction((tx) => tx.upsertTickets([newer], SYNCED));
-      const [older] = await store.transaction((tx) => tx.upsertTickets([ticket({ id: 't1', status: 'pending' })], SYNCED));
+      await store.transaction((tx) => tx.upsertRecords('ticket', [newer], SYNCED));
+      const [older] = await store.transaction((tx) => tx.upsertRecords('ticket', [ticket({ id: 't1', status: 'pending' })], SYNCED));
       store.endAppend();
       expect(older!.superseded).toBe(true);
       const row = await databaseOf(store).selectFrom('tickets').select('status').where('id', '=', 't1').executeTakeFirstOrThrow();
@@ -207,11 +210,11 @@ for (const dialect of dialects) {
       expect(await store.startAppend()).toBe(true);
       await expect(
         store.transaction(async (tx) => {
-          await tx.upsertTickets([ticket({ id: 't1' })], SYNCED);
+          await tx.upsertRecords('ticket', [ticket({ id: 't1' })], SYNCED);
           throw new Error('killed mid-page');
         }),
       ).rejects.toThrow('killed mid-page');
-      await store.transaction((tx) => tx.upsertTickets([ticket({ id: 't1' })], SYNCED));
+      await store.transaction((tx) => tx.upsertRecords('ticket', [ticket({ id: 't1' })], SYNCED));
       store.endAppend();
       expect(await messageIds('t1')).toEqual(['m1', 'm2']);
     });

@@ -3,12 +3,12 @@ import type { Deal, TicketWithMessages } from '../../src/api/types.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
-import { deal, SYNCED, ticket } from './fixtures.js';
+import { deal, SYNCED, ticket, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 /**
- * upsertTickets / upsertDeals write a page with a few multi-row statements; their outcome must be
- * that of upserting the same records one by one, whatever the batch holds: repeated ids, a message
+ * upsertRecords writes a page with a few multi-row statements; its outcome must be
+ * that of upserting the same records one per call, whatever the batch holds: repeated ids, a message
  * that moves between two tickets of the batch, references repeated with different nulls, a stale
  * copy, a value the store cannot hold, a record the mirror already has.
  */
@@ -102,8 +102,8 @@ for (const dialect of dialects) {
       stores.push(store);
       // One record the mirror already holds, so the batch mixes new and known records.
       await store.transaction(async (tx) => {
-        await tx.upsertTicket(ticket({ id: 'existing', updatedAt: at(0) }), SYNCED);
-        await tx.upsertDeal(deal({ id: 'existing', updatedAt: at(0) }), SYNCED);
+        await upsertOne(tx, 'ticket', ticket({ id: 'existing', updatedAt: at(0) }), SYNCED);
+        await upsertOne(tx, 'deal', deal({ id: 'existing', updatedAt: at(0) }), SYNCED);
       });
       return store;
     };
@@ -117,13 +117,13 @@ for (const dialect of dialects) {
       const many = await setUp();
       const seq = await one.transaction(async (tx) => {
         const r = [];
-        for (const t of ticketBatch()) r.push(await tx.upsertTicket(t, SYNCED));
-        for (const d of dealBatch()) r.push(await tx.upsertDeal(d, SYNCED));
+        for (const t of ticketBatch()) r.push(await upsertOne(tx, 'ticket', t, SYNCED));
+        for (const d of dealBatch()) r.push(await upsertOne(tx, 'deal', d, SYNCED));
         return r;
       });
       const bulk = await many.transaction(async (tx) => [
-        ...(await tx.upsertTickets(ticketBatch(), SYNCED)),
-        ...(await tx.upsertDeals(dealBatch(), SYNCED)),
+        ...(await tx.upsertRecords('ticket', ticketBatch(), SYNCED)),
+        ...(await tx.upsertRecords('deal', dealBatch(), SYNCED)),
       ]);
       expect(bulk).toEqual(seq);
       expect(seq.filter((r) => r.quarantined)).toHaveLength(2);
@@ -148,7 +148,7 @@ for (const dialect of dialects) {
           ticket({ id: 'refused', updatedAt: at(3), messageCount: 2 ** 31 }),
           ticket({ id: 'ok2', updatedAt: at(3), messages: [] }),
         ];
-        const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
+        const results = await store.transaction((tx) => tx.upsertRecords('ticket', batch, SYNCED));
         expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
         const ids = (await databaseOf(store).selectFrom('tickets').select('id').orderBy('id').execute()).map((r) => r.id);
         expect(ids).toEqual(['existing', 'ok1', 'ok2']);

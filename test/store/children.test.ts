@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
-import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 // Re-reads write only the children that differ from what is stored; the mirror must end exactly
@@ -22,10 +22,10 @@ for (const dialect of dialects) {
     });
 
     it('tickets: tags, fields and messages end as the latest read says, unchanged or not', async () => {
-      await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-      await store.transaction((tx) => tx.upsertTicket(ticket({ id: 't2', messages: [] }), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ id: 't2', messages: [] }), SYNCED));
       // Same read again: nothing differs.
-      await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
       const once = await ticketChildren();
       expect(once.tags).toEqual([
         { ticket_id: 't1', tag: 'hardware' },
@@ -72,7 +72,7 @@ for (const dialect of dialects) {
           },
         ],
       });
-      await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', next, SYNCED));
       const after = await ticketChildren();
       expect(after.tags).toEqual([
         { ticket_id: 't1', tag: 'new' },
@@ -94,10 +94,10 @@ for (const dialect of dialects) {
 
       // A message that moved to another ticket follows it; the one left behind is removed.
       await store.transaction((tx) =>
-        tx.upsertTicket(ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(2) }), SYNCED),
+        upsertOne(tx, 'ticket', ticket({ id: 't2', updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(2) }), SYNCED),
       );
       await store.transaction((tx) =>
-        tx.upsertTicket({ ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(0, 1) }, SYNCED),
+        upsertOne(tx, 'ticket', { ...next, updatedAt: '2024-05-01T13:00:00.000Z', messages: next.messages.slice(0, 1) }, SYNCED),
       );
       const moved = await ticketChildren();
       expect(moved.messages.map((m) => [m.id, m.ticket_id])).toEqual([
@@ -107,10 +107,12 @@ for (const dialect of dialects) {
     });
 
     it('deals: contacts (primary flag, position) and fields end as the latest read says', async () => {
-      await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
-      await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
       await store.transaction((tx) =>
-        tx.upsertDeal(
+        upsertOne(
+          tx,
+          'deal',
           deal({
             updatedAt: '2024-05-01T12:00:00.000Z',
             contacts: [
@@ -135,11 +137,13 @@ for (const dialect of dialects) {
 
     if (dialect.name === 'sqlite') {
       it('a re-read writes no unchanged child or reference rows', async () => {
-        await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+        await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
         // total_changes counts every row inserted, updated or deleted on the one connection.
         const changes = async () => (await sql<{ n: number }>`select total_changes() as n`.execute(databaseOf(store))).rows[0]!.n;
         const before = await changes();
-        await store.transaction((tx) => tx.upsertTicket(ticket({ updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED));
+        await store.transaction((tx) =>
+          upsertOne(tx, 'ticket', ticket({ updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED),
+        );
         // The ticket row and one history row; no tag, field or message, and the users and contact
         // it names are unchanged, so they are not rewritten either.
         expect((await changes()) - before).toBe(2);
@@ -154,7 +158,7 @@ for (const dialect of dialects) {
     if (dialect.name === 'postgres') {
       it('a re-read writes no unchanged child row, though jsonb gives JSON back in its own spelling', async () => {
         const fields = { plan: 'pro', meta: { zeta: [1, 'x'], a: { nested: true } } };
-        await store.transaction((tx) => tx.upsertTicket(ticket({ fields }), SYNCED));
+        await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ fields }), SYNCED));
         // xmin is the transaction that wrote a row version: a row written again gets a new one.
         const versions = async () =>
           (
@@ -167,13 +171,13 @@ for (const dialect of dialects) {
         const before = await versions();
         expect(before).toHaveLength(2 + 2 + 2);
         await store.transaction((tx) =>
-          tx.upsertTicket(ticket({ fields, updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED),
+          upsertOne(tx, 'ticket', ticket({ fields, updatedAt: '2024-05-01T12:00:00.000Z', status: 'pending' }), SYNCED),
         );
         expect(await versions()).toEqual(before);
         // A message that did change is written, and only it.
         const edited = ticket({ fields, updatedAt: '2024-05-01T13:00:00.000Z' });
         edited.messages = [edited.messages[0]!, { ...edited.messages[1]!, body: 'note, edited' }];
-        await store.transaction((tx) => tx.upsertTicket(edited, SYNCED));
+        await store.transaction((tx) => upsertOne(tx, 'ticket', edited, SYNCED));
         const after = await versions();
         expect(after.filter((v) => !before.includes(v)).map((v) => v.split(' ').slice(0, 2).join(' '))).toEqual(['message m2']);
       });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAmount, stageKey } from '../../src/store/index.js';
-import { deal, SYNCED, useFreshStore } from './fixtures.js';
+import { deal, SYNCED, useFreshStore, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 describe('parseAmount', () => {
@@ -18,12 +18,12 @@ describe('parseAmount', () => {
   });
 });
 
-describe('upsertDeal', () => {
+describe('a deal written by upsertRecords', () => {
   const { store } = useFreshStore();
 
   it('writes the deal with contacts, company, owner and a minimal stage/pipeline', async () => {
     expect(await store.knownStages()).toEqual(new Set());
-    const r = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await databaseOf(store).selectFrom('deals').selectAll().executeTakeFirstOrThrow();
     expect(row).toMatchObject({
@@ -58,10 +58,10 @@ describe('upsertDeal', () => {
 
   it('stores exact cents for null and tricky amounts', async () => {
     await store.transaction(async (tx) => {
-      await tx.upsertDeal(deal({ id: 'a', amount: '0.10' }), SYNCED);
-      await tx.upsertDeal(deal({ id: 'b', amount: '19.99' }), SYNCED);
-      await tx.upsertDeal(deal({ id: 'c', amount: '1234567.89' }), SYNCED);
-      await tx.upsertDeal(deal({ id: 'd', amount: null }), SYNCED);
+      await upsertOne(tx, 'deal', deal({ id: 'a', amount: '0.10' }), SYNCED);
+      await upsertOne(tx, 'deal', deal({ id: 'b', amount: '19.99' }), SYNCED);
+      await upsertOne(tx, 'deal', deal({ id: 'c', amount: '1234567.89' }), SYNCED);
+      await upsertOne(tx, 'deal', deal({ id: 'd', amount: null }), SYNCED);
     });
     const rows = await databaseOf(store).selectFrom('deals').select(['id', 'amount', 'amount_cents']).orderBy('id').execute();
     expect(rows).toEqual([
@@ -73,19 +73,19 @@ describe('upsertDeal', () => {
   });
 
   it('quarantines a deal whose amount is not a decimal, keeping the stored copy', async () => {
-    await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
-    const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'deal', deal({ amount: 'lots', updatedAt: '2024-06-01T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
     expect(await databaseOf(store).selectFrom('deals').select('amount').execute()).toEqual([{ amount: 1234.5 }]);
     expect(await databaseOf(store).selectFrom('quarantine').select(['entity_type', 'entity_id']).execute()).toEqual([
       { entity_type: 'deal', entity_id: 'd1' },
     ]);
-    await store.transaction((tx) => tx.upsertDeal(deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal({ updatedAt: '2024-06-02T00:00:00Z' }), SYNCED));
     expect((await store.counts()).quarantine).toBe(0);
   });
 
   it('replaces contacts and writes observed history for tracked fields', async () => {
-    await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     const next = deal({
       amount: '2000.00',
       closeDate: null,
@@ -95,7 +95,7 @@ describe('upsertDeal', () => {
       contacts: [{ id: 'c3', firstName: 'Cy', lastName: null, email: null, isPrimary: true }],
       updatedAt: '2024-05-02T09:00:00.000Z',
     });
-    const r = await store.transaction((tx) => tx.upsertDeal(next, SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'deal', next, SYNCED));
     expect(r).toEqual({ history: 5, superseded: false, quarantined: false });
     const h = await databaseOf(store).selectFrom('deal_history').selectAll().orderBy('field').execute();
     expect(h.map((x) => [x.field, x.from_value, x.to_value])).toEqual([
@@ -107,7 +107,7 @@ describe('upsertDeal', () => {
     ]);
     expect(h.every((x) => x.source === 'observed' && x.observed_since === '2024-05-01 09:00:00.000')).toBe(true);
     expect(await databaseOf(store).selectFrom('deal_contacts').select('contact_id').execute()).toEqual([{ contact_id: 'c3' }]);
-    const stale = await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    const stale = await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     expect(stale).toEqual({ history: 0, superseded: true, quarantined: false });
   });
 
@@ -125,8 +125,8 @@ describe('upsertDeal', () => {
         },
         { id: 'p2', name: 'Renewals', dealCount: 0, stages: [] },
       ]);
-      await tx.upsertDeal(deal(), SYNCED);
-      await tx.upsertDeal(deal({ id: 'd2' }), SYNCED);
+      await upsertOne(tx, 'deal', deal(), SYNCED);
+      await upsertOne(tx, 'deal', deal({ id: 'd2' }), SYNCED);
       await tx.markDeleted('deal', 'd2', SYNCED);
     });
     expect(await databaseOf(store).selectFrom('pipelines').select(['id', 'deal_count', 'position']).orderBy('id').execute()).toEqual([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { statusEvent, stored, SYNCED, ticket, useFreshStore } from './fixtures.js';
+import { statusEvent, stored, SYNCED, ticket, useFreshStore, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 const RECEIVED = '2024-05-01T13:00:00.000Z';
@@ -50,17 +50,17 @@ describe('insertEvents and status history', () => {
   });
 
   it('event first: a later observed change told by the event is not written twice', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
     await store.transaction((tx) => tx.insertEvents([statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00.000Z')], RECEIVED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     expect(await history()).toEqual([
       { field: 'status', from_value: 'open', to_value: 'pending', changed_at: '2024-05-01 10:00:00.000', source: 'event', event_id: 'e1' },
     ]);
   });
 
   it('observed first: a late-visible event replaces the observed row', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     expect((await history()).map((h) => h.source)).toEqual(['observed']);
     await store.transaction((tx) => tx.insertEvents([statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00.000Z')], RECEIVED));
     expect(await history()).toEqual([
@@ -69,8 +69,8 @@ describe('insertEvents and status history', () => {
   });
 
   it('keeps an observed row when the event lies outside its interval or differs', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     await store.transaction((tx) =>
       tx.insertEvents(
         [
@@ -88,13 +88,15 @@ describe('insertEvents and status history', () => {
       statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00.000Z'),
       statusEvent('e2', 't1', 'pending', 'solved', '2024-05-01T10:30:00.000Z'),
     ];
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
     await store.transaction((tx) => tx.insertEvents(chain, RECEIVED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'solved', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
     expect((await history()).map((h) => h.source)).toEqual(['event', 'event']);
 
-    await store.transaction((tx) => tx.upsertTicket(ticket({ id: 't2' }), SYNCED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ id: 't2', status: 'solved', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ id: 't2' }), SYNCED));
+    await store.transaction((tx) =>
+      upsertOne(tx, 'ticket', ticket({ id: 't2', status: 'solved', updatedAt: '2024-05-01T11:00:00.000Z' }), SYNCED),
+    );
     const t2 = chain.map((e) => ({ ...e, id: `${e.id}-t2`, entityId: 't2' }));
     await store.transaction((tx) => tx.insertEvents([t2[1]!], RECEIVED));
     expect(await databaseOf(store).selectFrom('ticket_history').select('source').where('ticket_id', '=', 't2').execute()).toHaveLength(2);

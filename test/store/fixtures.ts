@@ -4,7 +4,8 @@ import { forwardTo } from '../helpers/forward.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Deal, TicketWithMessages, WorkspaceEvent } from '../../src/api/types.js';
-import { openStore, type Store } from '../../src/store/index.js';
+import { openStore, type Store, type StoreTx, type UpsertResult } from '../../src/store/index.js';
+import type { MirroredRecord, RecordType } from '../../src/entities/index.js';
 import type { Dialect } from '../helpers/dialects.js';
 
 export function tempDir(): { dir: string; cleanup: () => void } {
@@ -149,3 +150,8 @@ export const SYNCED = '2024-05-02T00:00:00.000Z';
 
 /** An ISO time in the mirror's stored form (docs/schema.md). */
 export const stored = (iso: string) => `${new Date(iso).toISOString().slice(0, 10)} ${new Date(iso).toISOString().slice(11, 23)}`;
+
+/** Writes one record as the sync does (StoreTx.upsertRecords, through the entity registry) and returns its outcome. */
+export async function upsertOne(tx: StoreTx, type: RecordType, record: MirroredRecord, syncedAt: string): Promise<UpsertResult> {
+  return (await tx.upsertRecords(type, [record], syncedAt))[0]!;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { dialects } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
-import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore, upsertOne } from './fixtures.js';
 
 // Statements over many keys at once (src/store/key-sets.ts: an OR of terms on SQLite, a join
 // with one array per parameter on PostgreSQL; markDeletedEach in src/store/sync-tables.ts): the
@@ -20,8 +20,8 @@ for (const dialect of dialects) {
 
     it('markDeletedEach gives each record its own time, keeps its first, and leaves other records and types alone', async () => {
       await store.transaction(async (tx) => {
-        for (const id of ['t1', 't2', 't3', 't4']) await tx.upsertTicket(ticket({ id, number: Number(id.slice(1)) }), SYNCED);
-        await tx.upsertDeal(deal({ id: 'd1' }), SYNCED);
+        for (const id of ['t1', 't2', 't3', 't4']) await upsertOne(tx, 'ticket', ticket({ id, number: Number(id.slice(1)) }), SYNCED);
+        await upsertOne(tx, 'deal', deal({ id: 'd1' }), SYNCED);
         await tx.markDeleted('ticket', 't3', '2024-05-02T00:00:00Z');
       });
       await store.transaction((tx) =>
@@ -47,7 +47,7 @@ for (const dialect of dialects) {
     });
 
     it('markDeletedEach refuses a junk time before any write', async () => {
-      await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
       await expect(
         store.transaction((tx) =>
           tx.markDeletedEach('ticket', [
@@ -96,8 +96,8 @@ for (const dialect of dialects) {
     });
 
     it('removes exactly the child rows a new copy no longer holds', async () => {
-      await store.transaction((tx) => tx.upsertTicket(ticket({ tags: ['a', 'b', 'c'] }), SYNCED));
-      await store.transaction((tx) => tx.upsertTicket(ticket({ tags: ['b'], updatedAt: '2024-05-02T00:00:00.000Z' }), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ tags: ['a', 'b', 'c'] }), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ tags: ['b'], updatedAt: '2024-05-02T00:00:00.000Z' }), SYNCED));
       const tags = await databaseOf(store).selectFrom('ticket_tags').select(['ticket_id', 'tag']).orderBy('tag').execute();
       expect(tags).toEqual([{ ticket_id: 't1', tag: 'b' }]);
     });

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { type Store } from '../../src/store/index.js';
 import { dialects, type Dialect } from '../helpers/dialects.js';
-import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 /**
@@ -34,16 +34,16 @@ for (const dialect of dialects) {
         .rows.length;
 
     it('a parent row deleted by hand leaves children behind; the next copy replaces them instead of failing', async () => {
-      await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
-      await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
+      await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
       await byHand(store, dialect, ["DELETE FROM tickets WHERE id = 't1'", "DELETE FROM deals WHERE id = 'd1'"]);
       expect(await rows('ticket_tags', 'ticket_id', 't1')).toBe(2);
       expect(await rows('deal_contacts', 'deal_id', 'd1')).toBe(2);
 
       const t = ticket({ tags: ['urgent', 'other'], fields: { plan: 'basic' }, messages: [ticket().messages[0]!], messageCount: 1 });
       const d = deal({ contacts: [deal().contacts[1]!], fields: {} });
-      const [rt] = await store.transaction((tx) => tx.upsertTickets([t], SYNCED));
-      const [rd] = await store.transaction((tx) => tx.upsertDeals([d], SYNCED));
+      const [rt] = await store.transaction((tx) => tx.upsertRecords('ticket', [t], SYNCED));
+      const [rd] = await store.transaction((tx) => tx.upsertRecords('deal', [d], SYNCED));
       expect([rt!.quarantined, rd!.quarantined]).toEqual([false, false]);
       const tags = await databaseOf(store).selectFrom('ticket_tags').select('tag').where('ticket_id', '=', 't1').orderBy('tag').execute();
       expect(tags.map((r) => r.tag)).toEqual(['other', 'urgent']);
@@ -72,7 +72,7 @@ for (const dialect of dialects) {
         ticket({ id: 'b', tags: ['boom'], messages: [] }),
         ticket({ id: 'c', messages: [] }),
       ];
-      const results = await store.transaction((tx) => tx.upsertTickets(batch, SYNCED));
+      const results = await store.transaction((tx) => tx.upsertRecords('ticket', batch, SYNCED));
       expect(results.map((r) => r.quarantined)).toEqual([false, true, false]);
       const ids = await databaseOf(store).selectFrom('tickets').select('id').orderBy('id').execute();
       expect(ids.map((r) => r.id)).toEqual(['a', 'c']);

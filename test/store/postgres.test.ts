@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeEach, afterEach, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../../migrations/index.js';
 import { openStore, type Store } from '../../src/store/index.js';
-import { SYNCED, deal, statusEvent, ticket } from './fixtures.js';
+import { SYNCED, deal, statusEvent, ticket, upsertOne } from './fixtures.js';
 import { startPg, type PgServer } from './pg-cluster.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { readSyncState, writeSyncState } from '../../src/store/sync-state.js';
@@ -47,8 +47,8 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
 
   it('round-trips tickets and deals in the SQLite shapes, with observed history and stale protection', async () => {
     await store.transaction(async (tx) => {
-      await tx.upsertTicket(ticket(), SYNCED);
-      await tx.upsertDeal(deal({ amount: '19.99' }), SYNCED);
+      await upsertOne(tx, 'ticket', ticket(), SYNCED);
+      await upsertOne(tx, 'deal', deal({ amount: '19.99' }), SYNCED);
     });
     const t = await databaseOf(store).selectFrom('tickets').selectAll().executeTakeFirstOrThrow();
     expect(t.updated_at).toBe('2024-05-01 09:00:00.000');
@@ -61,9 +61,13 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
     const d = await databaseOf(store).selectFrom('deals').select(['amount', 'amount_cents', 'close_date']).executeTakeFirstOrThrow();
     expect(d).toEqual({ amount: 19.99, amount_cents: 1999, close_date: '2024-06-30' });
 
-    const r = await store.transaction((tx) => tx.upsertDeal(deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'deal', deal({ amount: '20.00', updatedAt: '2024-05-02T00:00:00Z' }), SYNCED));
     expect(r).toEqual({ history: 1, superseded: false, quarantined: false });
-    expect(await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED))).toEqual({ history: 0, superseded: true, quarantined: false });
+    expect(await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED))).toEqual({
+      history: 0,
+      superseded: true,
+      quarantined: false,
+    });
     const h = await databaseOf(store).selectFrom('deal_history').select(['from_value', 'to_value', 'observed_since']).execute();
     expect(h).toEqual([{ from_value: '19.99', to_value: '20.00', observed_since: '2024-05-01 09:00:00.000' }]);
     expect(await store.counts()).toMatchObject({ tickets: 1, deals: 1, ticket_messages: 2, deal_contacts: 2 });
@@ -71,12 +75,12 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
   });
 
   it('dedupes events and never double counts a status change, in both orders', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
     const e1 = statusEvent('e1', 't1', 'open', 'pending', '2024-05-01T10:00:00Z');
     expect((await store.transaction((tx) => tx.insertEvents([e1], SYNCED))).newIds).toEqual(new Set(['e1']));
     expect((await store.transaction((tx) => tx.insertEvents([e1], SYNCED))).newIds).toEqual(new Set());
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00Z' }), SYNCED));
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'pending', updatedAt: '2024-05-01T11:00:00Z' }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00Z' }), SYNCED));
     await store.transaction((tx) => tx.insertEvents([statusEvent('e2', 't1', 'pending', 'solved', '2024-05-01T11:30:00Z')], SYNCED));
     const h = await databaseOf(store)
       .selectFrom('ticket_history')
@@ -101,7 +105,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
       await tx.quarantine({ entityType: 'deal', entityId: null, reason: 'x', raw: [1] }, SYNCED);
     });
     expect(await store.listDirty(5)).toEqual([
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readMessages: true },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T11:00:00.000Z', staleReads: 1, readUnlisted: true },
     ]);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T10:59:59Z'))).toBe(false);
     expect(await store.transaction((tx) => tx.clearDirty('deal', 'd1', '2024-05-01T11:00:00Z'))).toBe(true);
@@ -142,7 +146,7 @@ describe.skipIf(!server)('PostgreSQL dialect', () => {
 
   it('stores text with NUL characters (PostgreSQL cannot hold U+0000)', async () => {
     const bad = ticket({ subject: 'a\u0000b', fields: { k: 'x\u0000' }, tags: ['t\u0000'] });
-    await store.transaction((tx) => tx.upsertTicket(bad, SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', bad, SYNCED));
     const row = await databaseOf(store).selectFrom('tickets').select(['subject', 'raw_json']).executeTakeFirstOrThrow();
     expect(row.subject).toBe('a\uFFFDb');
     expect(JSON.parse(row.raw_json!).fields.k).toBe('x\uFFFD');

@@ -3,7 +3,7 @@ import { DEFERRED_INDEXES_KEY } from '../../src/store/index.js';
 import { writeSyncState } from '../../src/store/sync-state.js';
 import { dialects } from '../helpers/dialects.js';
 import { fromDbTimestamp } from '../../src/util/time.js';
-import { deal, statusEvent, ticket, useDialectStore } from './fixtures.js';
+import { deal, statusEvent, ticket, useDialectStore, upsertOne } from './fixtures.js';
 
 /**
  * The named questions status, the daemon, verify and the quarantine ask the store
@@ -69,11 +69,11 @@ for (const dialect of dialects) {
           { id: 'p1', name: 'Sales', dealCount: 7, stages: [{ id: 's1', name: 'Lead', position: 0, isWon: false, isLost: false }] },
           { id: 'p2', name: 'Renewals', dealCount: 5, stages: [] },
         ]);
-        await tx.upsertDeal(deal(), '2024-05-02T00:00:00Z');
-        await tx.upsertTicket(ticket({ id: 't1', status: 'open' }), '2024-05-02T00:00:00Z');
-        await tx.upsertTicket(ticket({ id: 't2', number: 2, status: 'solved' }), '2024-05-02T00:00:00Z');
-        await tx.upsertTicket(ticket({ id: 't3', number: 3, status: 'open' }), '2024-05-02T00:00:00Z');
-        await tx.upsertTicket(ticket({ id: 't4', number: 4, status: 'solved' }), '2024-05-02T00:00:00Z');
+        await upsertOne(tx, 'deal', deal(), '2024-05-02T00:00:00Z');
+        await upsertOne(tx, 'ticket', ticket({ id: 't1', status: 'open' }), '2024-05-02T00:00:00Z');
+        await upsertOne(tx, 'ticket', ticket({ id: 't2', number: 2, status: 'solved' }), '2024-05-02T00:00:00Z');
+        await upsertOne(tx, 'ticket', ticket({ id: 't3', number: 3, status: 'open' }), '2024-05-02T00:00:00Z');
+        await upsertOne(tx, 'ticket', ticket({ id: 't4', number: 4, status: 'solved' }), '2024-05-02T00:00:00Z');
         await tx.markDeleted('ticket', 't4', '2024-05-02T00:00:00Z');
       });
       // The upstream's figure, not the deals mirrored (one).

@@ -22,12 +22,12 @@ describe('dirty set, state, quarantine, runs', () => {
       entityId: 't1',
       occurredAt: '2024-05-01T11:00:00.000Z',
       staleReads: 2,
-      readMessages: true,
+      readUnlisted: true,
     });
     await store.transaction((tx) => tx.markDirty([{ entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00Z' }]));
     expect(await store.listDirty(10)).toEqual([
-      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0, readMessages: true },
-      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0, readMessages: true },
+      { entityType: 'deal', entityId: 'd1', occurredAt: '2024-05-01T09:00:00.000Z', staleReads: 0, readUnlisted: true },
+      { entityType: 'ticket', entityId: 't1', occurredAt: '2024-05-01T12:00:00.000Z', staleReads: 0, readUnlisted: true },
     ]);
     expect(await store.listDirty(1)).toHaveLength(1);
     expect(await store.dirtyCount()).toBe(2);

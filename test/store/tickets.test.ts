@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { SYNCED, stored, ticket, useFreshStore } from './fixtures.js';
+import { SYNCED, stored, ticket, useFreshStore, upsertOne } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
-describe('upsertTicket', () => {
+describe('a ticket written by upsertRecords', () => {
   const { store } = useFreshStore();
 
   it('writes the ticket, its children and references, with 23-char stored timestamps', async () => {
-    const r = await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
     expect(r).toEqual({ history: 0, superseded: false, quarantined: false });
     const row = await databaseOf(store).selectFrom('tickets').selectAll().where('id', '=', 't1').executeTakeFirstOrThrow();
     expect(row).toMatchObject({
@@ -46,7 +46,7 @@ describe('upsertTicket', () => {
   });
 
   it('replaces tags and fields, removes vanished messages, writes observed history', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket(), SYNCED));
     const next = ticket({
       status: 'pending',
       priority: 'high',
@@ -67,7 +67,7 @@ describe('upsertTicket', () => {
         },
       ],
     });
-    const r = await store.transaction((tx) => tx.upsertTicket(next, SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'ticket', next, SYNCED));
     expect(r).toEqual({ history: 4, superseded: false, quarantined: false });
     const tags = await databaseOf(store).selectFrom('ticket_tags').select('tag').orderBy('tag').execute();
     expect(tags.map((t) => t.tag)).toEqual(['billing', 'urgent']);
@@ -85,8 +85,8 @@ describe('upsertTicket', () => {
   });
 
   it('keeps the newer copy when a stale read arrives', async () => {
-    await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00.000Z' }), SYNCED));
-    const r = await store.transaction((tx) => tx.upsertTicket(ticket({ status: 'open', tags: [] }), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'solved', updatedAt: '2024-05-01T12:00:00.000Z' }), SYNCED));
+    const r = await store.transaction((tx) => upsertOne(tx, 'ticket', ticket({ status: 'open', tags: [] }), SYNCED));
     expect(r).toEqual({ history: 0, superseded: true, quarantined: false });
     const row = await databaseOf(store).selectFrom('tickets').select(['status', 'updated_at']).executeTakeFirstOrThrow();
     expect(row).toEqual({ status: 'solved', updated_at: '2024-05-01 12:00:00.000' });
@@ -96,7 +96,7 @@ describe('upsertTicket', () => {
 
   it('un-deletes on a later read, clears quarantine, and markDeleted(Many) keeps the first time', async () => {
     await store.transaction(async (tx) => {
-      await tx.upsertTicket(ticket(), SYNCED);
+      await upsertOne(tx, 'ticket', ticket(), SYNCED);
       await tx.markDeleted('ticket', 't1', '2024-05-03T00:00:00Z');
       await tx.markDeleted('ticket', 't1', '2024-05-04T00:00:00Z');
       await tx.markDeletedMany('ticket', ['t1', 'never-stored'], '2024-05-04T12:00:00Z');
@@ -105,7 +105,7 @@ describe('upsertTicket', () => {
     expect(row.deleted_at).toBe('2024-05-03 00:00:00.000');
     await store.transaction(async (tx) => {
       await tx.quarantine({ entityType: 'ticket', entityId: 't1', reason: 'bad', raw: {} }, SYNCED);
-      await tx.upsertTicket(ticket({ updatedAt: '2024-05-05T00:00:00.000Z' }), SYNCED);
+      await upsertOne(tx, 'ticket', ticket({ updatedAt: '2024-05-05T00:00:00.000Z' }), SYNCED);
     });
     row = await databaseOf(store).selectFrom('tickets').select('deleted_at').executeTakeFirstOrThrow();
     expect(row.deleted_at).toBeNull();
@@ -114,9 +114,9 @@ describe('upsertTicket', () => {
 
   it('quarantines a record with a junk value instead of throwing, writing nothing else for it', async () => {
     await store.transaction(async (tx) => {
-      const r = await tx.upsertTicket(ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED);
+      const r = await upsertOne(tx, 'ticket', ticket({ id: 'bad', createdAt: 'yesterday' }), SYNCED);
       expect(r).toEqual({ history: 0, superseded: false, quarantined: true });
-      await tx.upsertTicket(ticket(), SYNCED);
+      await upsertOne(tx, 'ticket', ticket(), SYNCED);
     });
     const ids = await databaseOf(store).selectFrom('tickets').select('id').execute();
     expect(ids).toEqual([{ id: 't1' }]);

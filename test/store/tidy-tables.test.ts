@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { dialects, withTransactionElsewhere } from '../helpers/dialects.js';
 import { databaseOf } from '../../src/store/internal.js';
-import { SYNCED, deal, ticket, useDialectStore } from './fixtures.js';
+import { SYNCED, deal, ticket, useDialectStore, upsertOne } from './fixtures.js';
 
 // The tidy after a bulk load (src/store/tidy-tables.ts): a VACUUM, then an ANALYZE, per table, two
 // at a time on PostgreSQL; nothing on SQLite. test/sync/tidy-tables.test.ts covers it after a backfill.
@@ -20,8 +20,8 @@ for (const dialect of dialects) {
 
     async function fill(): Promise<void> {
       await store.transaction(async (tx) => {
-        for (const id of ['t1', 't2', 't3']) await tx.upsertTicket(ticket({ id, number: Number(id.slice(1)) }), SYNCED);
-        await tx.upsertDeal(deal({ id: 'd1' }), SYNCED);
+        for (const id of ['t1', 't2', 't3']) await upsertOne(tx, 'ticket', ticket({ id, number: Number(id.slice(1)) }), SYNCED);
+        await upsertOne(tx, 'deal', deal({ id: 'd1' }), SYNCED);
       });
     }
 

@@ -150,6 +150,6 @@ async function changeAndMark(h: Harness, count: number, label: string): Promise<
   for (const id of ids) await callApi(h.sim, 'PATCH', `/tickets/${id}`, { subject: `${label} ${id}` });
   const updated = new Map((h.sim.control.truth().tickets as Array<Ref & { updatedAt: string }>).map((t) => [t.id, t.updatedAt]));
   await h.store.transaction((tx) =>
-    tx.markDirty(ids.map((id) => ({ entityType: 'ticket', entityId: id, occurredAt: updated.get(id)!, readMessages: false }))),
+    tx.markDirty(ids.map((id) => ({ entityType: 'ticket', entityId: id, occurredAt: updated.get(id)!, readUnlisted: false }))),
   );
 }

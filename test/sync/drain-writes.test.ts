@@ -7,7 +7,7 @@ import { applyWrites, deletedWrite, quarantineAlone, quarantineWrite, readWrite,
 import { WriteBatch } from '../../src/sync/write-batch.js';
 import { dialects } from '../helpers/dialects.js';
 import { tableSnapshot } from '../helpers/snapshot.js';
-import { deal, SYNCED, ticket } from '../store/fixtures.js';
+import { deal, SYNCED, ticket, upsertOne } from '../store/fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 /**
@@ -42,8 +42,8 @@ async function prepared(database: string): Promise<{ store: Store; entries: Map<
   const store = await openStore({ database });
   await store.migrate();
   await store.transaction(async (tx) => {
-    for (const id of ['known', 'gone', 'stale', 'remarked']) await tx.upsertTicket(ticket({ id, updatedAt: at(0) }), SYNCED);
-    for (const id of ['d-known', 'd-accept']) await tx.upsertDeal(deal({ id, updatedAt: at(0) }), SYNCED);
+    for (const id of ['known', 'gone', 'stale', 'remarked']) await upsertOne(tx, 'ticket', ticket({ id, updatedAt: at(0) }), SYNCED);
+    for (const id of ['d-known', 'd-accept']) await upsertOne(tx, 'deal', deal({ id, updatedAt: at(0) }), SYNCED);
     const tickets = ['known', 'new', 'stale', 'gone', 'bad', 'refused', 'remarked'];
     await tx.markDirty([
       ...tickets.map((entityId) => ({ entityType: 'ticket' as const, entityId, occurredAt: at(5) })),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WorkspaceEvent } from '../../src/api/index.js';
-import { deal, SYNCED, useFreshStore } from '../store/fixtures.js';
+import { deal, SYNCED, useFreshStore, upsertOne } from '../store/fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
 
 const event = (id: string, type: string, payload: unknown, occurredAt: string): WorkspaceEvent =>
@@ -33,7 +33,7 @@ describe('deal history from the change log and from re-reads', () => {
 
   it('a stage move tells the stage and the status; amount, close date and owner come from deal.updated; the re-read adds nothing', async () => {
     await stages();
-    await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     await store.transaction((tx) =>
       tx.insertEvents(
         [
@@ -77,7 +77,9 @@ describe('deal history from the change log and from re-reads', () => {
     expect(await history()).toEqual(told);
     // The re-read sees every one of those changes at once; the events explain them all.
     const r = await store.transaction((tx) =>
-      tx.upsertDeal(
+      upsertOne(
+        tx,
+        'deal',
         deal({
           amount: '2000.00',
           closeDate: null,
@@ -100,7 +102,7 @@ describe('deal history from the change log and from re-reads', () => {
 
   it('a payload that is not {from, to} writes no row; the re-read observes the change instead', async () => {
     await stages();
-    await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     await store.transaction((tx) =>
       tx.insertEvents(
         [
@@ -115,7 +117,9 @@ describe('deal history from the change log and from re-reads', () => {
     );
     expect(await history()).toEqual([]);
     await store.transaction((tx) =>
-      tx.upsertDeal(
+      upsertOne(
+        tx,
+        'deal',
         deal({
           amount: '2000.00',
           status: 'won',
@@ -134,9 +138,11 @@ describe('deal history from the change log and from re-reads', () => {
 
   it('a late-visible stage event replaces the observed stage and status rows', async () => {
     await stages();
-    await store.transaction((tx) => tx.upsertDeal(deal(), SYNCED));
+    await store.transaction((tx) => upsertOne(tx, 'deal', deal(), SYNCED));
     await store.transaction((tx) =>
-      tx.upsertDeal(
+      upsertOne(
+        tx,
+        'deal',
         deal({
           status: 'won',
           updatedAt: '2024-05-01T11:00:00.000Z',
