@@ -37,6 +37,8 @@ export const QUICK_TESTS: readonly string[] = [
   // what BI tools see
   'test/bi/time-form.test.ts',
   'test/bi/docs-examples.test.ts',
+  // the deploy manifests, validated offline
+  'test/deploy/kubernetes.test.ts',
   // random lives against the truth
   'test/property/lives.test.ts',
 ];
