@@ -33,7 +33,7 @@ const workspaceEntry = z
 const workerSchema = z
   .object({
     concurrency: z.number().int().min(1).max(64).default(4).describe('slices one worker runs at once (--concurrency)'),
-    sliceSeconds: z.number().int().min(5).max(600).default(20).describe('longest a slice may run before it commits and yields'),
+    sliceSeconds: z.number().int().min(2).max(600).default(20).describe('longest a slice may run before it commits and yields'),
     http: z
       .object({
         host: z.string().min(1).default('127.0.0.1'),
@@ -53,7 +53,7 @@ const fleetSchema = z
       .regex(/^postgres(ql)?:\/\//i, 'must be a postgres:// URL: the fleet shares one PostgreSQL database (its job queue lives there)'),
     defaults: z.record(z.string(), z.unknown()).default({}).describe('per-workspace options every workspace starts from'),
     worker: workerSchema.default(workerSchema.parse({})),
-    workspaces: z.array(workspaceEntry).describe('the workspaces this fleet mirrors'),
+    workspaces: z.array(z.unknown()).describe('the workspaces this fleet mirrors (each checked on its own, below)'),
   })
   .strict();
 
@@ -92,8 +92,8 @@ export function loadFleetFile(path: string): FleetFile {
   return parseFleet(raw, file);
 }
 
-/** Validates a parsed fleet file (exported for tests and `fleet apply`). */
-export function parseFleet(raw: unknown, where = 'the fleet file'): FleetFile {
+/** Validates a parsed fleet file (exported for tests and `fleet apply`); every problem at once. */
+export function parseFleet(raw: unknown, where?: string): FleetFile {
   const problems: string[] = [];
   const parsed = fleetSchema.safeParse(raw);
   if (!parsed.success) {
@@ -104,9 +104,18 @@ export function parseFleet(raw: unknown, where = 'the fleet file'): FleetFile {
   for (const key of Object.keys(defaults)) {
     if (WORKER_ONLY.has(key)) problems.push(`defaults.${key}: ${workerOnlyText(key)}`);
   }
-  const workspaces = parsed.data.workspaces.map((entry, i) => workspaceSpec(entry, i, defaults, problems));
-  duplicates(workspaces, (w) => w.id, 'id', problems);
-  duplicates(workspaces, (w) => w.schema, 'schema', problems);
+  const workspaces: WorkspaceSpec[] = [];
+  const indexes = new Map<WorkspaceSpec, number>();
+  parsed.data.workspaces.forEach((raw, i) => {
+    const entry = workspaceEntry.safeParse(raw);
+    if (entry.success) {
+      const spec = workspaceSpec(entry.data, i, defaults, problems);
+      workspaces.push(spec);
+      indexes.set(spec, i);
+    } else for (const issue of entry.error.issues) problems.push(`${pathText([`workspaces[${i}]`, ...issue.path])}: ${issueText(issue)}`);
+  });
+  duplicates(workspaces, indexes, (w) => w.id, 'id', problems);
+  duplicates(workspaces, indexes, (w) => w.schema, 'schema', problems);
   if (problems.length > 0) throw invalid(where, problems);
   return { database, worker, workspaces };
 }
@@ -191,9 +200,16 @@ function workerOnlyText(key: string): string {
   return 'a worker option: set it under "worker" instead';
 }
 
-function duplicates(list: WorkspaceSpec[], key: (w: WorkspaceSpec) => string, name: string, problems: string[]): void {
+function duplicates(
+  list: WorkspaceSpec[],
+  indexes: Map<WorkspaceSpec, number>,
+  key: (w: WorkspaceSpec) => string,
+  name: string,
+  problems: string[],
+): void {
   const seen = new Map<string, number>();
-  list.forEach((w, i) => {
+  list.forEach((w) => {
+    const i = indexes.get(w)!;
     const k = key(w);
     const first = seen.get(k);
     if (first !== undefined) problems.push(`workspaces[${i}].${name}: "${k}" is already used by workspaces[${first}]; each must be unique`);
@@ -212,10 +228,10 @@ function issueText(issue: z.core.$ZodIssue): string {
   return issue.message;
 }
 
-function invalid(where: string, problems: string[]): ExitError {
+function invalid(where: string | undefined, problems: string[]): ExitError {
   return new ExitError(
     EXIT.usage,
-    `The fleet file ${where} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`,
+    `The fleet file${where ? ` ${where}` : ''} is invalid (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n  - ${problems.join('\n  - ')}`,
     { code: 'CONFIG_INVALID' },
   );
 }

@@ -1,7 +1,6 @@
 import { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import { FLEET_SCHEMA, QUEUE_SCHEMA } from './config.js';
-import { PRIORITY } from './schedule.js';
 
 /** The one queue: a job is "run one slice of workspace data.id". */
 export const SLICE_QUEUE = 'wsmirror-slice';
@@ -56,10 +55,14 @@ export async function startQueue(database: string, options: { supervise: boolean
   return boss;
 }
 
-/** Queues a workspace's next slice; a no-op when one is queued already (stately keeps one). */
-export async function enqueueSlice(boss: PgBoss, id: string, delayMs: number, priority: number): Promise<void> {
+/**
+ * Queues a workspace's next slice; a no-op when one is queued already (stately keeps one). One
+ * priority for every slice: ready slices run in the order they were queued, so a backfill's next
+ * slice waits behind every sync that fell due meanwhile, and no kind of slice can starve another.
+ */
+export async function enqueueSlice(boss: PgBoss, id: string, delayMs: number): Promise<void> {
   const startAfter = new Date(Date.now() + Math.max(0, Math.round(delayMs)));
-  await boss.send(SLICE_QUEUE, { id } satisfies SliceJob, { singletonKey: id, startAfter, priority });
+  await boss.send(SLICE_QUEUE, { id } satisfies SliceJob, { singletonKey: id, startAfter });
 }
 
 /**
@@ -76,7 +79,7 @@ export async function ensureSlices(boss: PgBoss, pool: pg.Pool): Promise<string[
                          where j.name = $1 and j.singleton_key = w.id and j.state in ('created', 'retry', 'active'))`,
     [SLICE_QUEUE],
   );
-  for (const r of rows) await enqueueSlice(boss, r.id, Math.min(r.delay_ms, 600_000), PRIORITY.sync);
+  for (const r of rows) await enqueueSlice(boss, r.id, Math.min(r.delay_ms, 600_000));
   return rows.map((r) => r.id);
 }
 

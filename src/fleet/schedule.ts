@@ -24,7 +24,7 @@ export interface SliceResult {
 
 /**
  * Milliseconds until the workspace's next slice. A backfill and a workspace behind go on at once
- * (queued behind the syncs that are due: backfill slices have the lower priority); a cron schedule
+ * (at the back of the queue: slices run first-come first-served, one priority); a cron schedule
  * waits for its next tick; "continuous" spaces polls by the daemon's own rule (nextPollDelay); a
  * failure backs off, and a rejected key waits KEY_REJECTED_RETRY_MS.
  */
@@ -39,6 +39,3 @@ export function nextSliceDelay(config: Config, r: SliceResult, now = new Date())
   const next = new Cron(config.schedule, { paused: true }).nextRun(now);
   return next ? Math.max(0, next.getTime() - now.getTime()) : 60_000;
 }
-
-/** Sync slices first: a backfill never delays another workspace's due sync beyond the wait for a free slot. */
-export const PRIORITY = { sync: 10, backfill: 0 } as const;

@@ -11,7 +11,7 @@ import type { SecretRedactor } from '../util/redact.js';
 import { readApiKey, workspaceConfig } from './config.js';
 import { markMigrated } from './db.js';
 import { beginSlice, readWorkspace, recordSlice, type WorkspaceRow } from './rows.js';
-import { nextSliceDelay, PRIORITY } from './schedule.js';
+import { nextSliceDelay } from './schedule.js';
 
 /** What a worker lends every slice it runs. */
 export interface SliceEnv {
@@ -31,7 +31,6 @@ export interface SliceEnv {
 /** The next slice to enqueue; null: none (paused or removed: the supervisor re-enqueues on resume). */
 export interface NextSlice {
   delayMs: number;
-  priority: number;
 }
 
 export interface SliceReport {
@@ -82,7 +81,7 @@ export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> 
       error: null,
       nextAt: new Date(Date.now() + delayMs),
     });
-    return { kind: work.kind, ok: true, durationMs, next: { delayMs, priority: work.backfilling ? PRIORITY.backfill : PRIORITY.sync } };
+    return { kind: work.kind, ok: true, durationMs, next: { delayMs } };
   } catch (err) {
     return await sliceFailed(env, row, config, err, { began, requests: counted.requests, logger });
   } finally {
@@ -198,7 +197,7 @@ async function sliceFailed(
   const durationMs = performance.now() - at.began;
   if (errorCode === 'LOCK_HELD') {
     // Another slice of this workspace still runs (a worker presumed dead that is not): try shortly.
-    return { kind: 'none', ok: true, durationMs, next: { delayMs: 2000, priority: PRIORITY.sync } };
+    return { kind: 'none', ok: true, durationMs, next: { delayMs: 2000 } };
   }
   at.logger.warn({ code: errorCode, err: message }, 'slice failed; this workspace backs off, the others go on');
   const failuresInARow = row.consecutiveFailures + 1;
@@ -228,5 +227,5 @@ async function sliceFailed(
     error: { code: errorCode, message },
     nextAt: new Date(Date.now() + delayMs),
   });
-  return { kind: 'sync', ok: false, durationMs, next: { delayMs, priority: PRIORITY.sync } };
+  return { kind: 'sync', ok: false, durationMs, next: { delayMs } };
 }

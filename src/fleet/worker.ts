@@ -74,7 +74,7 @@ export async function runFleetWorker(configPath: string, options: { concurrency?
       const report = await runSlice(env, job.data.id);
       if (report.kind !== 'none')
         metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
-      if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs, report.next.priority);
+      if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
     });
     logger.info({ workerId, concurrency, workspaces: fleet.workspaces.length }, 'fleet worker started');
     await new Promise<void>((resolve) => {
