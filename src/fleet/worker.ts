@@ -31,7 +31,11 @@ export function registerDatabaseSecret(database: string, redactor: SecretRedacto
  * `wsmirror fleet worker`: reconcile the file into the fleet table, then run slices from the queue
  * (`concurrency` at once) until SIGTERM; the slices in flight stop at their next page and commit.
  */
-export async function runFleetWorker(configPath: string, options: { concurrency?: number }, redactor: SecretRedactor): Promise<void> {
+export async function runFleetWorker(
+  configPath: string,
+  options: { concurrency?: number; httpPort?: number },
+  redactor: SecretRedactor,
+): Promise<void> {
   const fleet = loadFleetFile(configPath);
   registerDatabaseSecret(fleet.database, redactor);
   const logger = createLogger({ level: fleet.worker.logLevel, redactor });
@@ -52,8 +56,9 @@ export async function runFleetWorker(configPath: string, options: { concurrency?
     const boss = await startQueue(fleet.database, { supervise: true, onError: (err) => queueError(logger, health, err) });
     life.defer(() => boss.stop({ graceful: true, timeout: (fleet.worker.sliceSeconds + 5) * 1000 }));
     const metrics = new FleetMetrics();
-    if (fleet.worker.http.port !== 0) {
-      const server = await startFleetHttp({ ...fleet.worker.http, pool, metrics, logger, alive: () => health.alive });
+    const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
+    if (http.port !== 0) {
+      const server = await startFleetHttp({ ...http, pool, metrics, logger, alive: () => health.alive });
       life.defer(() => closeServer(server));
     }
     const env: SliceEnv = {

@@ -16,13 +16,16 @@ export function addFleetCommands(program: Command, redactor: SecretRedactor): vo
     .command('worker')
     .description('join the fleet: reconcile the fleet file, then run workspace slices from the job queue until stopped')
     .option('--concurrency <n>', 'slices this worker runs at once (default worker.concurrency, 4)')
-    .action(async (opts: { concurrency?: string }, cmd: Command) => {
-      const concurrency = opts.concurrency === undefined ? undefined : Number(opts.concurrency);
-      if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= 64)) {
-        throw new ExitError(EXIT.usage, `--concurrency must be an integer from 1 to 64, got ${opts.concurrency}.`, { code: 'USAGE' });
-      }
+    .option('--http-port <n>', 'port of the fleet page and /metrics (default worker.http.port; 0 disables)')
+    .action(async (opts: { concurrency?: string; httpPort?: string }, cmd: Command) => {
+      const concurrency = intFlag('--concurrency', opts.concurrency, 1, 64);
+      const httpPort = intFlag('--http-port', opts.httpPort, 0, 65_535);
       const { runFleetWorker } = await fleetModule();
-      await runFleetWorker(fleetPath(cmd), concurrency === undefined ? {} : { concurrency }, redactor);
+      await runFleetWorker(
+        fleetPath(cmd),
+        { ...(concurrency === undefined ? {} : { concurrency }), ...(httpPort === undefined ? {} : { httpPort }) },
+        redactor,
+      );
     });
   fleet
     .command('apply')
@@ -79,6 +82,15 @@ export function addFleetCommands(program: Command, redactor: SecretRedactor): vo
         process.stdout.write(`${id}: removed${opts.drop ? `, schema ${schema} dropped` : `; its data stays in schema ${schema}`}\n`);
       }),
     );
+}
+
+function intFlag(name: string, given: string | undefined, min: number, max: number): number | undefined {
+  if (given === undefined) return undefined;
+  const n = Number(given);
+  if (!(Number.isInteger(n) && n >= min && n <= max)) {
+    throw new ExitError(EXIT.usage, `${name} must be an integer from ${min} to ${max}, got ${given}.`, { code: 'USAGE' });
+  }
+  return n;
 }
 
 function fleetPath(cmd: Command): string {
