@@ -133,6 +133,8 @@ export class AdaptiveRateLimiter implements Pacer {
 }
 
 /** The pacer for a resolved `maxRequestsPerSecond`: a fixed ceiling, or "auto" under a hard ceiling. */
-export function createPacer(rate: number | 'auto', ceiling: number, maxPauseMs: number, clock: Clock): Pacer {
-  return rate === 'auto' ? new AdaptiveRateLimiter({ ceiling, maxPauseMs }, clock) : new RateLimiter(rate, clock);
+export function createPacer(rate: number | 'auto', ceiling: number, maxPauseMs: number, clock: Clock, start?: number): Pacer {
+  return rate === 'auto'
+    ? new AdaptiveRateLimiter({ ceiling, maxPauseMs, ...(start !== undefined ? { start } : {}) }, clock)
+    : new RateLimiter(rate, clock);
 }

@@ -140,7 +140,7 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     headersTimeout: opts.requestTimeoutMs,
     bodyTimeout: opts.requestTimeoutMs,
   });
-  const pacer = createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock);
+  const pacer = createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock, opts.startRatePerSecond);
   const transport = new Transport({
     opts,
     agent,

@@ -24,6 +24,11 @@ export interface ApiClientOptions {
   maxRequestsPerSecond?: number | 'auto';
   /** With `'auto'`: the hard ceiling the adaptive rate never exceeds. Default 100. */
   maxRequestsPerSecondCeiling?: number;
+  /**
+   * With `'auto'`: the rate to start from instead of the safe default (a fleet slice resumes the
+   * rate its workspace's previous slice had learned). Default: none (5, or the ceiling when lower).
+   */
+  startRatePerSecond?: number;
   /** Requests in flight at once, client-wide. Default 8. */
   concurrency?: number;
   /** `limit` of list calls when the query gives none. Default 100 (allowed 1..100). */
@@ -84,6 +89,7 @@ export interface ResolvedOptions {
   maxDelayMs: number;
   maxRequestsPerSecond: number | 'auto';
   maxRequestsPerSecondCeiling: number;
+  startRatePerSecond: number | undefined;
   concurrency: number;
   pageSize: number;
   maxResponseBytes: number;
@@ -140,6 +146,7 @@ export function resolveOptions(o: ApiClientOptions): ResolvedOptions {
     maxDelayMs: Math.max(minDelayMs, maxDelayMs),
     maxRequestsPerSecond: rps,
     maxRequestsPerSecondCeiling: ceiling,
+    startRatePerSecond: o.startRatePerSecond !== undefined && o.startRatePerSecond > 0 ? o.startRatePerSecond : undefined,
     concurrency: intIn('concurrency', o.concurrency, 8, 1, 256),
     pageSize: intIn('pageSize', o.pageSize, 100, 1, 100),
     maxResponseBytes: intIn('maxResponseBytes', o.maxResponseBytes, 33_554_432, 1024, 2 ** 31 - 1),

@@ -3,6 +3,7 @@ import { EXIT } from '../util/errors.js';
 import { packageVersion } from '../util/version.js';
 import { backfillCommand } from './commands/backfill.js';
 import { demoCommand } from './commands/demo.js';
+import { addFleetCommands } from './commands/fleet.js';
 import { migrateCommand } from './commands/migrate.js';
 import { backfillSinceCommand, collectIds, resyncCommand, type ResyncOptions } from './commands/resync.js';
 import { usageError } from './session.js';
@@ -31,6 +32,7 @@ function build(redactor: SecretRedactor): Command {
     .exitOverride();
   // Registration order is the order --help lists the commands in.
   addMirrorCommands(program, redactor);
+  addFleetCommands(program, redactor);
   addSimulatorCommands(program);
   return program;
 }

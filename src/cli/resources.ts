@@ -97,8 +97,11 @@ export async function takeWriterLock(
   return { lock, applied };
 }
 
-/** `onRequest` sees every attempt as it ends (the daemon's request metrics and progress signal). */
-export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: RequestEvent) => void): ApiClient {
+/**
+ * `onRequest` sees every attempt as it ends (the daemon's request metrics and progress signal);
+ * `startRatePerSecond` resumes an "auto" rate learned earlier (a fleet slice's previous one).
+ */
+export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: RequestEvent) => void, startRatePerSecond?: number): ApiClient {
   const { baseUrl, apiKey } = requireUpstream(res.config);
   const client = createApiClient({
     baseUrl,
@@ -113,6 +116,7 @@ export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: Requ
     signal: life.abort.signal,
     logger: res.logger,
     ...(onRequest ? { onRequest } : {}),
+    ...(startRatePerSecond !== undefined ? { startRatePerSecond } : {}),
   });
   life.defer(() => client.close());
   return client;

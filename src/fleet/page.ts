@@ -1,0 +1,44 @@
+import type { FleetStatus, WorkspaceStatus } from './status.js';
+
+/** Every upstream or user string on the page goes through this. */
+export function esc(value: string | number | null | undefined): string {
+  return String(value ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const SORTS: Record<string, (a: WorkspaceStatus, b: WorkspaceStatus) => number> = {
+  staleness: (a, b) => (b.stalenessSeconds ?? Infinity) - (a.stalenessSeconds ?? Infinity) || a.id.localeCompare(b.id),
+  lag: (a, b) => (b.lagSeconds ?? Infinity) - (a.lagSeconds ?? Infinity) || a.id.localeCompare(b.id),
+  id: (a, b) => a.id.localeCompare(b.id),
+};
+
+const ago = (s: number | null) =>
+  s === null ? 'never' : s < 120 ? `${Math.round(s)} s ago` : s < 7200 ? `${Math.round(s / 60)} min ago` : `${Math.round(s / 3600)} h ago`;
+
+/** The fleet page: one line per workspace, stalest first unless `?sort=` says otherwise. */
+export function renderFleetPage(status: FleetStatus, sort = 'staleness'): string {
+  const order = SORTS[sort] ?? SORTS.staleness!;
+  const rows = [...status.workspaces].sort(order).map(
+    (
+      w,
+    ) => `<tr class="${esc(w.state)}"><td><a href="/workspaces/${encodeURIComponent(w.id)}">${esc(w.id)}</a></td><td>${esc(w.state)}${w.backfillPhase && w.state === 'backfilling' ? ` (${esc(w.backfillPhase)})` : ''}</td>
+<td>${w.lagSeconds === null ? 'unknown' : `${w.lagSeconds.toFixed(1)} s`}</td><td>${esc(w.currentAsOf ?? 'not yet')}</td>
+<td>${esc(w.lastSuccessAt ?? 'never')} (${ago(w.stalenessSeconds)})</td><td>${w.lastError ? `${esc(w.lastError.code)}: ${esc(w.lastError.message)}` : ''}</td><td>${w.requestsPerMinute}</td></tr>`,
+  );
+  const head = (key: string, label: string) => (SORTS[key] ? `<a href="/?sort=${key}">${label}</a>` : label);
+  return `<!doctype html><html><head><meta charset="utf-8"><title>wsmirror fleet</title><meta http-equiv="refresh" content="10">
+<style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
+tr.failing td,tr.key_rejected td,tr.key_unavailable td{background:#fde8e8}tr.paused td{color:#888}</style></head><body>
+<h1>wsmirror fleet</h1><p>${status.workspaces.length} workspaces, ${status.workers} worker(s) alive, at ${esc(status.at)}. <a href="/fleet.json">JSON</a> · <a href="/metrics">metrics</a></p>
+<table><thead><tr><th>${head('id', 'workspace')}</th><th>state</th><th>${head('lag', 'lag')}</th><th>current as of</th><th>${head('staleness', 'last success')}</th><th>last error</th><th>requests/min</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table></body></html>`;
+}
+
+/** One workspace's own page: everything the fleet knows of it. */
+export function renderWorkspacePage(w: WorkspaceStatus): string {
+  const line = (k: string, v: unknown) =>
+    `<tr><th>${esc(k)}</th><td>${esc(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : (v as string | number))}</td></tr>`;
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(w.id)} · wsmirror fleet</title><style>body{font:14px system-ui,sans-serif;margin:1.5em}th{text-align:left;padding-right:1em}</style></head><body>
+<p><a href="/">← fleet</a></p><h1>${esc(w.id)}</h1><table>${Object.entries(w)
+    .map(([k, v]) => line(k, v))
+    .join('')}</table></body></html>`;
+}

@@ -1,0 +1,116 @@
+import type pg from 'pg';
+import { FLEET_SCHEMA, type WorkspaceSpec } from './config.js';
+
+/** One workspace's row as a slice needs it. */
+export interface WorkspaceRow extends WorkspaceSpec {
+  paused: boolean;
+  migrated: boolean;
+  lastSuccessAt: Date | null;
+  consecutiveFailures: number;
+  ratePerSecond: number | null;
+}
+
+export async function readWorkspace(pool: pg.Pool, id: string): Promise<WorkspaceRow | null> {
+  const { rows } = await pool.query<{
+    id: string;
+    schema_name: string;
+    base_url: string;
+    key_file: string | null;
+    key_env: string | null;
+    settings: Record<string, unknown>;
+    paused: boolean;
+    migrated: boolean;
+    last_success_at: Date | null;
+    consecutive_failures: number;
+    rate_per_second: number | null;
+  }>(
+    `select id, schema_name, base_url, key_file, key_env, settings, paused_in_file or paused_manually as paused, migrated,
+            last_success_at, consecutive_failures, rate_per_second
+       from ${FLEET_SCHEMA}.workspaces where id = $1`,
+    [id],
+  );
+  const r = rows[0];
+  if (!r) return null;
+  return {
+    id: r.id,
+    schema: r.schema_name,
+    baseUrl: r.base_url,
+    keyFile: r.key_file,
+    keyEnv: r.key_env,
+    settings: r.settings,
+    paused: r.paused,
+    migrated: r.migrated,
+    lastSuccessAt: r.last_success_at,
+    consecutiveFailures: r.consecutive_failures,
+    ratePerSecond: r.rate_per_second,
+  };
+}
+
+/**
+ * Marks a slice begun and returns how long it must wait before its first request: the previous
+ * slice's end plus one request interval, on the database's clock, so the spacing of request
+ * starts holds across slices and workers whichever machine ran the previous one.
+ */
+export async function beginSlice(pool: pg.Pool, id: string, ratePerSecond: number, workerId: string): Promise<number> {
+  const { rows } = await pool.query<{ wait_ms: number }>(
+    `update ${FLEET_SCHEMA}.workspaces set last_slice_at = now(), worker_id = $3
+      where id = $1
+      returning greatest(0, extract(epoch from (coalesce(last_slice_end, now()) + make_interval(secs => $2) - now())) * 1000)::float8 as wait_ms`,
+    [id, 1 / ratePerSecond, workerId],
+  );
+  return rows[0]?.wait_ms ?? 0;
+}
+
+/** What a slice leaves on its workspace's row (never a key: errors are redacted before this). */
+export interface SliceRecord {
+  kind: 'backfill' | 'sync';
+  ok: boolean;
+  state: string;
+  durationMs: number;
+  requests: number;
+  ratePerSecond: number | null;
+  backfillPhase: string | null;
+  lagSeconds: number | null;
+  currentAsOf: string | null;
+  error: { code: string; message: string } | null;
+  nextAt: Date | null;
+}
+
+export async function recordSlice(pool: pg.Pool, id: string, r: SliceRecord): Promise<void> {
+  await pool.query(
+    `with w as (
+       update ${FLEET_SCHEMA}.workspaces set
+         state = $2, last_slice_end = now(), backfill_phase = $3, rate_per_second = coalesce($4, rate_per_second),
+         requests_total = requests_total + $5, next_at = $6,
+         last_success_at = case when $7 then now() else last_success_at end,
+         consecutive_failures = case when $7 then 0 else consecutive_failures + 1 end,
+         lag_seconds = case when $7 then $8 else lag_seconds end,
+         current_as_of = coalesce($9::timestamptz, current_as_of),
+         last_error = case when $7 then last_error else $10 end,
+         last_error_code = case when $7 then last_error_code else $11 end,
+         last_error_at = case when $7 then last_error_at else now() end
+       where id = $1 returning id)
+     insert into ${FLEET_SCHEMA}.slices (workspace_id, kind, ok, duration_ms, requests)
+     select id, $12, $7, $13, $5 from w`,
+    [
+      id,
+      r.state,
+      r.backfillPhase,
+      r.ratePerSecond,
+      r.requests,
+      r.nextAt,
+      r.ok,
+      r.lagSeconds,
+      r.currentAsOf,
+      r.error?.message ?? null,
+      r.error?.code ?? null,
+      r.kind,
+      Math.round(r.durationMs),
+    ],
+  );
+}
+
+/** Slice log rows older than an hour are of no use to the page or the metrics. */
+export async function pruneSlices(pool: pg.Pool): Promise<void> {
+  await pool.query(`delete from ${FLEET_SCHEMA}.slices where ended_at < now() - interval '1 hour'`);
+}

@@ -1,0 +1,121 @@
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { PgBoss } from 'pg-boss';
+import type pg from 'pg';
+import { exitAtOnce, Lifecycle } from '../cli/lifecycle.js';
+import { createLogger, type Logger } from '../log/index.js';
+import type { SecretRedactor } from '../util/redact.js';
+import { FLEET_SCHEMA, loadFleetFile } from './config.js';
+import { applyFleet, openFleetPool } from './db.js';
+import { startFleetHttp } from './http.js';
+import { FleetMetrics } from './metrics.js';
+import { ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
+import { pruneSlices } from './rows.js';
+import { runSlice, type SliceEnv } from './slice.js';
+
+/** How often each worker re-enqueues workspaces without a slice and says it is alive. */
+const SUPERVISE_MS = 10_000;
+
+/** The password of the fleet's database URL, so no log line can carry it. */
+export function registerDatabaseSecret(database: string, redactor: SecretRedactor): void {
+  try {
+    const password = decodeURIComponent(new URL(database).password);
+    if (password) redactor.add(password, encodeURIComponent(password));
+  } catch {
+    // Not a URL: the schema rejected it already.
+  }
+}
+
+/**
+ * `wsmirror fleet worker`: reconcile the file into the fleet table, then run slices from the queue
+ * (`concurrency` at once) until SIGTERM; the slices in flight stop at their next page and commit.
+ */
+export async function runFleetWorker(
+  configPath: string,
+  options: { concurrency?: number; httpPort?: number },
+  redactor: SecretRedactor,
+): Promise<void> {
+  const fleet = loadFleetFile(configPath);
+  registerDatabaseSecret(fleet.database, redactor);
+  const logger = createLogger({ level: fleet.worker.logLevel, redactor });
+  const concurrency = options.concurrency ?? fleet.worker.concurrency;
+  const life = new Lifecycle();
+  const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const health = { alive: true };
+  try {
+    life.handleSignals({
+      graceMs: (fleet.worker.sliceSeconds + 10) * 1000,
+      onFirst: (signal) => logger.info({ signal }, 'stopping: no new slices; those in flight commit first'),
+      onForce: exitAtOnce,
+    });
+    const pool = openFleetPool(fleet.database, 4);
+    life.defer(() => pool.end());
+    const applied = await applyFleet(pool, fleet.workspaces);
+    logger.info({ ...applied, workspaces: fleet.workspaces.length }, 'fleet file reconciled');
+    const boss = await startQueue(fleet.database, { supervise: true, onError: (err) => queueError(logger, health, err) });
+    life.defer(() => boss.stop({ graceful: true, timeout: (fleet.worker.sliceSeconds + 5) * 1000 }));
+    const metrics = new FleetMetrics();
+    const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
+    if (http.port !== 0) {
+      const server = await startFleetHttp({ ...http, pool, metrics, logger, alive: () => health.alive });
+      life.defer(() => closeServer(server));
+    }
+    const env: SliceEnv = {
+      pool,
+      database: fleet.database,
+      logger,
+      logLevel: fleet.worker.logLevel,
+      redactor,
+      sliceSeconds: fleet.worker.sliceSeconds,
+      stop: life.stop.signal,
+      workerId,
+    };
+    await supervise(boss, pool, workerId, concurrency, logger);
+    const timer = setInterval(() => void supervise(boss, pool, workerId, concurrency, logger), SUPERVISE_MS);
+    life.defer(() => clearInterval(timer));
+    await boss.work<SliceJob>(SLICE_QUEUE, { localConcurrency: concurrency, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
+      if (!job) return;
+      const report = await runSlice(env, job.data.id);
+      if (report.kind !== 'none')
+        metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
+      if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
+    });
+    logger.info({ workerId, concurrency, workspaces: fleet.workspaces.length }, 'fleet worker started');
+    await new Promise<void>((resolve) => {
+      if (life.stop.signal.aborted) resolve();
+      else life.stop.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    await boss.offWork(SLICE_QUEUE, { wait: true });
+    await pool.query(`delete from ${FLEET_SCHEMA}.workers where id = $1`, [workerId]).catch(() => undefined);
+    logger.info('stopped');
+  } finally {
+    await life.close();
+  }
+}
+
+/** Alive, and every unpaused workspace has a slice queued. Failures are logged and retried next time. */
+async function supervise(boss: PgBoss, pool: pg.Pool, workerId: string, concurrency: number, logger: Logger): Promise<void> {
+  try {
+    await pool.query(
+      `insert into ${FLEET_SCHEMA}.workers (id, host, pid, concurrency) values ($1, $2, $3, $4)
+       on conflict (id) do update set seen_at = now()`,
+      [workerId, hostname(), process.pid, concurrency],
+    );
+    await pool.query(`delete from ${FLEET_SCHEMA}.workers where seen_at < now() - interval '1 hour'`);
+    const started = await ensureSlices(boss, pool);
+    if (started.length > 0) logger.debug({ workspaces: started }, 'slices queued for workspaces that had none');
+    await pruneSlices(pool);
+  } catch (err) {
+    logger.warn({ err }, 'fleet supervision failed; retrying in 10 s');
+  }
+}
+
+function queueError(logger: Logger, health: { alive: boolean }, err: Error): void {
+  logger.warn({ err }, 'job queue error');
+  if (/ECONNREFUSED|terminat/i.test(err.message)) health.alive = false;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => server.close(() => resolve()));
+}
