@@ -14,6 +14,10 @@ export interface SliceResult {
   backfilling: boolean;
   /** The upstream is known to be ahead (the cycle stopped at its bound, or was behind). */
   behind: boolean;
+  /** The slice's work: a backfill's requests are never charged to the idle spacing (src/daemon/continuous.ts). */
+  kind?: 'backfill' | 'sync';
+  /** The sync re-read its full lookback window, charged as the ordinary poll it replaces (nextPollDelay). */
+  fullLookback: boolean;
   eventsNew: number;
   requests: number;
   elapsedMs: number;
@@ -31,10 +35,15 @@ export interface SliceResult {
 export function nextSliceDelay(config: Config, r: SliceResult, now = new Date()): number {
   if (r.errorCode === 'AUTH_REJECTED' || r.errorCode === 'KEY_UNAVAILABLE') return KEY_REJECTED_RETRY_MS;
   if (!r.ok) return Math.min(MAX_FAILURE_BACKOFF_MS, 5000 * 2 ** Math.max(0, r.failuresInARow - 1));
-  if (r.backfilling || r.behind) return 0;
+  // The slice that finishes a backfill is followed at once by its catch-up sync, as in `run`.
+  if (r.backfilling || r.behind || r.kind === 'backfill') return 0;
   if (config.schedule === 'continuous') {
-    const outcome = { ok: true, requests: r.requests, eventsNew: r.eventsNew, behind: r.behind };
-    return nextPollDelay(outcome, r.elapsedMs, 0, { minPollIntervalMs: config.minPollIntervalMs, ratePerSecond: r.ratePerSecond });
+    const outcome = { ok: true, requests: r.requests, fullLookback: r.fullLookback, eventsNew: r.eventsNew, behind: r.behind };
+    return nextPollDelay(outcome, r.elapsedMs, 0, {
+      minPollIntervalMs: config.minPollIntervalMs,
+      ratePerSecond: r.ratePerSecond,
+      everyWindowFull: config.fullLookbackEverySeconds === 0,
+    });
   }
   const next = new Cron(config.schedule, { paused: true }).nextRun(now);
   return next ? Math.max(0, next.getTime() - now.getTime()) : 60_000;

@@ -95,6 +95,7 @@ interface WorkDone {
   kind: 'backfill' | 'sync';
   backfilling: boolean;
   behind: boolean;
+  fullLookback: boolean;
   eventsNew: number;
   requests: number;
   phase: string | null;
@@ -126,6 +127,7 @@ async function sliceWork(
       kind: 'backfill',
       backfilling,
       behind: false,
+      fullLookback: false,
       eventsNew: 0,
       requests: 0,
       phase: after?.phase ?? null,
@@ -140,6 +142,7 @@ async function sliceWork(
       kind: 'sync',
       backfilling: false,
       behind,
+      fullLookback: summary.result.fullLookback,
       eventsNew: summary.stats.eventsNew,
       requests: 0,
       phase: 'done',
@@ -205,6 +208,7 @@ async function sliceFailed(
     ok: false,
     backfilling: false,
     behind: false,
+    fullLookback: false,
     eventsNew: 0,
     requests: at.requests,
     elapsedMs: durationMs,

@@ -84,6 +84,7 @@ describe('next slice', () => {
     ok: true,
     backfilling: false,
     behind: false,
+    fullLookback: false,
     eventsNew: 0,
     requests: 2,
     elapsedMs: 200,
@@ -97,6 +98,10 @@ describe('next slice', () => {
     expect(nextSliceDelay(cont, ok)).toBe(800); // idle: minPollIntervalMs from the start of the slice
     expect(nextSliceDelay(cont, { ...ok, backfilling: true })).toBe(0);
     expect(nextSliceDelay(cron, { ...ok, behind: true })).toBe(0);
+    // The slice that ends a backfill (a thousand requests) is followed at once, not spaced by them.
+    expect(nextSliceDelay(cont, { ...ok, kind: 'backfill', requests: 1000, elapsedMs: 100_000 })).toBe(0);
+    // A full lookback window of 40 pages is charged as an ordinary poll: spaced like one.
+    expect(nextSliceDelay(cont, { ...ok, kind: 'sync', fullLookback: true, requests: 40 })).toBe(800);
     expect(nextSliceDelay(cron, { ...ok, ok: false, failuresInARow: 3, errorCode: 'UPSTREAM_UNAVAILABLE' })).toBe(20_000);
     expect(nextSliceDelay(cron, { ...ok, ok: false, failuresInARow: 1, errorCode: 'AUTH_REJECTED' })).toBe(KEY_REJECTED_RETRY_MS);
   });
