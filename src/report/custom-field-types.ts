@@ -61,19 +61,20 @@ export function joinTypes(a: CustomFieldType | null, b: CustomFieldType | null):
 /** PostgreSQL cuts identifiers at 63 bytes; names are ASCII, so 63 characters. */
 export const MAX_IDENTIFIER = 63;
 
-/** Words reserved by PostgreSQL or SQLite (and a few that BI tools' SQL editors stumble on). */
+/**
+ * Words a column may not be called unquoted: PostgreSQL's reserved key words (including those
+ * that may only name a function or type) and the few more SQLite refuses as a column name.
+ */
 // prettier-ignore
 const RESERVED = new Set(`
-abort action add after all alter analyse analyze and any array as asc asymmetric attach autoincrement before begin
-between both by cascade case cast check collate column commit conflict constraint create cross current_catalog
-current_date current_role current_time current_timestamp current_user database default deferrable deferred delete
-desc detach distinct do drop each else end escape except exclusive exists explain fail false fetch filter for foreign
-from full glob grant group having if ignore immediate in index indexed initially inner insert instead intersect into
-is isnull join key lateral leading left like limit localtime localtimestamp match natural no not notnull null of
-offset on only or order outer over partition placing plan pragma primary query raise range recursive references regexp
-reindex release rename replace restrict returning right rollback row rows savepoint select session_user set some
-symmetric table temp temporary then to trailing transaction trigger true union unique update user using vacuum values
-variadic view virtual when where window with without`.split(/\s+/).filter(Boolean));
+all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate collation column
+concurrently constraint create cross current_catalog current_date current_role current_schema current_time
+current_timestamp current_user default deferrable desc distinct do else end except false fetch for foreign freeze from
+full grant group having ilike in initially inner intersect into is isnull join lateral leading left like limit localtime
+localtimestamp natural not notnull null offset on only or order outer overlaps placing primary references returning
+right select session_user similar some symmetric system_user table tablesample then to trailing true union unique user
+using variadic verbose when where window with
+autoincrement between commit delete drop escape exists index insert nothing set transaction update values`.split(/\s+/).filter(Boolean));
 
 /** A short, stable tag of the key, so a cut name still tells keys apart. */
 const tag = (key: string) => createHash('sha1').update(key).digest('hex').slice(0, 8);
