@@ -25,6 +25,8 @@ export interface BiCompareOptions {
   gone?: readonly Life[];
   /** Every truth a sync saw (the custom field types are those of every value seen); default: the final truth. */
   snapshots?: readonly Truth[];
+  /** Leave out the mirror's rows of records the oracle does not know (deleted ones no snapshot saw). */
+  onlyKnown?: boolean;
 }
 
 /** Lines of `want` missing from `got` and the reverse, labelled. */
@@ -48,7 +50,13 @@ function knowable(list: readonly any[], hidden: ReadonlyMap<string, string[]>, c
   });
 }
 
-async function compareVersions(store: Store, truth: Truth, all: readonly Life[]): Promise<string[]> {
+/** The mirror's rows of a table as objects, optionally only those of records in `known`. */
+async function mirrorObjects(store: Store, kind: Kind, table: string, cols: readonly string[], known: ReadonlySet<string> | null) {
+  const list = (await mirrorRows(store, table, `${kind}_id`, cols, kind)).map((j) => JSON.parse(j));
+  return known ? list.filter((r) => known.has(`${kind}:${r.id}`)) : list;
+}
+
+async function compareVersions(store: Store, truth: Truth, all: readonly Life[], known: ReadonlySet<string> | null): Promise<string[]> {
   const hidden = unreadableRecords(truth);
   const out: string[] = [];
   for (const kind of KINDS) {
@@ -65,13 +73,14 @@ async function compareVersions(store: Store, truth: Truth, all: readonly Life[])
         all.filter((l) => l.kind === kind),
       ),
     );
-    const got = pick((await mirrorRows(store, `rpt_${kind}_versions`, `${kind}_id`, cols, kind)).map((j) => JSON.parse(j)));
+    const got = pick(await mirrorObjects(store, kind, `rpt_${kind}_versions`, cols, known));
     out.push(...setDiff(`rpt_${kind}_versions`, oracleJson(got, cols, true), oracleJson(want, cols, true)));
   }
   return out;
 }
 
-async function compareDaily(store: Store, truth: Truth, all: readonly Life[], now: string, windowDays: number): Promise<string[]> {
+async function compareDaily(store: Store, truth: Truth, all: readonly Life[], o: BiCompareOptions, known: ReadonlySet<string> | null) {
+  const { now, windowDays } = o;
   const hidden = unreadableRecords(truth);
   const today = now.slice(0, 10);
   const out: string[] = [];
@@ -89,23 +98,19 @@ async function compareDaily(store: Store, truth: Truth, all: readonly Life[], no
       (r) => r.day === today,
       keep,
     );
-    const got = knowable(
-      (await mirrorRows(store, `rpt_${kind}_daily`, `${kind}_id`, cols, kind)).map((j) => JSON.parse(j)),
-      hidden,
-      (r) => r.day === today,
-      keep,
-    );
+    const got = knowable(await mirrorObjects(store, kind, `rpt_${kind}_daily`, cols, known), hidden, (r) => r.day === today, keep);
     out.push(...setDiff(`rpt_${kind}_daily`, oracleJson(got, cols, true), oracleJson(want, cols, true)));
   }
   return out;
 }
 
-async function compareCustomFields(store: Store, truth: Truth, snapshots: readonly Truth[]): Promise<string[]> {
+async function compareCustomFields(store: Store, truth: Truth, snapshots: readonly Truth[], onlyKnown: boolean): Promise<string[]> {
   const out: string[] = [];
   for (const kind of KINDS) {
     const types = customFieldTypes(kind, snapshots);
     const catalog = await rows(store, `SELECT key, column_name, type FROM rpt_custom_field_columns WHERE entity_type = '${kind}'`);
-    const typed = catalog.filter((c) => c.type !== null);
+    // Without every snapshot, keys only records gone since had are the catalog's own business.
+    const typed = catalog.filter((c) => c.type !== null && (!onlyKnown || types.has(c.key as string)));
     out.push(
       ...setDiff(
         `rpt_custom_field_columns (${kind})`,
@@ -134,9 +139,10 @@ export async function compareBiTables(store: Store, truth: Truth, o: BiCompareOp
   const seen = new Set((o.gone ?? []).map((g) => `${g.kind}:${g.record.id}`));
   const gone = [...(o.gone ?? []), ...goneFrom(o.snapshots ?? [], truth).filter((g) => !seen.has(`${g.kind}:${g.record.id}`))];
   const all = lives(truth, gone);
+  const known = o.onlyKnown ? new Set(all.map((l) => `${l.kind}:${l.record.id}`)) : null;
   return [
-    ...(await compareCustomFields(store, truth, o.snapshots ?? [truth])),
-    ...(await compareVersions(store, truth, all)),
-    ...(await compareDaily(store, truth, all, o.now, o.windowDays)),
+    ...(await compareCustomFields(store, truth, o.snapshots ?? [truth], o.onlyKnown ?? false)),
+    ...(await compareVersions(store, truth, all, known)),
+    ...(await compareDaily(store, truth, all, o, known)),
   ];
 }
