@@ -37,7 +37,8 @@ function sizes(database: string): { rows: Record<string, number>; bytes: Record<
   const bytes: Record<string, number> = {};
   for (const t of TABLES) {
     rows[t] = (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n;
-    bytes[t] = (db.prepare(`SELECT sum(pgsize) AS b FROM dbstat WHERE tbl_name = ?`).get(t) as { b: number }).b;
+    const b = db.prepare(`SELECT sum(pgsize) AS b FROM dbstat WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = ?)`);
+    bytes[t] = (b.get(t) as { b: number }).b;
   }
   db.close();
   return { rows, bytes };
