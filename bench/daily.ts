@@ -25,6 +25,8 @@ export interface DailyFigures {
   nextDayRefreshMs: number;
   nextDaySteps: Record<string, number>;
   rows: Record<string, number>;
+  /** This process's CPU time (user + system) of each refresh: on a shared machine the wall time also waits for the disk. */
+  cpuMs: { full: number; changed: number; nextDay: number };
   /** Bytes of each table with its indexes (SQLite's dbstat). */
   bytes: Record<string, number>;
 }
@@ -50,7 +52,13 @@ export async function benchDaily(): Promise<DailyFigures> {
   try {
     await buildMirror(database);
     const store = await openStore({ database });
-    const full = await refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW });
+    const cpu = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
+      const before = process.cpuUsage();
+      const out = await work();
+      const used = process.cpuUsage(before);
+      return [out, Math.round((used.user + used.system) / 1000)];
+    };
+    const [full, fullCpu] = await cpu(() => refreshRptTables(store, { tickets: 'all', deals: 'all' }, { now: NOW }));
     const { tickets, deals } = changedIds();
     const at = new Date(NOW.getTime() - 60_000).toISOString();
     const db = databaseOf(store);
@@ -77,8 +85,9 @@ export async function benchDaily(): Promise<DailyFigures> {
       .set({ amount_cents: 12345, amount: '123.45' })
       .where('id', 'in', [...deals])
       .execute();
-    const changed = await refreshRptTables(store, { tickets, deals }, { now: NOW });
-    const nextDay = await refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: new Date(NOW.getTime() + 86_400_000) });
+    const [changed, changedCpu] = await cpu(() => refreshRptTables(store, { tickets, deals }, { now: NOW }));
+    const next = new Date(NOW.getTime() + 86_400_000);
+    const [nextDay, nextDayCpu] = await cpu(() => refreshRptTables(store, { tickets: new Set(), deals: new Set() }, { now: next }));
     await store.close();
     return {
       fullRefreshMs: full.durationMs,
@@ -87,6 +96,7 @@ export async function benchDaily(): Promise<DailyFigures> {
       changedSteps: changed.steps,
       nextDayRefreshMs: nextDay.durationMs,
       nextDaySteps: nextDay.steps,
+      cpuMs: { full: fullCpu, changed: changedCpu, nextDay: nextDayCpu },
       ...sizes(database),
     };
   } finally {
