@@ -70,18 +70,20 @@ async function rewriteScope(db: Kysely<ReportDatabase>, d: SqlDialect, t: Versio
   const key = (a: string, b: string) => `${a}.${t.idColumn} = ${b}.${t.idColumn} AND ${a}.day = ${b}.day`;
   const cols = [...columns(t), 'history_complete'];
   await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${fresh} AS SELECT * FROM ${t.daily} WHERE 1 = 0`).execute(db);
+  await sql.raw(d.tempIndex(`${fresh}_key`, fresh, [t.idColumn, 'day'])).execute(db);
   await sql.raw(`DELETE FROM ${d.temp(fresh)}`).execute(db);
   await withNow(d, INSERT_DAILY(d, t, false, today, d.temp(fresh)), now).execute(db);
+  const analyze = d.analyzeTemp(d.temp(fresh));
+  if (analyze) await sql.raw(analyze).execute(db);
+  // Every statement walks the scope's rows by the primary key and probes the fresh rows by their key.
+  const inScope = `${t.daily}.${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`;
+  const match = `FROM ${d.temp(fresh)} n WHERE ${key('n', t.daily)}`;
+  await sql.raw(`DELETE FROM ${t.daily} WHERE ${inScope} AND NOT EXISTS (SELECT 1 ${match})`).execute(db);
+  const differs = cols.map((c) => `${t.daily}.${c} IS DISTINCT FROM n.${c}`).join(' OR ');
   await sql
     .raw(
-      `DELETE FROM ${t.daily} WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})
-       AND NOT EXISTS (SELECT 1 FROM ${d.temp(fresh)} n WHERE ${key('n', t.daily)})`,
-    )
-    .execute(db);
-  await sql
-    .raw(
-      `UPDATE ${t.daily} SET ${cols.map((c) => `${c} = n.${c}`).join(', ')} FROM ${d.temp(fresh)} n
-       WHERE ${key('n', t.daily)} AND (${cols.map((c) => `${t.daily}.${c} IS DISTINCT FROM n.${c}`).join(' OR ')})`,
+      `UPDATE ${t.daily} SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `n.${c}`).join(', ')} ${match})
+       WHERE ${inScope} AND EXISTS (SELECT 1 ${match} AND (${differs}))`,
     )
     .execute(db);
   await sql

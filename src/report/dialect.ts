@@ -72,6 +72,8 @@ export interface SqlDialect {
   prevDay(day: string): string;
   /** A day key as a literal (`yyyy-mm-dd`, checked). */
   dayLiteral(day: string): string;
+  /** Creates (once per connection) an index on a temp table. */
+  tempIndex(name: string, table: string, columns: readonly string[]): string;
 }
 
 /** Whole ms via julianday: ~40 µs precision at today's dates, so rounding gives the exact millisecond. */
@@ -129,6 +131,7 @@ const SQLITE: SqlDialect = {
   decimalOf: (text) => `CAST(${text} AS REAL)`,
   prevDay: (day) => `date(${day}, '-1 day')`,
   dayLiteral: (day) => checkedDay(day),
+  tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS temp.${name} ON ${table} (${columns.join(', ')})`,
 };
 
 const POSTGRES: SqlDialect = {
@@ -175,6 +178,7 @@ const POSTGRES: SqlDialect = {
   decimalOf: (text) => `CAST(${text} AS numeric)`,
   prevDay: (day) => `(${day} - 1)`,
   dayLiteral: (day) => `CAST(${checkedDay(day)} AS date)`,
+  tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS ${name} ON pg_temp.${table} (${columns.join(', ')})`,
 };
 
 /** The fragments for the dialect behind a Kysely or transaction (only its adapter is read). */

@@ -244,28 +244,12 @@ export interface RptDealVersionsTable {
   incomplete_reason: string | null;
 }
 
-/** Migration 1700: the daily tables (src/report/daily.ts). */
-export interface RptTicketDailyTable {
-  ticket_id: string;
-  day: Day;
-  status: string | null;
-  priority: string | null;
-  assignee_id: string | null;
-  team_id: string | null;
-  history_complete: SqlBool | null;
-}
+/** Columns of a version that are not the record's state (the daily tables hold the state only). */
+type VersionOnly = 'valid_from' | 'valid_to' | 'source' | 'complete' | 'incomplete_reason';
 
-export interface RptDealDailyTable {
-  deal_id: string;
-  day: Day;
-  stage_id: string | null;
-  status: string | null;
-  amount: number | null;
-  currency: string | null;
-  owner_id: string | null;
-  close_date: Day | null;
-  history_complete: SqlBool | null;
-}
+/** Migration 1700: the daily tables (src/report/daily.ts): a version's state per day. */
+export type RptTicketDailyTable = Omit<RptTicketVersionsTable, VersionOnly> & { day: Day; history_complete: SqlBool | null };
+export type RptDealDailyTable = Omit<RptDealVersionsTable, VersionOnly> & { day: Day; history_complete: SqlBool | null };
 
 /** The tables 0100_reporting adds to every mirror; `databaseOf(store).withTables<ReportTables>()` types them. */
 // A type, not an interface: Kysely's withTables wants an index signature, which only a type literal has implicitly.
