@@ -216,6 +216,12 @@ export const FILTERED: Record<string, string> = {
   rpt_pipeline_stages: "SELECT * FROM rpt_pipeline_stages WHERE currency = 'EUR'",
   rpt_sales_monthly: "SELECT * FROM rpt_sales_monthly WHERE month >= '2024-01-01' AND currency = 'USD'",
   rpt_sync_health: 'SELECT lag_seconds FROM rpt_sync_health',
+  rpt_ticket_custom_fields: 'SELECT count(*) FROM rpt_ticket_custom_fields',
+  rpt_deal_custom_fields: 'SELECT count(*) FROM rpt_deal_custom_fields',
+  rpt_ticket_versions: "SELECT * FROM rpt_ticket_versions WHERE valid_to IS NULL AND status = 'open'",
+  rpt_deal_versions: "SELECT * FROM rpt_deal_versions WHERE valid_to IS NULL AND status = 'open'",
+  rpt_ticket_daily: "SELECT status, count(*) FROM rpt_ticket_daily WHERE day = '2024-05-15' GROUP BY status",
+  rpt_deal_daily: "SELECT stage_id, count(*), sum(amount) FROM rpt_deal_daily WHERE day = '2024-05-15' GROUP BY stage_id",
 };
 
 /** Builds the benchmark mirror in a new SQLite file (migrated, filled, analysed). Also used by reporting-pg.ts. */

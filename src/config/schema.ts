@@ -177,6 +177,15 @@ export const configSchema = z
       .regex(/^0?[0-7]{3}$/, 'must be an octal directory mode such as "0700"')
       .default('0700')
       .describe('SQLite: mode of the data directory when wsmirror creates it'),
+    dailyWindowDays: z
+      .number()
+      .int()
+      .min(1)
+      .max(3660)
+      .default(90)
+      .describe(
+        'days (UTC, today included) kept in rpt_ticket_daily and rpt_deal_daily: at most one row per record per day, so rows <= records x days (docs/schema.md, "Daily state")',
+      ),
     history: historySetting.default('none').describe('backfill also copies the change log: "none", "all", or an ISO date to start from'),
   })
   .strict()

@@ -12,6 +12,7 @@ import {
   type LateEvent,
 } from '../sync/index.js';
 import { fromDbTimestamp } from '../util/time.js';
+import { readWidenedColumns, type WidenedColumnRow } from '../report/index.js';
 import type { ChartData, CycleEntry } from './cycle-log.js';
 import type { Role } from './health.js';
 import type { DaemonState, StateFacts } from './state.js';
@@ -82,6 +83,11 @@ export interface StatusReport {
   quarantined: { entityType: string; entityId: string; reason: string; lastSeenAt: string }[];
   /** Quarantined rows per entity type (`event` included), all of them, not only the 20 listed. */
   quarantinedByType: Record<string, number>;
+  /**
+   * Custom field columns widened to text because a value did not fit their type (docs/schema.md,
+   * "Custom fields as columns"), oldest first. Absent in reports of older versions.
+   */
+  widenedColumns?: WidenedColumnRow[];
   /** What the process keeping the mirror says about itself; see {@link LiveStatus}. */
   live: LiveStatus;
 }
@@ -157,6 +163,7 @@ export async function collectStatus(store: Store, options: CollectOptions): Prom
     quarantinedByType: await store.quarantinedByType(),
     storage: sizes ? { databaseBytes: sizes.database, walBytes: sizes.wal } : null,
     events: { oldest: fromDbTimestamp(await store.oldestEventAt()), retentionDays: options.retentionDays },
+    widenedColumns: await readWidenedColumns(store),
     quarantined: quarantine.map((q) => ({
       entityType: q.entity_type,
       entityId: q.entity_id,

@@ -62,6 +62,18 @@ export interface SqlDialect {
   refreshSetup: readonly string[];
   /** Gathers planner statistics on a just-filled temp table, or null when the dialect needs none. */
   analyzeTemp(table: string): string | null;
+  /** An ISO 8601 instant with offset (text) as a stored timestamp, in UTC. */
+  timestampOf(text: string): string;
+  /** A `yyyy-mm-dd` text as a stored date. */
+  dateOf(text: string): string;
+  /** A decimal text (`1234.50`) as a stored amount (rpt_deals.amount's type). */
+  decimalOf(text: string): string;
+  /** The day before a day key. */
+  prevDay(day: string): string;
+  /** A day key as a literal (`yyyy-mm-dd`, checked). */
+  dayLiteral(day: string): string;
+  /** Creates (once per connection) an index on a temp table. */
+  tempIndex(name: string, table: string, columns: readonly string[]): string;
 }
 
 /** Whole ms via julianday: ~40 µs precision at today's dates, so rounding gives the exact millisecond. */
@@ -73,6 +85,11 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 function checked(iso: string): string {
   if (!ISO.test(iso)) throw new RangeError(`reporting clock must be a 24-char UTC timestamp, got ${iso}`);
   return `'${iso}'`;
+}
+const DAY_KEY = /^\d{4}-\d{2}-\d{2}$/;
+function checkedDay(day: string): string {
+  if (!DAY_KEY.test(day)) throw new RangeError(`a reporting day must be yyyy-mm-dd, got ${day}`);
+  return `'${day}'`;
 }
 /** The clock in the stored form, so it compares as text with stored timestamps. */
 const sqliteNow = (iso: string) => `'${toDbTimestamp(checked(iso).slice(1, -1))}'`;
@@ -109,6 +126,12 @@ const SQLITE: SqlDialect = {
   insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
   refreshSetup: [],
   analyzeTemp: () => null,
+  timestampOf: (text) => `strftime(${STORED}, ${text})`,
+  dateOf: (text) => text,
+  decimalOf: (text) => `CAST(${text} AS REAL)`,
+  prevDay: (day) => `date(${day}, '-1 day')`,
+  dayLiteral: (day) => checkedDay(day),
+  tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS temp.${name} ON ${table} (${columns.join(', ')})`,
 };
 
 const POSTGRES: SqlDialect = {
@@ -150,6 +173,12 @@ const POSTGRES: SqlDialect = {
   // Autovacuum never analyses temp tables; without statistics the planner assumes ~1,360 ids in a
   // scope table and scans rpt_ticket_status_intervals whole instead of probing its primary key.
   analyzeTemp: (table) => `ANALYZE ${table}`,
+  timestampOf: (text) => `CAST(${text} AS timestamptz)`,
+  dateOf: (text) => `CAST(${text} AS date)`,
+  decimalOf: (text) => `CAST(${text} AS numeric)`,
+  prevDay: (day) => `(${day} - 1)`,
+  dayLiteral: (day) => `CAST(${checkedDay(day)} AS date)`,
+  tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS ${name} ON pg_temp.${table} (${columns.join(', ')})`,
 };
 
 /** The fragments for the dialect behind a Kysely or transaction (only its adapter is read). */

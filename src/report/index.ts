@@ -9,3 +9,5 @@ export {
 } from './refresh.js';
 export { readHeadlines, type Headlines } from './headlines.js';
 export { RESOLVED_STATUSES } from './sql-util.js';
+export { readWidenedColumns, type WidenedColumnRow, type CustomFieldChanges } from './custom-fields.js';
+export { DEFAULT_DAILY_WINDOW_DAYS } from './daily.js';

@@ -13,6 +13,10 @@ import { sqlDialect } from './dialect.js';
 import { DEAL_SCOPE, freshTemp, TICKET_SCOPE } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
 import { advanceTicketClock, refreshTicketRows } from './tickets.js';
+import { refreshCustomFields, type CustomFieldChanges } from './custom-fields.js';
+import { DEFAULT_DAILY_WINDOW_DAYS, refreshDaily } from './daily.js';
+import { refreshVersions } from './versions.js';
+import type { RecordType } from '../entities/index.js';
 
 /** What a sync cycle changed: ids re-read (including deleted ones), or 'all' for a full rebuild. */
 export interface ReportingChanges {
@@ -23,12 +27,16 @@ export interface ReportingChanges {
 export interface RefreshOptions {
   /** The clock for age, SLA-due and sync-lag columns. Default: the wall clock. Tests pass the simulator's. */
   now?: Date;
+  /** Days of rpt_ticket_daily / rpt_deal_daily, today included (config `dailyWindowDays`). Default 90. */
+  dailyWindowDays?: number;
 }
 
 export interface RefreshResult {
   durationMs: number;
   /** Milliseconds per step, for the benchmark and debug logs. */
   steps: Record<string, number>;
+  /** Custom field columns this refresh added or widened to text (the sync logs them). */
+  customFields: CustomFieldChanges;
 }
 
 export const RPT_TABLE_NAMES = [
@@ -41,6 +49,12 @@ export const RPT_TABLE_NAMES = [
   'rpt_pipeline_stages',
   'rpt_sales_monthly',
   'rpt_sync_health',
+  'rpt_ticket_custom_fields',
+  'rpt_deal_custom_fields',
+  'rpt_ticket_versions',
+  'rpt_deal_versions',
+  'rpt_ticket_daily',
+  'rpt_deal_daily',
 ] as const satisfies readonly (keyof ReportTables)[];
 
 const isEmpty = (s: ReadonlySet<string> | 'all') => s !== 'all' && s.size === 0;
@@ -85,6 +99,23 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   };
   const nothing = isEmpty(changes.tickets) && isEmpty(changes.deals);
 
+  const customFields: CustomFieldChanges = { added: [], widened: [] };
+  const perRecord = async (trx: Kysely<ReportDatabase>, kind: RecordType, ids: ReadonlySet<string> | 'all') => {
+    await step(`${kind}_custom_fields`, () => refreshCustomFields(trx, kind, ids === 'all', now, customFields));
+    await step(`${kind}_versions`, () => refreshVersions(trx, kind, ids === 'all', now));
+  };
+  // Timed only when it wrote: with nothing changed it costs one small read until the day turns.
+  const daily = async (trx: Kysely<ReportDatabase>, kind: RecordType, ids: ReadonlySet<string> | 'all') => {
+    const t = performance.now();
+    const wrote = await refreshDaily(trx, {
+      kind,
+      scope: ids === 'all' ? 'all' : ids.size === 0 ? 'none' : 'scope',
+      now,
+      windowDays: options.dailyWindowDays ?? DEFAULT_DAILY_WINDOW_DAYS,
+    });
+    if (wrote) steps[`${kind}_daily`] = Math.round((performance.now() - t) * 10) / 10;
+  };
+
   // Incremental aggregates need the changed tickets' contribution before their rows are rebuilt.
   const incremental = !nothing && changes.tickets !== 'all';
   let messagesLeft = false;
@@ -101,11 +132,16 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       });
     if (!isEmpty(changes.tickets)) {
       await step('tickets', () => refreshTicketRows(trx, changes.tickets === 'all', now));
+      await perRecord(trx, 'ticket', changes.tickets);
     }
     if (!isEmpty(changes.deals)) {
       await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
       await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
+      await perRecord(trx, 'deal', changes.deals);
     }
+    // Also with no change: the day may have turned, which moves every record's rows.
+    await daily(trx, 'ticket', changes.tickets);
+    await daily(trx, 'deal', changes.deals);
     if (!nothing) {
       await step('clock', async () => {
         await advanceTicketClock(trx, now);
@@ -129,7 +165,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       else await refreshIn(trx);
     });
 
-  return { durationMs: Math.round((performance.now() - started) * 10) / 10, steps };
+  return { durationMs: Math.round((performance.now() - started) * 10) / 10, steps, customFields };
 }
 
 /**

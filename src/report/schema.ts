@@ -203,6 +203,54 @@ export interface RptSyncHealthTable {
   current_as_of_age_seconds: number | null;
 }
 
+/** Migration 1700: the custom field catalog (src/report/custom-fields.ts). */
+export interface RptCustomFieldColumnsTable {
+  entity_type: string;
+  key: string;
+  column_name: string | null;
+  type: string | null;
+  first_seen_at: Ts | null;
+  widened_at: Ts | null;
+  widened_from: string | null;
+  widened_value: string | null;
+}
+
+/** Migration 1700: the versions tables (src/report/versions.ts). */
+export interface RptTicketVersionsTable {
+  ticket_id: string;
+  valid_from: Ts;
+  valid_to: Ts | null;
+  status: string | null;
+  priority: string | null;
+  assignee_id: string | null;
+  team_id: string | null;
+  source: string | null;
+  complete: SqlBool | null;
+  incomplete_reason: string | null;
+}
+
+export interface RptDealVersionsTable {
+  deal_id: string;
+  valid_from: Ts;
+  valid_to: Ts | null;
+  stage_id: string | null;
+  status: string | null;
+  amount: number | null;
+  currency: string | null;
+  owner_id: string | null;
+  close_date: Day | null;
+  source: string | null;
+  complete: SqlBool | null;
+  incomplete_reason: string | null;
+}
+
+/** Columns of a version that are not the record's state (the daily tables hold the state only). */
+type VersionOnly = 'valid_from' | 'valid_to' | 'source' | 'complete' | 'incomplete_reason';
+
+/** Migration 1700: the daily tables (src/report/daily.ts): a version's state per day. */
+export type RptTicketDailyTable = Omit<RptTicketVersionsTable, VersionOnly> & { day: Day; history_complete: SqlBool | null };
+export type RptDealDailyTable = Omit<RptDealVersionsTable, VersionOnly> & { day: Day; history_complete: SqlBool | null };
+
 /** The tables 0100_reporting adds to every mirror; `databaseOf(store).withTables<ReportTables>()` types them. */
 // A type, not an interface: Kysely's withTables wants an index signature, which only a type literal has implicitly.
 export type ReportTables = {
@@ -215,6 +263,15 @@ export type ReportTables = {
   rpt_pipeline_stages: RptPipelineStagesTable;
   rpt_sales_monthly: RptSalesMonthlyTable;
   rpt_sync_health: RptSyncHealthTable;
+  rpt_custom_field_columns: RptCustomFieldColumnsTable;
+  /** One column per custom field key, added at run time: only the id is known here. */
+  rpt_ticket_custom_fields: { ticket_id: string };
+  rpt_deal_custom_fields: { deal_id: string };
+  rpt_ticket_versions: RptTicketVersionsTable;
+  rpt_deal_versions: RptDealVersionsTable;
+  rpt_ticket_daily: RptTicketDailyTable;
+  rpt_deal_daily: RptDealDailyTable;
+  rpt_daily_windows: { entity_type: string; window_days: number | null; last_day: Day | null };
 };
 
 /** The mirror's tables and the reporting ones: what the refresh statements read and write. */

@@ -67,6 +67,12 @@ export function createControl(world: World, faults: FaultInjector, log: RequestL
     expireCursors(): void {
       world.cursorsExpiredUpTo = world.cursorSerial;
     },
+    defineCustomField(entityType: SimRecordKind, def): void {
+      const defs = world.customFields[entityType];
+      const at = defs.findIndex((d) => d.key === def.key);
+      if (at >= 0) defs[at] = { ...def };
+      else defs.push({ ...def });
+    },
     removeMessage(ticketId: string, messageId: string): void {
       removeMessage(world, ticketId, messageId);
     },

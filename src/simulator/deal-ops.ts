@@ -1,4 +1,4 @@
-import { checkFields, DEAL_FIELDS } from './catalog.js';
+import { checkFields } from './catalog.js';
 import { logChanges, stageMovePayload } from './change-log.js';
 import { ApiError, Issues, notFound } from './errors.js';
 import { asBody, has, stringList, text, type Body } from './input.js';
@@ -75,7 +75,7 @@ function readCommon(world: World, body: Body, pipeline: Pipeline | undefined, is
     ownerId: text(body, 'ownerId', issues, { nullable: true }),
     companyId: text(body, 'companyId', issues, { nullable: true }),
     contactIds: stringList(body, 'contactIds', issues),
-    fields: has(body, 'fields') ? checkFields(DEAL_FIELDS, body.fields, issues) : undefined,
+    fields: has(body, 'fields') ? checkFields(world.customFields.deal, body.fields, issues) : undefined,
   };
   if (has(body, 'stage')) {
     const ref = body.stage;

@@ -6,7 +6,6 @@ import {
   DEFAULT_STATUS,
   priorityValues,
   resolvePriority,
-  TICKET_FIELDS,
 } from './catalog.js';
 import { logChanges } from './change-log.js';
 import { Issues, notFound } from './errors.js';
@@ -128,7 +127,7 @@ function readNewTicket(world: World, input: unknown) {
   const { priority: given, assigneeId, teamId } = routing(world, body, issues);
   const priority = given ?? DEFAULT_PRIORITY;
   const tags = stringList(body, 'tags', issues);
-  const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : {};
+  const fields = has(body, 'fields') ? checkFields(world.customFields.ticket, body.fields, issues) : {};
   issues.throwIfAny();
   return {
     subject: subject as string,
@@ -176,7 +175,7 @@ export function updateTicket(world: World, actor: string, id: string, input: unk
   const addTags = stringList(body, 'addTags', issues);
   const removeTags = stringList(body, 'removeTags', issues);
   const summary = text(body, 'summary', issues, { nullable: true });
-  const fields = has(body, 'fields') ? checkFields(TICKET_FIELDS, body.fields, issues) : undefined;
+  const fields = has(body, 'fields') ? checkFields(world.customFields.ticket, body.fields, issues) : undefined;
   issues.throwIfAny();
   if (status !== undefined && status !== t.status) refuseIfClosed(t, 'changing the status');
 

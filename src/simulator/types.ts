@@ -1,3 +1,4 @@
+import type { FieldDef } from './catalog.js';
 /**
  * Public contracts of the bundled workspace simulator. Deliberately independent of src/api: the
  * simulator is a second reading of the upstream API (docs/upstream.md), so the two sides catch each other's mistakes.
@@ -222,6 +223,11 @@ export interface SimulatorControl {
   injectEvent(e: InjectedEvent): string;
   expireCursors(): void;
   removeMessage(ticketId: string, messageId: string): void;
+  /**
+   * Adds a custom field definition, or replaces the one of the same key (an admin changing its
+   * type): writes validate against it from then on; stored values stay as they are.
+   */
+  defineCustomField(entityType: SimRecordKind, def: FieldDef): void;
   /** The dialect now in force. */
   dialect(): DialectOptions;
   /** Merges `patch` over the dialect now in force (an unknown key or value throws a TypeError) and returns the result. */

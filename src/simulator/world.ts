@@ -6,6 +6,7 @@ import { IdFactory, Rng } from './random.js';
 import { RecencyIndex, WriteLog } from './recency.js';
 import { servedSpelling, truthSpelling, type Spelling } from './spelling.js';
 import type { ApiRequest, ApiResponse, CorruptionKind, DialectOptions, FaultConfig } from './types.js';
+import { DEAL_FIELDS, TICKET_FIELDS, type FieldDef } from './catalog.js';
 
 export interface WorldSettings {
   seed: number;
@@ -49,6 +50,8 @@ export class World {
   readonly dealIndex: RecencyIndex<Deal>;
   readonly dealWrites: WriteLog<Deal>;
   readonly deletedDealIds: string[] = [];
+  /** The workspace's custom field definitions; control.defineCustomField adds or redefines one, as an admin would. */
+  readonly customFields: { ticket: FieldDef[]; deal: FieldDef[] } = { ticket: [...TICKET_FIELDS], deal: [...DEAL_FIELDS] };
   /** Creation order, for random picks that must not depend on timing (the index order does). */
   readonly ticketList: Ticket[];
   readonly dealList: Deal[];

@@ -100,7 +100,16 @@ export interface DialectCapabilities {
    * temporary file. PostgreSQL sorts in its server, within maintenance_work_mem: `work` runs as is.
    */
   boundSortMemory<T>(db: { getExecutor(): QueryExecutor }, kib: number, work: () => Promise<T>): Promise<T>;
+  /**
+   * The declared type of a reporting column added at run time (a custom field's, src/report/custom-fields.ts),
+   * which is what JDBC drivers type the column by: SQLite's xerial driver reads REAL as a double,
+   * BOOLEAN as a boolean, DATETIME and DATE as timestamps and dates only when declared so.
+   */
+  columnType: Record<AddedColumnKind, string>;
 }
+
+/** The kinds of column added at run time (docs/schema.md, "Custom fields as columns"). */
+export type AddedColumnKind = 'number' | 'boolean' | 'timestamp' | 'date' | 'text';
 
 const codeOf = (err: unknown): string => {
   const code = (err as { code?: unknown } | null)?.code;
@@ -159,6 +168,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     bindsArrays: false,
     timestampType: 'datetime',
     boundSortMemory: sqliteSortMemory,
+    columnType: { number: 'REAL', boolean: 'BOOLEAN', timestamp: 'DATETIME', date: 'DATE', text: 'TEXT' },
   },
   postgres: {
     placeholder: '$n',
@@ -194,6 +204,7 @@ const CAPABILITIES: Record<DialectName, DialectCapabilities> = {
     bindsArrays: true,
     timestampType: 'timestamptz',
     boundSortMemory: (_db, _kib, work) => work(),
+    columnType: { number: 'double precision', boolean: 'boolean', timestamp: 'timestamptz', date: 'date', text: 'text' },
   },
 };
 

@@ -12,7 +12,12 @@ export interface SyncContext {
   readonly client: ApiClient;
   readonly logger: Logger;
   readonly config: Pick<Config, 'lookbackSeconds' | 'pageSize' | 'concurrency'> &
-    Partial<Pick<Config, 'stallTimeoutMs' | 'tickOverlapSeconds' | 'tickOverlapMinSeconds' | 'fullLookbackEverySeconds' | 'drainPlan'>>;
+    Partial<
+      Pick<
+        Config,
+        'stallTimeoutMs' | 'tickOverlapSeconds' | 'tickOverlapMinSeconds' | 'fullLookbackEverySeconds' | 'drainPlan' | 'dailyWindowDays'
+      >
+    >;
   /**
    * Graceful stop (first SIGTERM): checked between pages, so the page in flight commits and the
    * next start resumes at the persisted cursor. Hard aborts go through the client's own signal.

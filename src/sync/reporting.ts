@@ -11,15 +11,27 @@ import { tidyAfterBulkLoad } from './tidy.js';
  * row: the statistics of the old ones would mislead the next cycles' plans (tidy.ts).
  */
 export async function refreshReports(
-  ctx: Pick<SyncContext, 'store' | 'logger'>,
+  ctx: Pick<SyncContext, 'store' | 'logger'> & Partial<Pick<SyncContext, 'config' | 'now'>>,
   stats: RunStats,
   changes: ReportingChanges,
 ): Promise<void> {
   const stale = await isReportingStale(ctx.store);
   const scope: ReportingChanges = stale ? { tickets: 'all', deals: 'all' } : changes;
   try {
-    const result = await refreshRptTables(ctx.store, scope);
+    const window = ctx.config?.dailyWindowDays;
+    // The context's clock: the wall clock in a command, the simulator's in tests that script days.
+    const result = await refreshRptTables(ctx.store, scope, {
+      ...(window === undefined ? {} : { dailyWindowDays: window }),
+      ...(ctx.now ? { now: new Date(ctx.now()) } : {}),
+    });
     stats.reportRefreshMs += result.durationMs;
+    for (const w of result.customFields.widened)
+      ctx.logger.warn(
+        { entityType: w.entityType, key: w.key, column: w.column, from: w.from },
+        `custom field ${JSON.stringify(w.key)} of ${w.entityType}s had a value that is not a ${w.from}: its column ${w.column} is text from now on (docs/schema.md, "Custom fields as columns")`,
+      );
+    for (const a of result.customFields.added)
+      ctx.logger.info({ entityType: a.entityType, key: a.key, column: a.column, type: a.type }, 'custom field column added');
     if (stale) await ctx.store.transaction((tx) => setReportingStale(tx, false));
   } catch (err) {
     await ctx.store.transaction((tx) => setReportingStale(tx, true)).catch(() => undefined);

@@ -3,6 +3,7 @@ import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.sql.ResultSetMetaData;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -123,6 +124,7 @@ public class Check {
         }
       }
     }
+    customFields(args[0], props, failures);
     // The two read-only ways docs/bi.md gives DBeaver users must refuse writes.
     readOnly("open_mode=1", "jdbc:sqlite:" + args[0], props, failures);
     readOnly("mode=ro", "jdbc:sqlite:file:" + args[0] + "?mode=ro", new Properties(), failures);
@@ -130,6 +132,38 @@ public class Check {
     for (Map.Entry<String, Integer> e : parsed.entrySet()) System.out.println("parsed " + e.getKey() + " " + e.getValue());
     for (String f : failures) System.out.println("FAIL " + f);
     System.exit(failures.isEmpty() ? 0 : 1);
+  }
+
+  /**
+   * Each custom field column of rpt_ticket_custom_fields as a BI tool types it: "customfield
+   * <column> <declared type> <java.sql.Types code> <class of the value its type's getter returns>"
+   * (DATE: getString, the DATE pass above parses it).
+   */
+  static void customFields(String db, Properties props, List<String> failures) {
+    Map<String, String> seen = new LinkedHashMap<>();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db, props);
+         Statement s = c.createStatement();
+         ResultSet rs = s.executeQuery("SELECT * FROM rpt_ticket_custom_fields")) {
+      ResultSetMetaData md = rs.getMetaData();
+      while (rs.next()) {
+        for (int i = 1; i <= md.getColumnCount(); i++) {
+          String col = md.getColumnName(i);
+          if (seen.containsKey(col) || rs.getString(i) == null) continue;
+          String type = md.getColumnTypeName(i).toUpperCase();
+          Object typed;
+          switch (type) {
+            case "REAL": typed = rs.getDouble(i); break;
+            case "BOOLEAN": typed = rs.getBoolean(i); break;
+            case "DATETIME": typed = rs.getTimestamp(i); break;
+            default: typed = rs.getString(i);
+          }
+          seen.put(col, type + " " + md.getColumnType(i) + " " + typed.getClass().getName());
+        }
+      }
+    } catch (Exception ex) {
+      failures.add("rpt_ticket_custom_fields: " + ex);
+    }
+    for (Map.Entry<String, String> e : seen.entrySet()) System.out.println("customfield " + e.getKey() + " " + e.getValue());
   }
 
   static void readOnly(String how, String url, Properties props, List<String> failures) {

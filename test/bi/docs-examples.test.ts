@@ -87,8 +87,8 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
   };
 
   it('the document holds the examples this test expects', () => {
-    expect(BLOCKS.filter((b) => b.dialect === 'sqlite').length).toBe(12);
-    expect(BLOCKS.filter((b) => b.dialect === 'postgres').length).toBe(13);
+    expect(BLOCKS.filter((b) => b.dialect === 'sqlite').length).toBe(15);
+    expect(BLOCKS.filter((b) => b.dialect === 'postgres').length).toBe(16);
   });
 
   it('each SQLite block runs on a SQLite mirror and returns rows', async () => {
@@ -127,7 +127,7 @@ describe('every SQL example in docs/bi.md runs on its dialect', () => {
       for (let i = 0; i + 1 < examples.length; i++) {
         if (examples[i]!.dialect === 'sqlite' && examples[i + 1]!.dialect === 'postgres') pairs.push([examples[i]!, examples[i + 1]!]);
       }
-      expect(pairs.length).toBe(7);
+      expect(pairs.length).toBe(10);
       for (const [s, p] of pairs) {
         const a = normal(await run(lite, pinClock(s, now)));
         const b = normal(await run(pg, pinClock(p, now)));

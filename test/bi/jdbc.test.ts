@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordRun, runBackfill } from '../../src/sync/index.js';
 import { parseTimestamp } from '../../src/util/time.js';
-import { harness, type Harness } from '../sync/harness.js';
+import { callApi, harness, type Harness } from '../sync/harness.js';
 
 /** Debian's libxerial-sqlite-jdbc-java: the driver Metabase and DBeaver ship for SQLite. */
 const JAR = ['/usr/share/java/sqlite-jdbc.jar', '/usr/share/java/xerial-sqlite-jdbc.jar'].find((p) => existsSync(p));
@@ -45,6 +45,13 @@ describe.skipIf(missing !== null)('the xerial sqlite-jdbc driver reads every tab
     h = await harness({ sim: { seed: 3, tickets: 80, deals: 40 } });
     await recordRun(h.ctx, 'backfill', (s) => runBackfill(h.ctx, s, { history: 'all' }));
     h.sim.control.act(20);
+    // Custom fields of every type: the simulator's (text, number, boolean) and two new keys.
+    h.sim.control.defineCustomField('ticket', { key: 'renewal_on', type: 'text' });
+    h.sim.control.defineCustomField('ticket', { key: 'signed_at', type: 'text' });
+    const ticket = (h.sim.control.truth().tickets as { id: string }[])[0]!.id;
+    await callApi(h.sim, 'PATCH', `/tickets/${ticket}`, {
+      fields: { renewal_on: '2024-06-01', signed_at: '2024-05-02T10:30:00+02:00', vip: true, mrr: 1250.5 },
+    });
     await recordRun(h.ctx, 'sync', () => h.sync());
   }, 120_000);
   afterAll(async () => {
@@ -69,5 +76,18 @@ describe.skipIf(missing !== null)('the xerial sqlite-jdbc driver reads every tab
     const probes = [...out.matchAll(/^probe (\S+) (\S+ \S+) (\d+)$/gm)];
     expect(probes.length).toBeGreaterThan(10);
     for (const [, column, text, ms] of probes) expect(Number(ms), `${column} ${text}`).toBe(parseTimestamp(text!));
+    // A custom field column is read as its own Java type (docs/schema.md, "Custom fields as columns").
+    const custom = Object.fromEntries([...out.matchAll(/^customfield (\S+) (.+)$/gm)].map((m) => [m[1], m[2]]));
+    expect(custom).toEqual({
+      ticket_id: 'TEXT 12 java.lang.String',
+      plan: 'TEXT 12 java.lang.String',
+      region: 'TEXT 12 java.lang.String',
+      mrr: 'REAL 7 java.lang.Double',
+      vip: 'BOOLEAN 16 java.lang.Boolean',
+      renewal_on: 'DATE 91 java.lang.String',
+      // xerial reports every DATETIME column (the mirror's own too) as Types.DATE; Metabase types it by its name.
+      signed_at: 'DATETIME 91 java.sql.Timestamp',
+    });
+    expect(out).toMatch(/^probe rpt_ticket_custom_fields\.signed_at 2024-05-02 08:30:00\.000 1714638600000$/m);
   });
 });

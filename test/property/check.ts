@@ -10,6 +10,7 @@ import type { Dialect } from '../helpers/dialects.js';
 import { diffMirror } from '../helpers/truth.js';
 import { expectedHistory, unreadableRecords } from '../helpers/truth-history.js';
 import { figures, incompleteReasons, WORKSPACE_TABLES } from '../report/figures.js';
+import { compareBiTables } from '../report/bi-compare.js';
 import { rows } from '../report/oracle.js';
 import { callApi, drawsRng, play, type Life } from './life.js';
 import { databaseOf } from '../../src/store/internal.js';
@@ -152,5 +153,7 @@ async function compareWithTruth(store: Store, truth: Truth, now: string): Promis
   const expected = expectedHistory(truth, skip).map((k) => `${k}|event`);
   for (const k of expected.filter((x) => !keys.includes(x))) out.push(`history lacks ${k}`);
   for (const k of keys.filter((x: string) => !expected.includes(x))) out.push(`history has ${k}`);
+  // Custom field columns, versions and daily rows of the records the final truth lists.
+  out.push(...(await compareBiTables(store, truth, { now, windowDays: 90, onlyKnown: true })));
   return out;
 }

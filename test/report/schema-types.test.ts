@@ -60,6 +60,27 @@ const TYPED: { [T in keyof ReportTables]: Record<keyof ReportTables[T], true> } 
     watermark_age_seconds: true, runs_24h: true, failed_runs_24h: true, dirty_records: true, quarantined_records: true,
     running_since: true, current_as_of: true, current_as_of_age_seconds: true,
   },
+  rpt_custom_field_columns: {
+    entity_type: true, key: true, column_name: true, type: true, first_seen_at: true, widened_at: true, widened_from: true,
+    widened_value: true,
+  },
+  // Before the first refresh: the id only (a column per custom field key is added as keys appear).
+  rpt_ticket_custom_fields: { ticket_id: true },
+  rpt_deal_custom_fields: { deal_id: true },
+  rpt_ticket_versions: {
+    ticket_id: true, valid_from: true, valid_to: true, status: true, priority: true, assignee_id: true, team_id: true,
+    source: true, complete: true, incomplete_reason: true,
+  },
+  rpt_deal_versions: {
+    deal_id: true, valid_from: true, valid_to: true, stage_id: true, status: true, amount: true, currency: true, owner_id: true,
+    close_date: true, source: true, complete: true, incomplete_reason: true,
+  },
+  rpt_ticket_daily: { ticket_id: true, day: true, status: true, priority: true, assignee_id: true, team_id: true, history_complete: true },
+  rpt_deal_daily: {
+    deal_id: true, day: true, stage_id: true, status: true, amount: true, currency: true, owner_id: true, close_date: true,
+    history_complete: true,
+  },
+  rpt_daily_windows: { entity_type: true, window_days: true, last_day: true },
 };
 
 for (const dialect of dialects)

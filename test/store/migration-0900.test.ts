@@ -30,7 +30,12 @@ for (const dialect of dialects)
       await sql`INSERT INTO rpt_tickets (ticket_id, history_complete, refreshed_at) VALUES ('t1', ${1}, ${at})`.execute(databaseOf(store));
       await sql`INSERT INTO rpt_deals (deal_id, history_complete, refreshed_at) VALUES ('d1', ${0}, ${at})`.execute(databaseOf(store));
 
-      expect((await store.migrate()).applied).toEqual(['0900_history_gaps', '1000_current_as_of', '1100_sync_runs_cycles']);
+      expect((await store.migrate()).applied).toEqual([
+        '0900_history_gaps',
+        '1000_current_as_of',
+        '1100_sync_runs_cycles',
+        '1700_custom_fields_versions_daily',
+      ]);
       // A process killed before the migrator recorded it runs it again: harmless.
       await m0900.up(databaseOf(store));
       const t = await sql<{ ticket_id: string; history_incomplete_reason: string | null }>`

@@ -153,6 +153,14 @@ function renderStatus(r: StatusReport): string {
             .join(', ')
     }`,
     ...r.quarantined.map((q) => `  - ${q.entityType} ${q.entityId}: ${q.reason} (last seen ${q.lastSeenAt})`),
+    ...(r.widenedColumns && r.widenedColumns.length > 0
+      ? [
+          `Widened:     ${r.widenedColumns.length} custom field column(s) turned to text when a value did not fit their type`,
+          ...r.widenedColumns.map(
+            (w) => `  - ${w.entityType} ${JSON.stringify(w.key)} (column ${w.column}): was ${w.from}, text since ${w.at}`,
+          ),
+        ]
+      : []),
     'Rows:',
     ...Object.entries(r.counts ?? {}).map(([table, n]) => `  ${table.padEnd(18)} ${n}`),
   ];
