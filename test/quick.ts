@@ -37,6 +37,9 @@ export const QUICK_TESTS: readonly string[] = [
   // what BI tools see
   'test/bi/time-form.test.ts',
   'test/bi/docs-examples.test.ts',
+  // the fleet's file, its schedule rule and its page (the spawned-worker suite is in test:all)
+  'test/fleet/config.test.ts',
+  'test/fleet/page.test.ts',
   // the deploy manifests, validated offline
   'test/deploy/kubernetes.test.ts',
   // random lives against the truth

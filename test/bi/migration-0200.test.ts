@@ -124,6 +124,7 @@ for (const dialect of dialects)
         '0900_history_gaps',
         '1000_current_as_of',
         '1100_sync_runs_cycles',
+        '1600_writer_requests',
         '1700_custom_fields_versions_daily',
       ]);
       const db = databaseOf(store);
