@@ -1,6 +1,6 @@
 import type { RecordType } from '../entities/index.js';
 import type { RecordState } from '../store/index.js';
-import { MAX_WAITERS } from './wait.js';
+import { MAX_WAITERS } from './wait-bounds.js';
 
 /** How a record wait ended: the mirror's copy is the write or later, or the record is gone or quarantined. */
 export type RecordVerdict = 'current' | 'deleted' | 'quarantined';

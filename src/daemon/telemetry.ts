@@ -24,7 +24,7 @@ export interface TelemetryOptions {
   retryMaxDelayMs?: number;
   /** Clock for tests. Default Date.now. */
   now?: () => number;
-  /** GET /wait callers held at once, of each kind (as-of, record). Default MAX_WAITERS (src/daemon/wait.ts). */
+  /** GET /wait callers held at once, of each kind (as-of, record). Default MAX_WAITERS (src/daemon/wait-bounds.ts). */
   maxWaiters?: number;
 }
 

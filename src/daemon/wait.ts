@@ -3,12 +3,9 @@ import { isRecordType, RECORD_TYPES, type RecordType } from '../entities/index.j
 import type { Role } from './health.js';
 import type { RecordWaiters } from './record-wait.js';
 
-/** Waiters held at once; one more is refused with 429 (each holds a socket and a timer, nothing else). */
-export const MAX_WAITERS = 1000;
-/** `timeoutMs` when the request names none. */
-export const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
-/** The longest `timeoutMs` allowed: past it a client should ask again, not hold a socket. */
-export const MAX_WAIT_TIMEOUT_MS = 300_000;
+import { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAITERS, MAX_WAIT_TIMEOUT_MS } from './wait-bounds.js';
+
+export { DEFAULT_WAIT_TIMEOUT_MS, MAX_WAITERS, MAX_WAIT_TIMEOUT_MS };
 
 export type WaitOutcome = { current: true; asOf: string } | { current: false; asOf: string | null };
 
