@@ -3,13 +3,13 @@ import { EXIT, ExitError } from '../../util/errors.js';
 import { openClient, syncContext, type GlobalFlags } from '../resources.js';
 import { openReader, usageError } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
-import { runWriterRequest } from '../writer-request.js';
+import { DEFAULT_WAIT_SECONDS, runWriterRequest } from '../writer-request.js';
 import { waitOption } from './resync.js';
 
 /** How to mend drift, whether or not a daemon holds the mirror. */
 export const REPAIR_ADVICE =
   'run `wsmirror verify --repair` to re-read them. It works with the daemon (`wsmirror run`) running: ' +
-  'the daemon re-reads them at its next cycle while the command waits (`--wait <seconds>`, default 600).';
+  `the daemon re-reads them at its next cycle while the command waits (\`--wait <seconds>\`, default ${DEFAULT_WAIT_SECONDS}).`;
 
 export interface VerifyOptions {
   repair?: boolean;
@@ -26,6 +26,8 @@ export interface VerifyOptions {
  */
 export async function verifyCommand(flags: GlobalFlags, opts: VerifyOptions, redactor: SecretRedactor): Promise<void> {
   // A repair re-reads the changes in flight too, so a second look would only wait.
+  if (opts.wait !== undefined && !opts.repair)
+    throw usageError('--wait goes with --repair: how long to wait for the daemon to serve the repair.');
   const settleMs = opts.repair ? 0 : settleOption(opts.settle);
   const waitSeconds = opts.repair ? waitOption(opts.wait) : 0;
   const { res, life, store } = await openReader(flags, redactor);
