@@ -11,7 +11,7 @@ import { DEFAULT_WAIT_SECONDS } from './writer-request.js';
 import { addDialectFlags, simulateCommand, type SimulateOptions } from './commands/simulate.js';
 import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
-import { verifyCommand } from './commands/verify.js';
+import { verifyCommand, type VerifyOptions } from './commands/verify.js';
 import { reportExit, toExitError } from './exit.js';
 import type { GlobalFlags } from './resources.js';
 import { SecretRedactor } from '../util/redact.js';
@@ -93,12 +93,14 @@ function addMirrorCommands(program: Command, redactor: SecretRedactor): void {
   program
     .command('verify')
     .description('compare the mirror with upstream; exit 5 on drift')
-    .option('--repair', 're-read what differs')
+    .option('--repair', 're-read what differs (through the running daemon when one holds the mirror)')
     .option('--json', 'machine-readable output')
     .option('--settle <seconds>', 'longest wait for a running daemon to take the changes in flight before a second look (0: none)', '10')
-    .action(async (opts: { repair?: boolean; json?: boolean; settle: string }, cmd: Command) =>
-      verifyCommand(globals(cmd), opts, redactor),
-    );
+    .option(
+      '--wait <seconds>',
+      `with --repair, while another process holds the mirror: how long to wait for it to serve the repair (0: queue and return; default ${DEFAULT_WAIT_SECONDS})`,
+    )
+    .action(async (opts: VerifyOptions, cmd: Command) => verifyCommand(globals(cmd), opts, redactor));
 
   program
     .command('migrate')

@@ -25,7 +25,7 @@ export interface WriterSessionOptions {
 }
 
 /**
- * The one way every writing command (backfill, sync, verify --repair, run, migrate, demo) opens
+ * The one way every writing command (backfill, sync, run, migrate, demo) opens
  * the mirror, in an order that keeps a wrong key from writing anything: one probe request (auth,
  * and the upstream head), then the database, the writer lock and, only once it is held, the
  * migrations (docs/design.md §4.7).

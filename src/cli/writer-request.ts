@@ -16,7 +16,7 @@ export interface WriterRequestOptions {
 }
 
 /**
- * A repair that writes (`resync`, `backfill --since`), safe while `run` holds the mirror
+ * A repair that writes (`resync`, `backfill --since`, `verify --repair`), safe while `run` holds the mirror
  * (docs/operations.md, "Repairing one record or a period"). One probe request first: a rejected
  * key exits 3 and an unreachable upstream 4, before anything is written. Then the request goes
  * into the writer's inbox, and whoever holds the writer lock serves it: this process at once when

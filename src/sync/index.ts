@@ -38,6 +38,7 @@ export { recordRun, type RecordRunOptions } from './runs.js';
 export { emptyStats, type RunStats } from './stats.js';
 export { CYCLE_STEPS, emptyStepTimes, StepClock, type CycleStep, type StepTimes } from './steps.js';
 export { runVerify, type Drift, type VerifyResult } from './verify.js';
+export { repairTarget, type RepairResult, type RepairTarget } from './verify-repair.js';
 export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadError } from './plausible.js';
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 export { advanceAsOf, computeAsOf, guaranteedOverlapSeconds } from './as-of.js';

@@ -11,9 +11,11 @@ import {
 import { setTimeout as delay } from 'node:timers/promises';
 import { runBackfillSince } from './backfill-since.js';
 import type { SyncContext } from './context.js';
+import { requireBackfilled } from './reread.js';
 import { runResync, type RecordRef } from './resync.js';
 import { recordRun } from './runs.js';
 import type { RunStats } from './stats.js';
+import { runVerifyRepair } from './verify-repair.js';
 
 /**
  * Queued writer requests (docs/operations.md, "Repairing one record or a period"): a command that
@@ -36,13 +38,18 @@ const recordRef = z.object({
 const WRITER_REQUESTS: Record<string, RequestKind<unknown>> = {
   resync: kind(z.object({ records: z.array(recordRef).min(1) }), (ctx, stats, p) => runResync(ctx, stats, p.records)),
   'backfill-since': kind(z.object({ since: z.iso.datetime({ offset: true }) }), (ctx, stats, p) => runBackfillSince(ctx, stats, p.since)),
+  // `verify --repair`: the command compared as a reader; the writer re-reads what it found.
+  verify: kind(z.object({ records: z.array(recordRef), pipelines: z.boolean() }), async (ctx, stats, p) => {
+    await requireBackfilled(ctx, 'verify --repair');
+    return runVerifyRepair(ctx, stats, p);
+  }),
 };
 
 function kind<P>(params: z.ZodType<P>, run: RequestKind<P>['run']): RequestKind<unknown> {
   return { params, run };
 }
 
-export type WriterRequestKind = 'resync' | 'backfill-since';
+export type WriterRequestKind = 'resync' | 'backfill-since' | 'verify';
 
 /** Requests served per call: a flood of them must not hold the writer's cycle for long. */
 const SERVE_AT_ONCE = 20;

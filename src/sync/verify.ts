@@ -1,11 +1,10 @@
 import type { Pipeline } from '../api/index.js';
-import { isRecordType, RECORD_ENTITIES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
+import { RECORD_ENTITIES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
 import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
-import { drainDirty } from './drain.js';
-import { refreshReports } from './reporting.js';
 import { readAsOf } from './state.js';
 import type { RunStats } from './stats.js';
+import { repairTarget, runVerifyRepair } from './verify-repair.js';
 import { awaitAsOf, changesSince, classify, secondLook, type Candidate, type InFlight, type SettleOptions } from './verify-flight.js';
 
 export interface Drift {
@@ -71,7 +70,7 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: Veri
     drift.push(...second.drift);
     inFlight = second.still;
   }
-  const repaired = options.repair ? await repair(ctx, stats, [...drift, ...inFlight], pipelines) : 0;
+  const repaired = options.repair ? (await runVerifyRepair(ctx, stats, repairTarget([...drift, ...inFlight]), pipelines)).reread : 0;
   return { checked, asOf: lastAsOf, drift, inFlight, changeLogTruncated: recent.truncated, repaired };
 }
 
@@ -138,30 +137,4 @@ async function verifyPipelines(ctx: SyncContext, out: Candidate[]): Promise<Pipe
     else drift.push(contentDrift(d.entityType, d.entityId, [d]));
   }
   return pipelines;
-}
-
-/** Marks the drifted records (and the quarantined ones) dirty and drains them; rewrites drifted pipelines. Returns records re-read. */
-async function repair(ctx: SyncContext, stats: RunStats, drift: readonly Drift[], pipelines: readonly Pipeline[]): Promise<number> {
-  const { store } = ctx;
-  if (drift.some((d) => (d.entityType === 'pipeline' && d.kind !== 'deal_count') || d.entityType === 'stage')) {
-    await store.transaction((tx) => tx.upsertPipelines([...pipelines]));
-    ctx.logger.info({ pipelines: pipelines.length }, 'verify --repair wrote the pipelines and stages again from their list');
-  }
-  // Quarantined records are retried by a repair even when their copy looks current (docs/design.md §4.5).
-  const quarantined = await store.quarantinedRecords();
-  // One mark per record: PostgreSQL refuses an upsert that touches the same row twice.
-  const marks = new Map<string, { entityType: RecordType; entityId: string; occurredAt: string }>();
-  const add = (entityType: RecordType, entityId: string) =>
-    marks.set(`${entityType}:${entityId}`, { entityType, entityId, occurredAt: new Date(0).toISOString() });
-  for (const d of drift) if (isRecordType(d.entityType)) add(d.entityType, d.entityId);
-  for (const q of quarantined) add(q.entityType, q.entityId);
-  if (marks.size === 0) return 0;
-  await store.transaction(async (tx) => {
-    await tx.markDirty([...marks.values()]);
-    for (const m of marks.values()) await tx.clearQuarantine(m.entityType, m.entityId);
-  });
-  const before = stats.recordsFetched;
-  await drainDirty(ctx, stats);
-  await refreshReports(ctx, stats, stats.changed);
-  return stats.recordsFetched - before;
 }

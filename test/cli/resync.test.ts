@@ -137,6 +137,31 @@ for (const dialect of dialects) {
       expect(await rows(`SELECT * FROM dirty`)).toEqual([]);
     });
 
+    it('verify --repair exits 5 naming a record whose read failed, and 0 once it is mended', async () => {
+      const ticket = truthTickets()[7]!;
+      await byHand(dialect, mirror.database, `UPDATE tickets SET subject = 'edited by hand' WHERE id = $1`, [ticket.id]);
+      sim.control.failNext({ status: 500, count: 100, path: `/api/v1/tickets/${ticket.id}` });
+      try {
+        const failed = await runCli(['verify', '--repair'], mirror.env);
+        expect(failed.code, failed.stdout + failed.stderr).toBe(5);
+        expect(failed.stdout).toContain(`ticket ${ticket.id}: content (subject`);
+        expect(failed.stdout).toMatch(/^Repaired: 1 record\(s\) marked, \d+ re-read; 1 not mended\.$/m);
+        expect(failed.stdout).toContain(`  - ticket ${ticket.id}: pending`);
+        expect(failed.stderr).toMatch(/^wsmirror: 1 record\(s\) still differ after the repair/m);
+      } finally {
+        sim.control.clearFaults();
+      }
+      const mended = await runCli(['verify', '--repair'], mirror.env);
+      expect(mended.code, mended.stdout + mended.stderr).toBe(0);
+      expect(mended.stdout).toMatch(/; 0 not mended\.$/m);
+      expect((await one('SELECT subject FROM tickets WHERE id = $1', [ticket.id])).subject).toBe(ticket.subject);
+      expect(await rows('SELECT * FROM dirty')).toEqual([]);
+      expect(await rows(`SELECT kind, outcome FROM writer_requests ORDER BY id DESC LIMIT 2`)).toEqual([
+        { kind: 'verify', outcome: 'done' },
+        { kind: 'verify', outcome: 'done' },
+      ]);
+    });
+
     it('backfill --since re-reads only what changed since the date, keeping the watermark and the history', async () => {
       sim.control.advanceClock(1000);
       const since = sim.control.now().toISOString();

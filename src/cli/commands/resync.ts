@@ -83,7 +83,8 @@ function refs(entityType: RecordType, flag: string, ids: readonly string[] | und
   return [...out.values()];
 }
 
-function waitOption(text: string | undefined): number {
+/** `--wait <seconds>` of a command queued through the writer's inbox. */
+export function waitOption(text: string | undefined): number {
   if (text === undefined) return DEFAULT_WAIT_SECONDS;
   const n = Number(text);
   if (!/^\d+$/.test(text) || !Number.isSafeInteger(n))

@@ -1,43 +1,46 @@
-import { emptyStats, recordRun, runVerify, type VerifyResult } from '../../sync/index.js';
+import { emptyStats, repairTarget, runVerify, type RepairResult, type VerifyResult } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
 import { openClient, syncContext, type GlobalFlags } from '../resources.js';
-import { openReader, openWriter, usageError } from '../session.js';
+import { openReader, usageError } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
+import { DEFAULT_WAIT_SECONDS, runWriterRequest } from '../writer-request.js';
+import { waitOption } from './resync.js';
 
-/**
- * Writing the repair needs the writer's lock, which a running daemon holds: how to repair then,
- * whichever way the daemon was started.
- */
+/** How to mend drift, whether or not a daemon holds the mirror. */
 export const REPAIR_ADVICE =
-  'run `wsmirror verify --repair` to re-read them. It takes the writer lock, so with a daemon (`wsmirror run`) on this mirror: ' +
-  'stop the daemon (SIGTERM, or `docker stop`), run `wsmirror verify --repair` with the same config, then start the daemon again ' +
-  '(its nightly reconcile, `reconcileSchedule`, also repairs drift without stopping it).';
+  'run `wsmirror verify --repair` to re-read them. It works with the daemon (`wsmirror run`) running: ' +
+  `the daemon re-reads them at its next cycle while the command waits (\`--wait <seconds>\`, default ${DEFAULT_WAIT_SECONDS}).`;
+
+export interface VerifyOptions {
+  repair?: boolean;
+  json?: boolean;
+  settle?: string;
+  wait?: string;
+}
 
 /**
- * Without --repair verify is a reader (no lock); with it, a writer. Exit 5 when drift is found and
- * not repaired; changes in flight (made after the mirror's as-of) are listed apart and exit 0.
+ * `verify` compares as a reader (no lock). Exit 5 when drift is found and not repaired; changes in
+ * flight (made after the mirror's as-of) are listed apart and exit 0. With --repair what differs
+ * goes to the writer: this process when the lock is free, else the daemon through its inbox
+ * (docs/sync.md, "Verify"); exit 0 once mended, 5 when some record could not be.
  */
-export async function verifyCommand(
-  flags: GlobalFlags,
-  opts: { repair?: boolean; json?: boolean; settle?: string },
-  redactor: SecretRedactor,
-): Promise<void> {
-  const settleMs = settleOption(opts.settle);
-  if (opts.repair) {
-    const session = await openWriter(flags, redactor);
-    try {
-      // This process is the writer: nothing else moves the as-of, so a second look would only wait.
-      const { result } = await recordRun(session.ctx, 'verify', (s) => runVerify(session.ctx, s, { repair: true, settleMs: 0 }));
-      print(result, opts.json);
-    } finally {
-      await session.life.close();
-    }
-    return;
-  }
+export async function verifyCommand(flags: GlobalFlags, opts: VerifyOptions, redactor: SecretRedactor): Promise<void> {
+  // A repair re-reads the changes in flight too, so a second look would only wait.
+  if (opts.wait !== undefined && !opts.repair)
+    throw usageError('--wait goes with --repair: how long to wait for the daemon to serve the repair.');
+  const settleMs = opts.repair ? 0 : settleOption(opts.settle);
+  const waitSeconds = opts.repair ? waitOption(opts.wait) : 0;
   const { res, life, store } = await openReader(flags, redactor);
+  let result: VerifyResult;
+  let quarantined: number;
   try {
     const ctx = syncContext(res, store, openClient(res, life), life);
-    const result = await runVerify(ctx, emptyStats(), { repair: false, settleMs });
+    result = await runVerify(ctx, emptyStats(), { repair: false, settleMs });
+    quarantined = opts.repair ? (await store.quarantinedRecords()).length : 0;
+  } finally {
+    await life.close();
+  }
+  if (!opts.repair) {
     print(result, opts.json);
     if (result.drift.length > 0) {
       throw new ExitError(
@@ -46,8 +49,39 @@ export async function verifyCommand(
         { code: 'DRIFT' },
       );
     }
-  } finally {
-    await life.close();
+    return;
+  }
+  await repairFound(flags, redactor, result, { json: opts.json, waitSeconds, quarantined });
+}
+
+/** Hands what verify found to the writer (src/cli/writer-request.ts) and says how the repair ended. */
+async function repairFound(
+  flags: GlobalFlags,
+  redactor: SecretRedactor,
+  result: VerifyResult,
+  opts: { json?: boolean; waitSeconds: number; quarantined: number },
+): Promise<void> {
+  const target = repairTarget([...result.drift, ...result.inFlight]);
+  if (!opts.json) print(result, false);
+  if (target.records.length === 0 && !target.pipelines && opts.quarantined === 0) {
+    if (opts.json) print(result, true);
+    return;
+  }
+  const repair = (await runWriterRequest(flags, redactor, 'verify', target, { waitSeconds: opts.waitSeconds })) as RepairResult | null;
+  if (opts.json) process.stdout.write(`${JSON.stringify({ ...result, repaired: repair?.reread ?? 0, repair }, null, 2)}\n`);
+  if (!repair) return;
+  if (!opts.json) {
+    process.stdout.write(
+      `Repaired: ${repair.marked} record(s) marked, ${repair.reread} re-read${repair.pipelines ? `, ${repair.pipelines} pipeline(s) written again` : ''}; ${repair.unrepaired.length} not mended.\n`,
+    );
+    for (const u of repair.unrepaired.slice(0, 50)) process.stdout.write(`  - ${u.entityType} ${u.entityId}: ${u.why}\n`);
+  }
+  if (repair.unrepaired.length > 0) {
+    throw new ExitError(
+      EXIT.drift,
+      `${repair.unrepaired.length} record(s) still differ after the repair: a pending one's read failed (the next cycle reads it again), a quarantined one's copy is refused (its reason is in \`wsmirror status\`); run \`wsmirror verify\` again later.`,
+      { code: 'DRIFT' },
+    );
   }
 }
 
