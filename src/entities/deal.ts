@@ -15,6 +15,8 @@ export const deal: RecordEntity<Deal, Deal> = {
   tracked: [
     { field: 'stage_id', name: 'stage', value: 'id', implied: ['pipeline'] },
     { field: 'amount', name: 'amount', value: 'amount' },
+    // An amount means nothing without its currency: a past currency stands in the versions as it stood.
+    { field: 'currency', name: 'currency', value: 'text' },
     { field: 'close_date', name: 'closeDate', value: 'date' },
     { field: 'owner_id', name: 'owner', value: 'id' },
     // A deal's status follows its stage upstream; a server may still log it on its own.

@@ -14,10 +14,10 @@ import { DEAL_SCOPE, TICKET_SCOPE, withNow } from './sql-util.js';
  * follows). `complete` and `incomplete_reason` are the record's (history-complete.ts).
  */
 
-/** A tracked column: its history field (none: the current copy's value on every version), the current value and the cast of its text. */
+/** A tracked column: its history field, the current value and the cast of its text. */
 interface VersionField {
   column: string;
-  history: string | null;
+  history: string;
   current: (r: string) => string;
   cast?: (d: SqlDialect, text: string) => string;
 }
@@ -62,8 +62,7 @@ export const VERSION_TARGETS: Record<RecordType, VersionTarget> = {
       plain('stage_id'),
       plain('status'),
       { column: 'amount', history: 'amount', current: (r) => `CAST(${r}.amount AS TEXT)`, cast: (d, v) => d.decimalOf(v) },
-      // Not a tracked field (the change log's history keeps no currency): the current copy's on every version.
-      { column: 'currency', history: null, current: (r) => `${r}.currency` },
+      plain('currency'),
       plain('owner_id'),
       { column: 'close_date', history: 'close_date', current: (r) => `CAST(${r}.close_date AS TEXT)`, cast: (d, v) => d.dateOf(v) },
     ],
@@ -75,7 +74,6 @@ export const VERSION_TARGETS: Record<RecordType, VersionTarget> = {
  * for NULL), so a found NULL is told apart from "no row" with one index probe per case.
  */
 function valueAt(t: VersionTarget, f: VersionField, id: string, at: string, r: string): string {
-  if (f.history === null) return f.current(r);
   const h = `${t.history} a WHERE a.${t.owner} = ${id} AND a.field = '${f.history}'`;
   return `nullif(substr(coalesce(
     (SELECT '=' || coalesce(a.to_value, '') FROM ${h} AND a.changed_at <= ${at} ORDER BY a.changed_at DESC, a.id DESC LIMIT 1),
@@ -84,7 +82,7 @@ function valueAt(t: VersionTarget, f: VersionField, id: string, at: string, r: s
 }
 
 const INSERT_VERSIONS = (d: SqlDialect, t: VersionTarget) => {
-  const tracked = t.fields.filter((f) => f.history !== null).map((f) => `'${f.history}'`);
+  const tracked = t.fields.map((f) => `'${f.history}'`);
   const values = t.fields.map((f) => {
     const text = valueAt(t, f, 'iv.rid', 'iv.at', 'r');
     return f.cast ? f.cast(d, text) : text;

@@ -96,6 +96,7 @@ const PREVIOUS_COLUMNS = [
   'stage_id',
   'amount',
   'amount_cents',
+  'currency',
   'close_date',
   'owner_id',
   'status',

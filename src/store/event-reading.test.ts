@@ -4,7 +4,7 @@ import { trackedFields } from './tracked-fields.js';
 import { RECORD_TYPES, type RecordType } from '../entities/index.js';
 
 const ALL_TICKET = ['status', 'priority', 'assignee_id', 'team_id'];
-const ALL_DEAL = ['stage_id', 'amount', 'close_date', 'owner_id', 'status'];
+const ALL_DEAL = ['stage_id', 'amount', 'currency', 'close_date', 'owner_id', 'status'];
 
 describe('every spelling of a tracked change reads as the dedicated form does', () => {
   const ref = (id: string) => ({ id, name: `name of ${id}`, extra: [1] });
@@ -43,6 +43,16 @@ describe('every spelling of a tracked change reads as the dedicated form does', 
       [
         ['deal.updated', { amount: { from: 1234.5, to: '2000.00' } }],
         ['deal.updated', { amount: { from: '1234.50', to: '2000' } }],
+      ],
+    ],
+    [
+      'deal',
+      'currency',
+      ['deal.currency_changed', { from: 'USD', to: 'EUR' }],
+      [
+        ['deal.updated', { currency: { from: 'USD', to: 'EUR' } }],
+        ['deal.updated', { Currency: { from: 'USD', to: 'EUR' } }],
+        ['deal.updated', { currency_id: { from: { id: 'USD', name: 'US dollar' }, to: 'EUR' } }],
       ],
     ],
     [

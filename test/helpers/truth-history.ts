@@ -13,7 +13,7 @@ export type Kind = 'ticket' | 'deal';
 /** Simulator field name -> history column, per record kind (docs/schema.md, "History semantics"). */
 export const TRACKED: Readonly<Record<Kind, Readonly<Record<string, string>>>> = {
   ticket: { status: 'status', priority: 'priority', assigneeId: 'assignee_id', teamId: 'team_id' },
-  deal: { stageId: 'stage_id', amount: 'amount', closeDate: 'close_date', ownerId: 'owner_id' },
+  deal: { stageId: 'stage_id', amount: 'amount', currency: 'currency', closeDate: 'close_date', ownerId: 'owner_id' },
 };
 
 /** One record's changes of one simulator field, oldest first (the truth lists newest first). */

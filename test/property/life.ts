@@ -23,7 +23,14 @@ export type Step =
   | { do: 'hideTicket'; t: number; reason: 'deleted' | 'spam' | 'merged' }
   | { do: 'deal'; pipeline: number; amount: number | null; currency: 'EUR' | 'USD'; owner: number }
   | { do: 'move'; d: number; stage: number }
-  | { do: 'patchDeal'; d: number; amount: number | null | 'none'; closeDay: number | null | 'none'; owner: number | 'none' }
+  | {
+      do: 'patchDeal';
+      d: number;
+      amount: number | null | 'none';
+      currency: 'EUR' | 'USD' | 'none';
+      closeDay: number | null | 'none';
+      owner: number | 'none';
+    }
   | { do: 'deleteDeal'; d: number }
   | { do: 'wait'; minutes: number }
   | { do: 'sync' };
@@ -74,6 +81,7 @@ export const stepArb: fc.Arbitrary<Step> = fc.oneof(
       do: fc.constant('patchDeal' as const),
       d: idx,
       amount: orNone(maybe(fc.integer({ min: 0, max: 500_000 }))),
+      currency: orNone(fc.constantFrom('EUR' as const, 'USD' as const)),
       closeDay: orNone(maybe(fc.nat({ max: 400 }))),
       owner: orNone(idx),
     }),
@@ -195,6 +203,7 @@ export async function play(target: LifeTarget, steps: readonly Step[], teams: re
           if (!d) continue;
           const body: any = {};
           if (s.amount !== 'none') body.amount = s.amount === null ? null : (s.amount / 100).toFixed(2);
+          if (s.currency !== 'none') body.currency = s.currency;
           if (s.closeDay !== 'none')
             body.closeDate =
               s.closeDay === null ? null : new Date(Date.UTC(2024, 0, 1) + s.closeDay * 86_400_000).toISOString().slice(0, 10);

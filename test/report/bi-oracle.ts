@@ -28,7 +28,7 @@ const FIELDS: Record<Kind, Record<string, [string | null, (r: Rec) => unknown]>>
     stage_id: ['stageId', (d) => d.stage.id],
     status: [null, (d) => d.status],
     amount: ['amount', (d) => money(d.amount)],
-    currency: [null, (d) => d.currency],
+    currency: ['currency', (d) => d.currency],
     owner_id: ['ownerId', (d) => d.owner?.id ?? null],
     close_date: ['closeDate', (d) => d.closeDate ?? null],
   },
@@ -88,7 +88,6 @@ function stateAt(truth: Truth, life: Life, at: number, strict: boolean): Rec {
   }
   if (life.kind === 'deal') {
     out.status = categoryOf(truth).get(out.stage_id as string) ?? life.record.status;
-    out.currency = life.record.currency;
   }
   return out;
 }

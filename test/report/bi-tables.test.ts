@@ -20,8 +20,8 @@ const BI_TABLES = RPT_TABLE_NAMES.slice(RPT_TABLE_NAMES.indexOf('rpt_ticket_cust
  * The custom field, versions and daily tables against the simulator's truth (test/report/bi-oracle.ts),
  * from an empty mirror through a backfill of the whole change log, then live cycles on later days
  * (the sync's own incremental refresh, on the simulator's clock) that add a custom field key, give
- * a number field a text value and delete a deal; under a dialect that shows its changes and under
- * the opaque ones, where the records whose changes the log hides are flagged.
+ * a number field a text value, delete a deal and change a deal's currency; under a dialect that
+ * shows its changes and under the opaque ones, where the records whose changes the log hides are flagged.
  */
 for (const upstream of ['default', 'opaque', 'opaque-changed'])
   for (const dialect of dialects)
@@ -100,6 +100,29 @@ for (const upstream of ['default', 'opaque', 'opaque-changed'])
         expect(String(deleted[0].last instanceof Date ? deleted[0].last.toISOString() : deleted[0].last).slice(0, 10)).toBe(
           now().slice(0, 10),
         );
+      }, 60_000);
+
+      it('a deal whose currency changes on a later day: its days before show the old currency, the days from it the new', async () => {
+        const deal = (h.sim.control.truth().deals as any[])[0];
+        const from: string = deal.currency;
+        const to = from === 'EUR' ? 'USD' : 'EUR';
+        h.sim.control.advanceClock(DAY);
+        await api('PATCH', `/deals/${deal.id}`, { currency: to });
+        const changeDay = now().slice(0, 10);
+        await sync();
+        h.sim.control.advanceClock(DAY);
+        await sync();
+        expect(await check()).toEqual([]);
+        const days = (await rows(h.store, `SELECT day, currency FROM rpt_deal_daily WHERE deal_id = '${deal.id}'`)).map((r) => ({
+          day: (r.day instanceof Date ? r.day.toISOString() : String(r.day)).slice(0, 10),
+          currency: r.currency,
+        }));
+        const before = days.filter((d) => d.day < changeDay);
+        const after = days.filter((d) => d.day >= changeDay);
+        expect(before.length).toBeGreaterThan(0);
+        expect(after.length).toBe(2);
+        for (const d of before) expect(d, 'before the change').toEqual({ day: d.day, currency: from });
+        for (const d of after) expect(d, 'from the change').toEqual({ day: d.day, currency: to });
       }, 60_000);
 
       it('flags exactly the records whose changes the log hides', async () => {

@@ -120,7 +120,7 @@ for (const upstream of upstreamDialects())
         await api('PATCH', `/deals/${ids.d2}`, { amount: null });
         await step(30 * DAY); // into April
         await api('PATCH', `/deals/${ids.d2}`, { stage: lostOf(p2) });
-        // d3 (EUR, p2): won the same day it is created, amount changed after.
+        // d3 (EUR, p2): won the same day it is created, amount changed after, a day later its currency.
         ids.d3 = (
           await api('POST', '/deals', { name: 'd3', amount: '75.25', currency: 'EUR', ownerId: members[1], pipelineId: p2.id })
         ).deal.id;
@@ -128,6 +128,8 @@ for (const upstream of upstreamDialects())
         await api('PATCH', `/deals/${ids.d3}`, { stage: wonOf(p2) });
         await step(HOUR);
         await api('PATCH', `/deals/${ids.d3}`, { amount: '80.00' });
+        await step(DAY);
+        await api('PATCH', `/deals/${ids.d3}`, { currency: 'USD' });
         // d4 (USD, p1): stays open, moved twice in one cycle.
         ids.d4 = (
           await api('POST', '/deals', { name: 'd4', amount: '20.00', currency: 'USD', ownerId: members[0], pipelineId: p1.id })
@@ -205,7 +207,7 @@ for (const upstream of upstreamDialects())
         expect(past.observed).toEqual([]);
         if (skip.size === 0)
           expect(live.fields).toEqual(
-            new Set(['status', 'priority', 'assignee_id', 'team_id', 'stage_id', 'amount', 'close_date', 'owner_id']),
+            new Set(['status', 'priority', 'assignee_id', 'team_id', 'stage_id', 'amount', 'currency', 'close_date', 'owner_id']),
           );
       });
 

@@ -176,7 +176,7 @@ for (const dialect of dialects)
         d1!,
         ['deal.updated', { summary: 'Stage updated' }],
         new RegExp(
-          `^deal\\.updated event \\S+ at ${at} may hide a change of stage_id, amount, close_date, owner_id, status: summary is "Stage updated", not a \\{from, to\\} change$`,
+          `^deal\\.updated event \\S+ at ${at} may hide a change of stage_id, amount, currency, close_date, owner_id, status: summary is "Stage updated", not a \\{from, to\\} change$`,
         ),
       );
       gap(
