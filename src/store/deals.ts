@@ -7,7 +7,7 @@ import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
-import { columnsOf, TABLES } from './tables.js';
+import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
 import { stageKey } from './reads.js';
 import {
   bool,
@@ -65,13 +65,18 @@ const STAGE_STUB = insertStatement(
   'on conflict ("pipeline_id", "id") do nothing',
 );
 
-export const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
+export const CONTACTS: ChildTable = {
+  table: 'deal_contacts',
+  parent: 'deal_id',
+  key: 'contact_id',
+  values: valueColumnsOf(TABLES.deal_contacts, 'deal_id', 'contact_id'),
+};
 export const FIELDS: ChildTable = {
   table: 'deal_fields',
   parent: 'deal_id',
   key: 'key',
-  values: ['value_text', 'value_json'],
-  json: ['value_json'],
+  values: valueColumnsOf(TABLES.deal_fields, 'deal_id', 'key'),
+  json: jsonColumnsOf(TABLES.deal_fields),
 };
 
 const PREVIOUS_COLUMNS = [

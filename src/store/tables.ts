@@ -62,6 +62,21 @@ export function columnsOf<T extends TableDecl>(table: T) {
   return Object.keys(table.columns) as (keyof T['columns'] & string)[];
 }
 
+/** The columns holding JSON text, which compare by value (PostgreSQL's jsonb spells JSON its own way). */
+export function jsonColumnsOf(table: TableDecl): string[] {
+  return Object.entries(table.columns)
+    .filter(([, c]) => c.type === 'json')
+    .map(([name]) => name);
+}
+
+/**
+ * A child table's value columns: all but its keys, in declaration order, which is the order child
+ * rows give their values in (src/store/children.ts).
+ */
+export function valueColumnsOf(table: TableDecl, ...keys: readonly string[]): string[] {
+  return Object.keys(table.columns).filter((c) => !keys.includes(c));
+}
+
 const col = <T extends LogicalType>(type: T) => ({ type, nullable: true }) as const;
 const key = <T extends LogicalType>(type: T) => ({ type, nullable: false }) as const;
 const text = col('text');

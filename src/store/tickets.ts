@@ -9,7 +9,7 @@ import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, 
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, TABLES } from './tables.js';
+import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -58,16 +58,21 @@ export const MESSAGES: ChildTable = {
   table: 'ticket_messages',
   parent: 'ticket_id',
   key: 'id',
-  values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
-  json: ['attachments_json', 'raw_json'],
+  values: valueColumnsOf(TABLES.ticket_messages, 'ticket_id', 'id'),
+  json: jsonColumnsOf(TABLES.ticket_messages),
 };
-export const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
+export const TAGS: ChildTable = {
+  table: 'ticket_tags',
+  parent: 'ticket_id',
+  key: 'tag',
+  values: valueColumnsOf(TABLES.ticket_tags, 'ticket_id', 'tag'),
+};
 export const FIELDS: ChildTable = {
   table: 'ticket_fields',
   parent: 'ticket_id',
   key: 'key',
-  values: ['value_text', 'value_json'],
-  json: ['value_json'],
+  values: valueColumnsOf(TABLES.ticket_fields, 'ticket_id', 'key'),
+  json: jsonColumnsOf(TABLES.ticket_fields),
 };
 
 const PREVIOUS_COLUMNS = ['status', 'priority', 'assignee_id', 'team_id', 'contact_id', 'updated_at'] as const;
