@@ -1,4 +1,5 @@
 import type { Generated, SqlBool } from 'kysely';
+import { StoreError } from './errors.js';
 
 /**
  * One declaration per mirror table (docs/design.md §7): its columns, key and the indexes the engine
@@ -75,6 +76,32 @@ export function jsonColumnsOf(table: TableDecl): string[] {
  */
 export function valueColumnsOf(table: TableDecl, ...keys: readonly string[]): string[] {
   return Object.keys(table.columns).filter((c) => !keys.includes(c));
+}
+
+/** How a row is made from a record: one source per declared column, each giving the stored value. */
+export type RowSources<T extends TableDecl, R> = { readonly [K in keyof RowOf<T>]: (record: R) => RowOf<T>[K] };
+
+/**
+ * A table's row mapping from records of type R, derived from its declaration: the compiler names a
+ * column without a source, and a not-null column a source leaves empty fails naming the column,
+ * before any write. The row keeps each source's own type (a source may promise more than the
+ * column, as an event's occurred_at does).
+ */
+export function rowMapping<R>() {
+  return <T extends TableDecl, S extends RowSources<T, R>>(name: string, table: T, sources: S) => {
+    const columns = Object.entries(table.columns);
+    const from = sources as unknown as Record<string, (record: R) => unknown>;
+    return (record: R): { -readonly [K in keyof S]: ReturnType<S[K]> } => {
+      const row: Record<string, unknown> = {};
+      for (const [column, decl] of columns) {
+        const value = from[column]!(record);
+        if (!decl.nullable && (value === null || value === undefined))
+          throw new StoreError('INVALID_VALUE', `${name}.${column} is missing: the upstream record has no value for it`);
+        row[column] = value;
+      }
+      return row as { -readonly [K in keyof S]: ReturnType<S[K]> };
+    };
+  };
 }
 
 const col = <T extends LogicalType>(type: T) => ({ type, nullable: true }) as const;
