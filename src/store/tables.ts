@@ -151,6 +151,9 @@ function fieldsTable<O extends string>(owner: O) {
   } as const satisfies TableDecl;
 }
 
+/** The closing columns of every record table: its times, the mirror's own and the raw copy. */
+const recordStamps = { created_at: ts, updated_at: ts, deleted_at: ts, synced_at: ts, raw_json: json } as const;
+
 const tickets = {
   columns: {
     id: key('text'),
@@ -176,11 +179,7 @@ const tickets = {
     first_agent_reply_at: ts,
     resolved_at: ts,
     status_changed_at: ts,
-    created_at: ts,
-    updated_at: ts,
-    deleted_at: ts,
-    synced_at: ts,
-    raw_json: json,
+    ...recordStamps,
   },
   primaryKey: ['id'],
   indexes: [],
@@ -224,11 +223,7 @@ const deals = {
     owner_id: text,
     company_id: text,
     fields_json: json,
-    created_at: ts,
-    updated_at: ts,
-    deleted_at: ts,
-    synced_at: ts,
-    raw_json: json,
+    ...recordStamps,
   },
   primaryKey: ['id'],
   indexes: [],
