@@ -6,6 +6,7 @@ import { CONTACTS, DEAL_COLUMNS, FIELDS as DEAL_FIELDS, prepareDeal } from './de
 import { selectIn } from './key-sets.js';
 import type { MirrorDatabase } from './schema.js';
 import { FIELDS as TICKET_FIELDS, MESSAGES, messageRows, prepareTicket, TAGS, TICKET_COLUMNS } from './tickets.js';
+import { jsonColumnsOf, TABLES } from './tables.js';
 import { bool, json, str } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -23,7 +24,7 @@ export interface ContentDifference {
 /** Columns not compared: the key, the mirror's own bookkeeping, and the raw copy (a list item lacks messages). */
 const SKIPPED = new Set(['id', 'deleted_at', 'synced_at', 'raw_json']);
 /** JSON columns compare by value (PostgreSQL's jsonb spells JSON its own way). */
-const JSON_COLUMNS = new Set(['team_json', 'tags_json', 'fields_json', 'cc_json']);
+const JSON_COLUMNS = new Set([...jsonColumnsOf(TABLES.tickets), ...jsonColumnsOf(TABLES.deals)]);
 
 const shown = (v: unknown): string => clipText(v === null || v === undefined ? 'null' : typeof v === 'string' ? v : (json(v) ?? ''), 120);
 
@@ -102,7 +103,7 @@ export async function ticketDifferences(db: Db, items: readonly Ticket[], synced
     } catch {
       continue;
     }
-    const diffs = rowDifferences(TICKET_COLUMNS, row, p.row as unknown as Record<string, unknown>);
+    const diffs = rowDifferences(TICKET_COLUMNS, row, p.row);
     for (const [spec, rows, have] of [
       [TAGS, p.tags, tags],
       [TICKET_FIELDS, p.fields, fields],
@@ -161,7 +162,7 @@ export async function dealDifferences(db: Db, items: readonly Deal[], syncedAt: 
     } catch {
       continue;
     }
-    const diffs = rowDifferences(DEAL_COLUMNS, row, p.row as unknown as Record<string, unknown>);
+    const diffs = rowDifferences(DEAL_COLUMNS, row, p.row);
     for (const [spec, rows, have] of [
       [CONTACTS, p.contactRows, contacts],
       [DEAL_FIELDS, p.fields, fields],

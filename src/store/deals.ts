@@ -7,6 +7,7 @@ import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
+import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
 import { stageKey } from './reads.js';
 import {
   bool,
@@ -53,27 +54,8 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
   };
 }
 
-// Column order for the upsert, which binds each value once and updates from `excluded`. The
-// record type makes the compiler reject a column missing here.
-export const DEAL_COLUMNS = Object.keys({
-  id: 0,
-  name: 0,
-  amount: 0,
-  amount_cents: 0,
-  currency: 0,
-  close_date: 0,
-  status: 0,
-  pipeline_id: 0,
-  stage_id: 0,
-  owner_id: 0,
-  company_id: 0,
-  fields_json: 0,
-  created_at: 0,
-  updated_at: 0,
-  deleted_at: 0,
-  synced_at: 0,
-  raw_json: 0,
-} satisfies Record<keyof DealsTable, 0>) as (keyof DealsTable)[];
+// The upsert binds each value once and updates from `excluded`; the columns are the declaration's.
+export const DEAL_COLUMNS = columnsOf(TABLES.deals);
 const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
 const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
 // Stages are keyed by (pipeline_id, id) since 0700_owner_keyed_children: two pipelines may share a stage id.
@@ -83,13 +65,18 @@ const STAGE_STUB = insertStatement(
   'on conflict ("pipeline_id", "id") do nothing',
 );
 
-export const CONTACTS: ChildTable = { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id', values: ['is_primary', 'position'] };
+export const CONTACTS: ChildTable = {
+  table: 'deal_contacts',
+  parent: 'deal_id',
+  key: 'contact_id',
+  values: valueColumnsOf(TABLES.deal_contacts, 'deal_id', 'contact_id'),
+};
 export const FIELDS: ChildTable = {
   table: 'deal_fields',
   parent: 'deal_id',
   key: 'key',
-  values: ['value_text', 'value_json'],
-  json: ['value_json'],
+  values: valueColumnsOf(TABLES.deal_fields, 'deal_id', 'key'),
+  json: jsonColumnsOf(TABLES.deal_fields),
 };
 
 const PREVIOUS_COLUMNS = [

@@ -6,10 +6,24 @@ import { writeEventHistory } from './history.js';
 import { historyFromEvents, reusedIdGaps } from './event-history.js';
 import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
+import { rowMapping, TABLES } from './tables.js';
 import { parseTimestamp } from '../util/time.js';
 import { emptyRecordSets, entityOf, type RecordSets } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
+
+/** An event's row: the mapping from the declaration of `events` (src/store/tables.ts). */
+const eventRow = rowMapping<{ event: WorkspaceEvent; receivedAt: string }>()('events', TABLES.events, {
+  id: ({ event: e }) => String(e.id),
+  type: ({ event: e }) => str(e.type),
+  entity_type: ({ event: e }) => str(e.entityType),
+  entity_id: ({ event: e }) => str(e.entityId),
+  payload_json: ({ event: e }) => json(e.payload ?? null),
+  actor_id: ({ event: e }) => (e.actor?.id != null ? String(e.actor.id) : null),
+  occurred_at: ({ event: e }) => requiredTs(e.occurredAt, `event ${String(e.id)} occurredAt`),
+  received_at: ({ receivedAt }) => receivedAt,
+  raw_json: ({ event: e }) => json(e),
+});
 
 /** What storing a page of events found. */
 export interface InsertedEvents {
@@ -35,17 +49,7 @@ export interface InsertedEvents {
  */
 export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents> {
   // Convert everything first: a junk occurredAt must fail before any write.
-  const all = events.map((e) => ({
-    id: String(e.id),
-    type: str(e.type),
-    entity_type: str(e.entityType),
-    entity_id: str(e.entityId),
-    payload_json: json(e.payload ?? null),
-    actor_id: e.actor?.id != null ? String(e.actor.id) : null,
-    occurred_at: requiredTs(e.occurredAt, `event ${String(e.id)} occurredAt`),
-    received_at: receivedAt,
-    raw_json: json(e),
-  }));
+  const all = events.map((event) => eventRow({ event, receivedAt }));
   const rows = uniqueBy(all, (r) => r.id);
   const newIds = new Set<string>();
   const historyOf = emptyRecordSets();

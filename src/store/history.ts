@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
 import { insertRows, insertStatement } from './sql.js';
+import { HISTORY_VALUE_COLUMNS } from './tables.js';
 import { chunks } from './values.js';
 import { entityOf, RECORD_TYPES, type HistoryOwner, type HistoryTable, type RecordType } from '../entities/index.js';
 
@@ -83,7 +84,7 @@ export interface ObservedChanges {
   changedAt: string;
 }
 
-const HISTORY_COLUMNS = ['field', 'from_value', 'to_value', 'changed_at', 'source', 'event_id', 'observed_since'];
+const HISTORY_COLUMNS = HISTORY_VALUE_COLUMNS;
 const OBSERVED = new Map(RECORD_TYPES.map((kind) => [kind, insertStatement(TABLE(kind), [OWNER(kind), ...HISTORY_COLUMNS])]));
 
 /**

@@ -1,5 +1,6 @@
 import type { Generated, SqlBool } from 'kysely';
 import { pipelines, RECORD_ENTITIES } from '../entities/index.js';
+import { TABLES, type RowOf } from './tables.js';
 
 /**
  * Row types of the mirror (docs/schema.md). Timestamps are 23-char UTC text `YYYY-MM-DD HH:MM:SS.SSS`
@@ -9,53 +10,11 @@ import { pipelines, RECORD_ENTITIES } from '../entities/index.js';
 type Ts = string;
 type Json = string;
 
-export interface TicketsTable {
-  id: string;
-  number: number | null;
-  key: string | null;
-  subject: string | null;
-  status: string | null;
-  priority: string | null;
-  summary: string | null;
-  contact_id: string | null;
-  assignee_id: string | null;
-  team_id: string | null;
-  team_name: string | null;
-  team_json: Json | null;
-  tags_json: Json | null;
-  fields_json: Json | null;
-  cc_json: Json | null;
-  message_count: number | null;
-  first_reply_due_at: Ts | null;
-  resolve_due_at: Ts | null;
-  first_reply_breached_at: Ts | null;
-  resolve_breached_at: Ts | null;
-  first_agent_reply_at: Ts | null;
-  resolved_at: Ts | null;
-  status_changed_at: Ts | null;
-  created_at: Ts | null;
-  updated_at: Ts | null;
-  deleted_at: Ts | null;
-  synced_at: Ts | null;
-  raw_json: Json | null;
-}
+export type TicketsTable = RowOf<typeof TABLES.tickets>;
 
-export interface TicketMessagesTable {
-  id: string;
-  ticket_id: string;
-  body: string | null;
-  author_type: string | null;
-  author_id: string | null;
-  is_internal: SqlBool | null;
-  attachments_json: Json | null;
-  created_at: Ts | null;
-  raw_json: Json | null;
-}
+export type TicketMessagesTable = RowOf<typeof TABLES.ticket_messages>;
 
-export interface TicketTagsTable {
-  ticket_id: string;
-  tag: string;
-}
+export type TicketTagsTable = RowOf<typeof TABLES.ticket_tags>;
 
 export interface FieldRow {
   key: string;
@@ -63,13 +22,9 @@ export interface FieldRow {
   value_json: Json | null;
 }
 
-export interface TicketFieldsTable extends FieldRow {
-  ticket_id: string;
-}
+export type TicketFieldsTable = RowOf<typeof TABLES.ticket_fields>;
 
-export interface DealFieldsTable extends FieldRow {
-  deal_id: string;
-}
+export type DealFieldsTable = RowOf<typeof TABLES.deal_fields>;
 
 export interface UsersTable {
   id: string;
@@ -109,66 +64,17 @@ export interface StagesTable {
   raw_json: Json | null;
 }
 
-export interface DealsTable {
-  id: string;
-  name: string | null;
-  /** Exact decimal text on write; read back as a float (SQLite REAL) or numeric text (PostgreSQL). */
-  amount: string | number | null;
-  amount_cents: number | null;
-  currency: string | null;
-  close_date: string | null;
-  status: string | null;
-  pipeline_id: string | null;
-  stage_id: string | null;
-  owner_id: string | null;
-  company_id: string | null;
-  fields_json: Json | null;
-  created_at: Ts | null;
-  updated_at: Ts | null;
-  deleted_at: Ts | null;
-  synced_at: Ts | null;
-  raw_json: Json | null;
-}
+export type DealsTable = RowOf<typeof TABLES.deals>;
 
-export interface DealContactsTable {
-  deal_id: string;
-  contact_id: string;
-  is_primary: SqlBool | null;
-  position: number | null;
-}
+export type DealContactsTable = RowOf<typeof TABLES.deal_contacts>;
 
-export interface EventsTable {
-  id: string;
-  type: string | null;
-  entity_type: string | null;
-  entity_id: string | null;
-  payload_json: Json | null;
-  actor_id: string | null;
-  occurred_at: Ts | null;
-  received_at: Ts | null;
-  raw_json: Json | null;
-}
+export type EventsTable = RowOf<typeof TABLES.events>;
 
-export type HistorySource = 'event' | 'observed';
+export type HistorySource = TicketHistoryTable['source'];
 
-interface HistoryColumns {
-  id: Generated<number>;
-  field: string;
-  from_value: string | null;
-  to_value: string | null;
-  changed_at: Ts;
-  source: HistorySource;
-  event_id: string | null;
-  observed_since: Ts | null;
-}
+export type TicketHistoryTable = RowOf<typeof TABLES.ticket_history>;
 
-export interface TicketHistoryTable extends HistoryColumns {
-  ticket_id: string;
-}
-
-export interface DealHistoryTable extends HistoryColumns {
-  deal_id: string;
-}
+export type DealHistoryTable = RowOf<typeof TABLES.deal_history>;
 
 /**
  * A change-log event that may hide a change of a tracked field but cannot be read as one (migration
@@ -217,17 +123,7 @@ export interface SyncStateTable {
   updated_at: Ts | null;
 }
 
-export interface DirtyTable {
-  entity_type: string;
-  entity_id: string;
-  occurred_at: Ts;
-  stale_reads: Generated<number>;
-  marked_at: Ts | null;
-  /** 1 when a ticket's messages may have changed since the mirror's copy (migration 0300); deals ignore it. */
-  read_messages: Generated<number>;
-  /** Reads of this record that failed after their retries, in a row (migration 0800_dirty_failed_reads). */
-  failed_reads: Generated<number>;
-}
+export type DirtyTable = RowOf<typeof TABLES.dirty>;
 
 /** The writer's inbox (migration 1600, src/store/writer-requests.ts): requests queued while another process writes. */
 export interface WriterRequestsTable {

@@ -9,6 +9,7 @@ import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, 
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
+import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -57,54 +58,29 @@ export const MESSAGES: ChildTable = {
   table: 'ticket_messages',
   parent: 'ticket_id',
   key: 'id',
-  values: ['body', 'author_type', 'author_id', 'is_internal', 'attachments_json', 'created_at', 'raw_json'],
-  json: ['attachments_json', 'raw_json'],
+  values: valueColumnsOf(TABLES.ticket_messages, 'ticket_id', 'id'),
+  json: jsonColumnsOf(TABLES.ticket_messages),
 };
-export const TAGS: ChildTable = { table: 'ticket_tags', parent: 'ticket_id', key: 'tag', values: [] };
+export const TAGS: ChildTable = {
+  table: 'ticket_tags',
+  parent: 'ticket_id',
+  key: 'tag',
+  values: valueColumnsOf(TABLES.ticket_tags, 'ticket_id', 'tag'),
+};
 export const FIELDS: ChildTable = {
   table: 'ticket_fields',
   parent: 'ticket_id',
   key: 'key',
-  values: ['value_text', 'value_json'],
-  json: ['value_json'],
+  values: valueColumnsOf(TABLES.ticket_fields, 'ticket_id', 'key'),
+  json: jsonColumnsOf(TABLES.ticket_fields),
 };
 
 const PREVIOUS_COLUMNS = ['status', 'priority', 'assignee_id', 'team_id', 'contact_id', 'updated_at'] as const;
 type Previous = Pick<TicketsTable, 'status' | 'priority' | 'assignee_id' | 'team_id' | 'contact_id' | 'updated_at'>;
 
-// Column order of ticketRow; the upsert binds each value once and updates from `excluded`, where
-// binding the row twice (insert values and update set) doubled the strings sent to the driver.
-// The record type makes the compiler reject a column missing here.
-export const TICKET_COLUMNS = Object.keys({
-  id: 0,
-  number: 0,
-  key: 0,
-  subject: 0,
-  status: 0,
-  priority: 0,
-  summary: 0,
-  contact_id: 0,
-  assignee_id: 0,
-  team_id: 0,
-  team_name: 0,
-  team_json: 0,
-  tags_json: 0,
-  fields_json: 0,
-  cc_json: 0,
-  message_count: 0,
-  first_reply_due_at: 0,
-  resolve_due_at: 0,
-  first_reply_breached_at: 0,
-  resolve_breached_at: 0,
-  first_agent_reply_at: 0,
-  resolved_at: 0,
-  status_changed_at: 0,
-  created_at: 0,
-  updated_at: 0,
-  deleted_at: 0,
-  synced_at: 0,
-  raw_json: 0,
-} satisfies Record<keyof TicketsTable, 0>) as (keyof TicketsTable)[];
+// The upsert binds each value once and updates from `excluded`, where binding the row twice (insert
+// values and update set) doubled the strings sent to the driver. The columns are the declaration's.
+export const TICKET_COLUMNS = columnsOf(TABLES.tickets);
 const writeTicket = rowUpsert('tickets', TICKET_COLUMNS, ['status', 'assignee_id', 'contact_id', 'updated_at']);
 
 /** One ticket converted for writing: every value checked before the first write. */

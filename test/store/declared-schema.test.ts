@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { dialects } from '../helpers/dialects.js';
+import { readCatalog, type CatalogTable } from '../helpers/catalog.js';
+import { useDialectStore } from './fixtures.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { TABLES, type LogicalType, type TableDecl } from '../../src/store/tables.js';
+
+// Each logical type's declared type per database, as the migrations must create it: written here,
+// not read from src/, so a change of either side is a difference this test sees.
+const DECLARED: Record<'sqlite' | 'postgres', Record<LogicalType, string>> = {
+  sqlite: {
+    text: 'text',
+    integer: 'integer',
+    bigint: 'integer',
+    numeric: 'real',
+    boolean: 'boolean',
+    timestamp: 'datetime',
+    date: 'date',
+    json: 'text',
+  },
+  postgres: {
+    text: 'text',
+    integer: 'integer',
+    bigint: 'bigint',
+    numeric: 'numeric',
+    boolean: 'boolean',
+    timestamp: 'timestamp with time zone',
+    date: 'date',
+    json: 'jsonb',
+  },
+};
+
+/** Every way `found` differs from the declaration `table`, one line each; empty when they agree. */
+function differences(dialect: 'sqlite' | 'postgres', name: string, table: TableDecl, found: CatalogTable): string[] {
+  const out: string[] = [];
+  if (found.columns.size === 0) return [`${name}: no such table`];
+  for (const [column, decl] of Object.entries(table.columns)) {
+    const c = found.columns.get(column);
+    if (!c) {
+      out.push(`${name}.${column}: declared, not in the database`);
+      continue;
+    }
+    const type = DECLARED[dialect][decl.type];
+    if (c.type !== type) out.push(`${name}.${column}: declared ${decl.type} (${type}), database has ${c.type}`);
+    // SQLite lets a non-integer PRIMARY KEY hold NULL (its documented legacy); the store never writes one.
+    const notNull = c.notNull || table.primaryKey.includes(column);
+    if (notNull === decl.nullable) out.push(`${name}.${column}: declared ${decl.nullable ? 'nullable' : 'not null'}, database differs`);
+    if (decl.generated && !c.hasDefault) out.push(`${name}.${column}: declared generated, database has no default`);
+  }
+  for (const column of found.columns.keys()) if (!(column in table.columns)) out.push(`${name}.${column}: in the database, not declared`);
+  if (found.primaryKey.join(',') !== table.primaryKey.join(','))
+    out.push(`${name}: primary key declared (${table.primaryKey.join(', ')}), database has (${found.primaryKey.join(', ')})`);
+  for (const index of table.indexes) {
+    const i = found.indexes.find((x) => x.name === index.name);
+    if (!i) out.push(`${name}: index ${index.name} declared, not in the database`);
+    else if (i.columns.join(',') !== index.columns.join(',') || i.unique !== index.unique)
+      out.push(
+        `${name}: index ${index.name} declared ${index.unique ? 'unique ' : ''}(${index.columns.join(', ')}), database has ${i.unique ? 'unique ' : ''}(${i.columns.join(', ')})`,
+      );
+  }
+  // A unique index changes what a write does (ON CONFLICT, a refused duplicate): none goes undeclared.
+  for (const i of found.indexes)
+    if (i.unique && !table.indexes.some((x) => x.name === i.name))
+      out.push(`${name}: unique index ${i.name} in the database, not declared`);
+  return out;
+}
+
+for (const dialect of dialects) {
+  describe(`declared tables match the migrated schema (${dialect.name})`, () => {
+    const store = useDialectStore(dialect);
+    const catalog = (table: string) => readCatalog(dialect.name, databaseOf(store), table);
+
+    it('every declared table: columns, types, nullability, key and the indexes the engine relies on', async () => {
+      const found: string[] = [];
+      for (const [name, table] of Object.entries(TABLES)) found.push(...differences(dialect.name, name, table, await catalog(name)));
+      expect(found).toEqual([]);
+    });
+
+    it('sees a declaration that disagrees with the migrations', async () => {
+      const history = TABLES.ticket_history;
+      const wrong: TableDecl = {
+        columns: { ...history.columns, field: { type: 'timestamp', nullable: true }, extra: { type: 'text', nullable: true } },
+        primaryKey: ['ticket_id', 'id'],
+        indexes: [
+          { ...history.indexes[0], columns: ['field', 'event_id'] },
+          { name: 'missing_idx', columns: ['source'], unique: false, why: '' },
+        ],
+      };
+      const { observed_since: _dropped, ...fewer } = wrong.columns;
+      const found = differences(dialect.name, 'ticket_history', { ...wrong, columns: fewer }, await catalog('ticket_history'));
+      expect(found).toEqual([
+        expect.stringMatching(/^ticket_history\.field: declared timestamp/),
+        'ticket_history.field: declared nullable, database differs',
+        'ticket_history.extra: declared, not in the database',
+        'ticket_history.observed_since: in the database, not declared',
+        'ticket_history: primary key declared (ticket_id, id), database has (id)',
+        'ticket_history: index ticket_history_event_field_idx declared unique (field, event_id), database has unique (event_id, field)',
+        'ticket_history: index missing_idx declared, not in the database',
+      ]);
+      const withoutIndex = differences(
+        dialect.name,
+        'deal_history',
+        { ...TABLES.deal_history, indexes: [] },
+        await catalog('deal_history'),
+      );
+      expect(withoutIndex).toEqual(['deal_history: unique index deal_history_event_field_idx in the database, not declared']);
+    });
+  });
+}
