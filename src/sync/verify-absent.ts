@@ -1,4 +1,4 @@
-import { NotFoundError } from '../api/index.js';
+import { InvalidRecordError, NotFoundError } from '../api/index.js';
 import type { ListedRecord, RecordEntity, RecordType } from '../entities/index.js';
 import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
@@ -59,6 +59,7 @@ export async function judgeUnlisted(
     }
     reads++;
     const copy = await readOrNull(ctx, entity, a.entityId);
+    if (copy === 'invalid') continue;
     if (copy === null) extra(a);
     else if (Date.parse(copy.updatedAt) !== Date.parse(a.updatedAt))
       out.push({ drift: outdated(entityType, a, copy.updatedAt), before: beforeOf(a) });
@@ -67,12 +68,14 @@ export async function judgeUnlisted(
   return reads;
 }
 
-async function readOrNull(ctx: SyncContext, entity: RecordEntity, id: string): Promise<ListedRecord | null> {
+/** The copy read by id; null on 404; `invalid` when it fails validation (there, as an invalid list item would be: not drift). */
+async function readOrNull(ctx: SyncContext, entity: RecordEntity, id: string): Promise<ListedRecord | null | 'invalid'> {
   try {
     // A copy read by id carries every field its list item does (and a ticket's messages besides).
     return await ctx.client.readRecord(entity.single, id);
   } catch (err) {
     if (err instanceof NotFoundError) return null;
+    if (err instanceof InvalidRecordError) return 'invalid';
     throw err;
   }
 }
