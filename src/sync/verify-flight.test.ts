@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { classify, type Candidate, type RecentChanges } from './verify-flight.js';
 
 const AS_OF = '2026-01-01T12:00:00.000Z';
-const none: RecentChanges = { byRecord: new Map(), deals: false, truncated: false };
+const none: RecentChanges = { byRecord: new Map(), deals: false, leaving: new Set(), truncated: false };
 
 function candidate(
   entityType: Candidate['drift']['entityType'],
@@ -28,7 +28,12 @@ describe('verify: drift or in flight', () => {
   });
 
   it('a record the change log names after the as-of is in flight, even with no listed version (an extra)', () => {
-    const recent: RecentChanges = { byRecord: new Map([['deal:gone', '2026-01-01T12:00:05.000Z']]), deals: true, truncated: false };
+    const recent: RecentChanges = {
+      byRecord: new Map([['deal:gone', '2026-01-01T12:00:05.000Z']]),
+      deals: true,
+      leaving: new Set(),
+      truncated: false,
+    };
     const r = classify([candidate('deal', 'gone', 'extra', null), candidate('deal', 'old', 'extra', null)], AS_OF, recent);
     expect(ids(r.inFlight)).toEqual(['gone']);
     expect(ids(r.drift)).toEqual(['old']);

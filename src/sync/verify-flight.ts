@@ -1,5 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { isRecordType, type ListedRecord, type RecordType } from '../entities/index.js';
+import { entityOf, isRecordType, type ListedRecord, type RecordType } from '../entities/index.js';
+import { mayLeaveList } from './list-passes.js';
 import type { SyncContext } from './context.js';
 import { readAsOf } from './state.js';
 import type { Drift } from './verify.js';
@@ -25,6 +26,8 @@ export interface RecentChanges {
   byRecord: Map<string, string>;
   /** A deal changed: a pipeline's dealCount may move before the mirror's. */
   deals: boolean;
+  /** `<entityType>:<entityId>` of the records the log shows leaving their list (deleted, merged, spam, an unknown verb). */
+  leaving: Set<string>;
   /** More events than the bound: records changed earlier than those read are not known to be in flight. */
   truncated: boolean;
 }
@@ -37,7 +40,7 @@ const MAX_EVENT_PAGES = 20;
  * after the lists, so it also names a record that changed between its page and its comparison.
  */
 export async function changesSince(ctx: SyncContext, asOf: string): Promise<RecentChanges> {
-  const out: RecentChanges = { byRecord: new Map(), deals: false, truncated: false };
+  const out: RecentChanges = { byRecord: new Map(), deals: false, leaving: new Set(), truncated: false };
   let pages = 0;
   const floor = Date.parse(asOf);
   for await (const page of ctx.client.iterateEvents({ since: asOf, limit: 100 })) {
@@ -48,6 +51,7 @@ export async function changesSince(ctx: SyncContext, asOf: string): Promise<Rece
       if (older || !isRecordType(e.entityType)) continue;
       if (e.entityType === 'deal') out.deals = true;
       const key = `${e.entityType}:${e.entityId}`;
+      if (mayLeaveList(e, entityOf(e.entityType))) out.leaving.add(key);
       const seen = out.byRecord.get(key);
       if (seen === undefined || Date.parse(e.occurredAt) > Date.parse(seen)) out.byRecord.set(key, e.occurredAt);
     }

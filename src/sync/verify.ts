@@ -1,11 +1,20 @@
 import type { Pipeline } from '../api/index.js';
 import { RECORD_ENTITIES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
-import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import { readAsOf } from './state.js';
 import type { RunStats } from './stats.js';
 import { repairTarget, runVerifyRepair } from './verify-repair.js';
-import { awaitAsOf, changesSince, classify, secondLook, type Candidate, type InFlight, type SettleOptions } from './verify-flight.js';
+import { contentDrift, judgeUnlisted, type Unlisted } from './verify-absent.js';
+import {
+  awaitAsOf,
+  changesSince,
+  classify,
+  secondLook,
+  type Candidate,
+  type InFlight,
+  type RecentChanges,
+  type SettleOptions,
+} from './verify-flight.js';
 
 export interface Drift {
   entityType: RecordType | 'pipeline' | 'stage';
@@ -29,6 +38,8 @@ export interface VerifyResult {
   drift: Drift[];
   /** Changes made upstream after the as-of, not yet expected in the mirror (not drift). */
   inFlight: InFlight[];
+  /** Records the lists did not show, read by id to tell a list that skipped them from drift (docs/sync.md, "Verify"). */
+  readById: number;
   /** The change log since the as-of had more events than verify reads: older ones count as drift. */
   changeLogTruncated: boolean;
   repaired: number;
@@ -47,6 +58,8 @@ export interface VerifyOptions extends Partial<SettleOptions> {
  * pipeline and stage, and each pipeline's dealCount. A difference made upstream after the
  * mirror's as-of (its listed version, or the change log read from the as-of on) is in flight, not
  * drift; once a writer moves the as-of past it (a bounded wait), a second look judges it again.
+ * A record the list did not show is read by id before it is called drift when the change log
+ * shows records leaving that list: a list paged by position skips records that stayed then.
  * With `repair`, the differing records are only marked dirty, so the same drain as `sync` re-reads
  * them; differing pipelines and stages are written again from the list already read.
  */
@@ -54,10 +67,14 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: Veri
   const asOf = (await readAsOf(ctx.store))?.asOf ?? null;
   const candidates: Candidate[] = [];
   const checked: Record<string, number> = {};
-  for (const entity of RECORD_ENTITIES) checked[entity.plural] = await verifyRecords(ctx, entity, candidates);
+  const unlisted = new Map<RecordEntity, Unlisted>();
+  for (const entity of RECORD_ENTITIES) checked[entity.plural] = await verifyRecords(ctx, entity, candidates, unlisted);
   const pipelines = await verifyPipelines(ctx, candidates);
   checked.pipelines = pipelines.length;
-  const recent = asOf === null ? { byRecord: new Map<string, string>(), deals: false, truncated: false } : await changesSince(ctx, asOf);
+  const recent: RecentChanges =
+    asOf === null ? { byRecord: new Map(), deals: false, leaving: new Set(), truncated: false } : await changesSince(ctx, asOf);
+  let readById = 0;
+  for (const [entity, listing] of unlisted) readById += await judgeUnlisted(ctx, entity, listing, recent, asOf, candidates);
   const first = classify(candidates, asOf, recent);
   const drift = first.drift.map((c) => c.drift);
   let inFlight: InFlight[] = first.inFlight.map((c) => ({ ...c.drift, changedAt: c.changedAt }));
@@ -71,16 +88,25 @@ export async function runVerify(ctx: SyncContext, stats: RunStats, options: Veri
     inFlight = second.still;
   }
   const repaired = options.repair ? (await runVerifyRepair(ctx, stats, repairTarget([...drift, ...inFlight]), pipelines)).reread : 0;
-  return { checked, asOf: lastAsOf, drift, inFlight, changeLogTruncated: recent.truncated, repaired };
+  return { checked, asOf: lastAsOf, drift, inFlight, readById, changeLogTruncated: recent.truncated, repaired };
 }
 
-/** One entity type's listing against the mirror; returns how many items it checked. */
-async function verifyRecords(ctx: SyncContext, entity: RecordEntity, out: Candidate[]): Promise<number> {
+/**
+ * One entity type's listing against the mirror; returns how many items it checked. What the list
+ * did not show, and what matched, go to `unlisted`, judged once the change log is read.
+ */
+async function verifyRecords(
+  ctx: SyncContext,
+  entity: RecordEntity,
+  out: Candidate[],
+  unlisted: Map<RecordEntity, Unlisted>,
+): Promise<number> {
   const { client, store } = ctx;
   const entityType = entity.type;
   const mirrored = await store.mirroredVersions(entityType);
   const seen = new Set<string>();
   const drift = { push: (d: Drift) => out.push({ drift: d, before: mirrored.get(d.entityId) ?? null }) };
+  const matched: Unlisted['matched'] = [];
   let checked = 0;
   for await (const page of client.iterateList(entity.list, { limit: ctx.config.pageSize })) {
     const current: ListedRecord[] = [];
@@ -96,30 +122,18 @@ async function verifyRecords(ctx: SyncContext, entity: RecordEntity, out: Candid
     const differences = await store.recordDifferences(entity.type, current);
     for (const [id, diffs] of differences)
       out.push({ drift: contentDrift(entityType, id, diffs), before: mirrored.get(id) ?? null, listed: current.find((i) => i.id === id) });
+    for (const item of current) if (!differences.has(item.id)) matched.push({ entityId: item.id, updatedAt: item.updatedAt });
     for (const bad of page.invalid) {
       if (bad.id) seen.add(bad.id);
       if (bad.id && !mirrored.has(bad.id)) drift.push({ entityType, entityId: bad.id, kind: 'missing', upstream: null, mirror: null });
     }
     checked += page.items.length + page.invalid.length;
   }
-  for (const [id, mine] of mirrored) {
-    if (mine.deletedAt === null && !seen.has(id))
-      drift.push({ entityType, entityId: id, kind: 'extra', upstream: null, mirror: mine.updatedAt });
-  }
+  const listing: Unlisted = { absent: [], matched };
+  for (const [id, mine] of mirrored)
+    if (mine.deletedAt === null && !seen.has(id)) listing.absent.push({ entityId: id, updatedAt: mine.updatedAt });
+  unlisted.set(entity, listing);
   return checked;
-}
-
-function contentDrift(entityType: Drift['entityType'], entityId: string, diffs: readonly ContentDifference[]): Drift {
-  const first = diffs[0]!;
-  return {
-    entityType,
-    entityId,
-    kind: 'content',
-    field: first.what,
-    fields: diffs.map((d) => d.what),
-    upstream: first.expected,
-    mirror: first.found,
-  };
 }
 
 /** Pipelines and stages as listed, and each pipeline's dealCount against the deals mirrored; returns the listing. */
