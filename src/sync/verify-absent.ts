@@ -3,7 +3,7 @@ import type { ListedRecord, RecordEntity, RecordType } from '../entities/index.j
 import type { ContentDifference } from '../store/index.js';
 import type { SyncContext } from './context.js';
 import type { Candidate, RecentChanges } from './verify-flight.js';
-import type { Drift } from './verify.js';
+import type { Drift } from './verify-drift.js';
 
 /** A record the mirror holds live that the list did not show, with its mirrored version. */
 export interface Absent {

@@ -3,7 +3,7 @@ import { entityOf, isRecordType, type ListedRecord, type RecordType } from '../e
 import { mayLeaveList } from './list-passes.js';
 import type { SyncContext } from './context.js';
 import { readAsOf } from './state.js';
-import type { Drift } from './verify.js';
+import type { Drift } from './verify-drift.js';
 
 /** A difference the first look found, with what a second look needs to judge it. */
 export interface Candidate {

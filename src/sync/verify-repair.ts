@@ -4,7 +4,7 @@ import type { SyncContext } from './context.js';
 import { ANY_VERSION, rereadMarked } from './reread.js';
 import type { RecordRef } from './resync.js';
 import type { RunStats } from './stats.js';
-import type { Drift } from './verify.js';
+import type { Drift } from './verify-drift.js';
 
 /** What `verify --repair` asks the writer to mend: the records it found differing, and whether pipelines or stages differ. */
 export interface RepairTarget {

@@ -1,6 +1,7 @@
 import type { Pipeline } from '../api/index.js';
-import { RECORD_ENTITIES, type ListedRecord, type RecordEntity, type RecordType } from '../entities/index.js';
+import { RECORD_ENTITIES, type ListedRecord, type RecordEntity } from '../entities/index.js';
 import type { SyncContext } from './context.js';
+import type { Drift } from './verify-drift.js';
 import { readAsOf } from './state.js';
 import type { RunStats } from './stats.js';
 import { repairTarget, runVerifyRepair } from './verify-repair.js';
@@ -15,19 +16,6 @@ import {
   type RecentChanges,
   type SettleOptions,
 } from './verify-flight.js';
-
-export interface Drift {
-  entityType: RecordType | 'pipeline' | 'stage';
-  entityId: string;
-  /** `content`: same version (`updatedAt`), different rows; `field` names the first column or child table that differs. */
-  kind: 'missing' | 'extra' | 'outdated' | 'deal_count' | 'content';
-  /** For `content`: the first column (`subject`) or child table (`ticket_tags`) that differs. */
-  field?: string;
-  /** For `content`: every column or child table that differs. */
-  fields?: string[];
-  upstream: string | number | null;
-  mirror: string | number | null;
-}
 
 export interface VerifyResult {
   /** Items checked per list (`tickets`, `deals`, …, `pipelines`). */
