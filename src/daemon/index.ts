@@ -33,3 +33,4 @@ export {
   type PollOutcome,
   type PollPacing,
 } from './continuous.js';
+export { bearerGate, OPEN_PATHS } from './auth.js';

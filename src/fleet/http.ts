@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import { timingSafeEqual } from 'node:crypto';
 import type pg from 'pg';
+import { bearerGate } from '../daemon/index.js';
 import type { Logger } from '../log/index.js';
 import type { FleetMetrics } from './metrics.js';
 import { renderFleetPage, renderWorkspacePage } from './page.js';
@@ -15,12 +15,18 @@ export interface FleetHttpOptions {
   logger: Logger;
   /** Liveness: false once the worker lost its queue or database. */
   alive: () => boolean;
+  /** Readiness: true once the worker reconciled the fleet file and joined the queue, false again once it stops. */
+  ready: () => boolean;
 }
 
-/** The worker's HTTP server: the fleet page, /fleet.json, /workspaces/<id>, /metrics, /healthz. */
+/**
+ * The worker's HTTP server: the fleet page, /fleet.json, /workspaces/<id>, /metrics, /healthz,
+ * /readyz. The token rule is the daemon's (`bearerGate`): every path but /healthz needs it.
+ */
 export async function startFleetHttp(o: FleetHttpOptions): Promise<Server> {
+  const allowed = bearerGate(o.authToken);
   const server = createServer((req, res) => {
-    void route(o, req.url ?? '/', req.headers.authorization)
+    void route(o, allowed, req.url ?? '/', req.headers.authorization)
       .then(({ status, type, body }) => {
         res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
         res.end(body);
@@ -46,10 +52,16 @@ interface Reply {
   body: string;
 }
 
-async function route(o: FleetHttpOptions, url: string, authorization: string | undefined): Promise<Reply> {
+async function route(
+  o: FleetHttpOptions,
+  allowed: (path: string, authorization: string | undefined) => boolean,
+  url: string,
+  authorization: string | undefined,
+): Promise<Reply> {
   const { pathname, searchParams } = new URL(url, 'http://x');
+  if (!allowed(pathname, authorization)) return text(401, 'send Authorization: Bearer <http.authToken>\n');
   if (pathname === '/healthz') return o.alive() ? text(200, 'ok\n') : text(503, 'the worker lost its database or queue\n');
-  if (o.authToken && !authorized(authorization, o.authToken)) return text(401, 'send Authorization: Bearer <http.authToken>\n');
+  if (pathname === '/readyz') return readiness(o);
   const status = await readFleetStatus(o.pool);
   if (pathname === '/')
     return { status: 200, type: 'text/html; charset=utf-8', body: renderFleetPage(status, searchParams.get('sort') ?? 'staleness') };
@@ -65,8 +77,8 @@ function text(status: number, body: string): Reply {
   return { status, type: 'text/plain; charset=utf-8', body };
 }
 
-function authorized(header: string | undefined, token: string): boolean {
-  const given = Buffer.from(header?.replace(/^Bearer\s+/i, '') ?? '');
-  const want = Buffer.from(token);
-  return given.length === want.length && timingSafeEqual(given, want);
+function readiness(o: FleetHttpOptions): Reply {
+  if (!o.alive()) return text(503, 'not ready: the worker lost its database or queue\n');
+  if (!o.ready()) return text(503, 'not ready: the worker is starting (reconciling the fleet file, joining the queue) or stopping\n');
+  return text(200, 'ready\n');
 }

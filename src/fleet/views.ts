@@ -3,7 +3,14 @@ import { FLEET_SCHEMA, VIEWS_SCHEMA } from './config.js';
 
 /** Tables of a workspace schema that are internal bookkeeping, not the contract BI reads. */
 const INTERNAL = new Set(['sync_state', 'dirty']);
-const isContractTable = (name: string) => !INTERNAL.has(name) && !name.startsWith('kysely_') && !name.startsWith('_');
+/**
+ * The custom field tables' columns are each workspace's own keys, added by its own cycles: a fleet
+ * view of them would go stale at every new key and lock those tables against the ALTER that adds
+ * it. Across the fleet a custom field is read from `ticket_fields` / `deal_fields` (docs/fleet.md).
+ */
+const PER_WORKSPACE = /_custom_fields$/;
+const isContractTable = (name: string) =>
+  !INTERNAL.has(name) && !PER_WORKSPACE.test(name) && !name.startsWith('kysely_') && !name.startsWith('_');
 
 /** A column of one workspace's table, with its type as PostgreSQL spells it (`format_type`). */
 interface Column {
@@ -16,10 +23,9 @@ interface Column {
  * tables) with a leading `workspace_id`, a UNION ALL over every migrated workspace that has it. Runs
  * inside the caller's transaction (the one that adds or removes a workspace), so a reader sees the
  * old set of views or the new one, never a mix. A view has every column any workspace's table has
- * (docs/fleet.md, "The wsmirror_all views"): NULL where a workspace lacks it (its own custom field
- * columns, or a schema one migration behind during a rolling upgrade), and as text where the
- * workspaces disagree on its type (a custom field typed number in one, widened to text in another),
- * so no value is lost and the union always builds.
+ * (docs/fleet.md): NULL where a workspace lacks it (a schema one migration behind during a rolling
+ * upgrade), and as text where the workspaces disagree on its type, so no value is lost and the
+ * union always builds.
  */
 export async function rebuildViews(c: pg.PoolClient): Promise<void> {
   const { rows: spaces } = await c.query<{ id: string; schema_name: string }>(

@@ -42,7 +42,7 @@ export async function runFleetWorker(
   const concurrency = options.concurrency ?? fleet.worker.concurrency;
   const life = new Lifecycle();
   const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const health = { alive: true };
+  const health = { alive: true, ready: false };
   try {
     life.handleSignals({
       graceMs: (fleet.worker.sliceSeconds + 10) * 1000,
@@ -51,16 +51,18 @@ export async function runFleetWorker(
     });
     const pool = openFleetPool(fleet.database, 4);
     life.defer(() => pool.end());
+    const metrics = new FleetMetrics();
+    // Up before the reconcile, so a probe sees a starting worker (/readyz 503), not a refused connection.
+    const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
+    if (http.port !== 0) {
+      const ready = () => health.ready && !life.stop.signal.aborted;
+      const server = await startFleetHttp({ ...http, pool, metrics, logger, alive: () => health.alive, ready });
+      life.defer(() => closeServer(server));
+    }
     const applied = await applyFleet(pool, fleet.workspaces);
     logger.info({ ...applied, workspaces: fleet.workspaces.length }, 'fleet file reconciled');
     const boss = await startQueue(fleet.database, { supervise: true, onError: (err) => queueError(logger, health, err) });
     life.defer(() => boss.stop({ graceful: true, timeout: (fleet.worker.sliceSeconds + 5) * 1000 }));
-    const metrics = new FleetMetrics();
-    const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
-    if (http.port !== 0) {
-      const server = await startFleetHttp({ ...http, pool, metrics, logger, alive: () => health.alive });
-      life.defer(() => closeServer(server));
-    }
     const env: SliceEnv = {
       pool,
       database: fleet.database,
@@ -81,6 +83,7 @@ export async function runFleetWorker(
         metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
       if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
     });
+    health.ready = true;
     logger.info({ workerId, concurrency, workspaces: fleet.workspaces.length }, 'fleet worker started');
     await new Promise<void>((resolve) => {
       if (life.stop.signal.aborted) resolve();

@@ -11,13 +11,13 @@ const simulatorFile = readJson(join(DEPLOY, 'simulator-workspaces.json'));
 /** The whole command line of a service, entrypoint and command, as one string. */
 const commandLine = (s: Doc): string => [s.entrypoint ?? [], s.command ?? []].flat().join(' ');
 const workers = Object.entries(services).filter(([, s]) => /\bfleet worker\b/.test(commandLine(s)));
-/** The HTTP port a worker serves on: the fleet file's, unless its command runs a copy with another. */
-const workerPort = (s: Doc): number => Number(/http:\{.*?\bport:(\d+)\}/.exec(commandLine(s))?.[1] ?? fleet.worker.http.port);
 const flag = (s: Doc, name: string): string | undefined => {
   const args = [s.command ?? []].flat() as string[];
   const i = args.indexOf(name);
   return i < 0 ? undefined : args[i + 1];
 };
+/** The HTTP port a worker serves on: its --http-port, else the fleet file's. */
+const workerPort = (s: Doc): number => Number(flag(s, '--http-port') ?? fleet.worker.http.port);
 
 describe('deploy/compose.yaml', () => {
   it('has PostgreSQL, the simulator, a migration step and at least two fleet workers, each with an image', () => {
@@ -27,7 +27,11 @@ describe('deploy/compose.yaml', () => {
     for (const [name, s] of Object.entries(services)) expect(s.image, `${name}.image`).toMatch(/^(\$\{\w+:-)?[a-z0-9./_-]+:[\w.-]+\}?$/);
     expect(commandLine(services.migrate)).toMatch(/^fleet apply --config \/etc\/wsmirror\/fleet\.json$/);
     expect(commandLine(services.simulator)).toContain('simulate');
-    for (const [name, s] of workers) expect(commandLine(s), name).toMatch(/fleet worker --config \S+ --concurrency \d+/);
+    for (const [name, s] of workers) {
+      expect(commandLine(s), name).toMatch(/^fleet worker --config \/etc\/wsmirror\/fleet\.json --concurrency \d+( --http-port \d+)?$/);
+      // The image's own entrypoint runs wsmirror; no shell in between to forward signals.
+      expect(s.entrypoint, `${name}.entrypoint`).toBeUndefined();
+    }
   });
 
   it('uses host networking everywhere: no bridge network, no published port', () => {

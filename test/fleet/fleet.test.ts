@@ -146,6 +146,12 @@ describe.skipIf(!postgresDialect)('fleet: workers on a PostgreSQL job queue (spa
     };
     startWorker();
     startWorker();
+    // The spawned worker turns ready (the Kubernetes readiness probe) once it reconciled and joined the queue.
+    const readyPort = port;
+    await waitFor('the second worker ready', async () => {
+      const res = await fetch(`http://127.0.0.1:${readyPort}/readyz`).catch(() => null);
+      return res?.status === 200 && workers[1]!.log().includes('fleet worker started');
+    });
 
     // 1. A worker SIGKILLed mid-backfill, keyed to the backfill's progress: another re-runs its slice.
     await waitFor('big mid-backfill', async () => big.requests >= 60 && (await row('big'))?.backfill_phase !== 'done');
