@@ -28,7 +28,9 @@ for (const dialect of dialects)
 
     /** Syncs until the mirror's as-of passes `at` (a change then is no longer in flight): keyed to the mirror's own claim. */
     async function syncPast(at: Date): Promise<void> {
-      for (let i = 0; i < 200; i++) {
+      // Bounded by time, not by a count of cycles: the as-of trails the upstream's clock by its
+      // overlap and the Date header's second, which a fast machine's 200 cycles may not span.
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
         await h!.sync();
         const asOf = (await readAsOf(h!.store))?.asOf;
         if (asOf && Date.parse(asOf) > at.getTime()) return;
