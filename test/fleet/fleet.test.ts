@@ -156,7 +156,7 @@ describe.skipIf(!postgresDialect)('fleet: workers on a PostgreSQL job queue (spa
     // 1. A worker SIGKILLed mid-backfill, keyed to the backfill's progress: another re-runs its slice.
     await waitFor('big mid-backfill', async () => big.requests >= 60 && (await row('big'))?.backfill_phase !== 'done');
     const k1 = await killWorkerOf('big');
-    startWorker();
+    const replacement = startWorker();
     await waitFor('big resumed', () => Promise.resolve(big.requests > k1.requests), 60_000);
     const redelivered = (Date.now() - k1.at) / 1000;
     expect(redelivered).toBeLessThanOrEqual(30);
@@ -183,7 +183,11 @@ describe.skipIf(!postgresDialect)('fleet: workers on a PostgreSQL job queue (spa
     ws1.sim.control.act(120);
     await waitFor('ws1 mid-sync', () => Promise.resolve(ws1.requests >= beforeSync + 12));
     await killWorkerOf('ws1');
-    startWorker();
+    // Joined before the file changes below, so the `fleet apply` there is what reconciles them.
+    const restarted = startWorker();
+    await waitFor('the restarted workers joined', () =>
+      Promise.resolve([replacement, restarted].every((w) => w.log().includes('fleet file reconciled'))),
+    );
 
     // 4. Pause, add and remove while the workers run.
     const ws3 = spaces[3]!;
