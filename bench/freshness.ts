@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { cli, control, KEY, startSim, takeRequests } from './sim.js';
 import { toDbTimestamp } from '../src/util/time.js';
-import { freePort } from '../test/cli/ops-helpers.js';
+import { freePort } from './free-port.js';
 
 const POLL_MS = 200;
 /** After the writes, the daemon's requests are counted this long with nothing to find: the idle cost. */

@@ -1,14 +1,5 @@
-import { createServer } from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      srv.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
+// The bench uses it too, and the container's build copies bench/ but not test/.
+export { freePort } from '../../bench/free-port.js';
 
 /** Retries `check` until it returns true; the timeout is a safety net, never a speed assertion. */
 export async function poll(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
