@@ -13,7 +13,7 @@ import { statusCommand } from './commands/status.js';
 import { syncCommand } from './commands/sync.js';
 import { verifyCommand, type VerifyOptions } from './commands/verify.js';
 import { reportExit, toExitError } from './exit.js';
-import type { GlobalFlags } from './resources.js';
+import type { GlobalFlags } from '../session/index.js';
 import { SecretRedactor } from '../util/redact.js';
 
 function globals(cmd: Command): GlobalFlags {

@@ -3,9 +3,17 @@ import { queueWriterRequest, serveWriterRequests, waitForWriterRequest, type Wri
 import { EXIT, ExitError, WsmirrorError } from '../util/errors.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { toExitError } from './exit.js';
-import type { Lifecycle } from './lifecycle.js';
+import {
+  type Lifecycle,
+  loadResources,
+  openClient,
+  openMirror,
+  syncContext,
+  takeWriterLock,
+  type GlobalFlags,
+  type Resources,
+} from '../session/index.js';
 import { oneShotLifecycle } from './session.js';
-import { loadResources, openClient, openMirror, syncContext, takeWriterLock, type GlobalFlags, type Resources } from './resources.js';
 
 /** How long a command waits for the process holding the mirror to serve its request, by default. */
 export const DEFAULT_WAIT_SECONDS = 600;

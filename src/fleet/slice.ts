@@ -1,8 +1,6 @@
 import type pg from 'pg';
 import { abortableSleep } from '../api/limiter.js';
-import { Lifecycle } from '../cli/lifecycle.js';
-import { openClient, openLockedMirror, syncContext, type Resources } from '../cli/resources.js';
-import { openWriterSession } from '../cli/session.js';
+import { Lifecycle, openClient, openLockedMirror, syncContext, type Resources, openWriterSession } from '../session/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Store } from '../store/index.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
-import { exitAtOnce, Lifecycle } from '../cli/lifecycle.js';
+import { exitAtOnce, Lifecycle } from '../session/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { FLEET_SCHEMA, loadFleetFile } from './config.js';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Lifecycle } from '../../src/cli/lifecycle.js';
-import { openClient, openMirror, resourcesFor, syncContext } from '../../src/cli/resources.js';
+import { Lifecycle, openClient, openMirror, resourcesFor, syncContext } from '../../src/session/index.js';
 import { configSchema } from '../../src/config/index.js';
 import type { Store } from '../../src/store/index.js';
 import { emptyStats, runVerify, type SyncContext, type VerifyResult } from '../../src/sync/index.js';

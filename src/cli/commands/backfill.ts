@@ -1,6 +1,6 @@
 import { recordRun, runBackfill } from '../../sync/index.js';
 import { RECORD_ENTITIES } from '../../entities/index.js';
-import type { GlobalFlags } from '../resources.js';
+import type { GlobalFlags } from '../../session/index.js';
 import { logBackfillSummary } from '../backfill-summary.js';
 import { Progress } from '../progress.js';
 import { openWriter } from '../session.js';

@@ -1,8 +1,5 @@
-import type { GlobalFlags } from '../resources.js';
-import { Lifecycle } from '../lifecycle.js';
-import { loadResources } from '../resources.js';
+import { type GlobalFlags, Lifecycle, loadResources, openWriterSession } from '../../session/index.js';
 import type { SecretRedactor } from '../../util/redact.js';
-import { openWriterSession } from '../session.js';
 
 /** Applies pending migrations alone; a writer, so it refuses while another writer holds the mirror. */
 export async function migrateCommand(flags: GlobalFlags, redactor: SecretRedactor): Promise<void> {

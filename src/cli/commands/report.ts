@@ -1,5 +1,5 @@
 import { readHeadlines, type Headlines } from '../../report/index.js';
-import type { GlobalFlags } from '../resources.js';
+import type { GlobalFlags } from '../../session/index.js';
 import { openReader } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
 

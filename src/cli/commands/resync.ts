@@ -4,7 +4,7 @@ import { backfillSinceLine, resyncLine, type BackfillSinceResult, type RecordRef
 import { EXIT, ExitError } from '../../util/errors.js';
 import { readInstant } from '../../util/time.js';
 import type { SecretRedactor } from '../../util/redact.js';
-import type { GlobalFlags } from '../resources.js';
+import type { GlobalFlags } from '../../session/index.js';
 import { usageError } from '../session.js';
 import { DEFAULT_WAIT_SECONDS, runWriterRequest } from '../writer-request.js';
 

@@ -31,9 +31,16 @@ import {
 } from '../../sync/index.js';
 import { WsmirrorError } from '../../util/errors.js';
 import { logBackfillSummary } from '../backfill-summary.js';
-import { exitAtOnce, Lifecycle } from '../lifecycle.js';
-import { loadResources, openClient, syncContext, type GlobalFlags, type Resources } from '../resources.js';
-import { openWriterSession } from '../session.js';
+import {
+  exitAtOnce,
+  Lifecycle,
+  loadResources,
+  openClient,
+  syncContext,
+  type GlobalFlags,
+  type Resources,
+  openWriterSession,
+} from '../../session/index.js';
 import { FIRST_LIST, syncOnce, type CycleSummary } from '../../sync/index.js';
 import type { SecretRedactor } from '../../util/redact.js';
 

@@ -7,7 +7,7 @@ import {
   type DialectOptions,
   type SimulatorOptions,
 } from '../../simulator/index.js';
-import { Lifecycle } from '../lifecycle.js';
+import { Lifecycle } from '../../session/index.js';
 import { usageError } from '../session.js';
 import { workspacesFromFlag } from './simulate-workspaces.js';
 

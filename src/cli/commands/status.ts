@@ -13,7 +13,7 @@ import {
 } from '../../daemon/index.js';
 import { CLOCK_TRUST_MS, lateLately, plausibleHead, readWatermark } from '../../sync/index.js';
 import type { Store } from '../../store/index.js';
-import type { GlobalFlags } from '../resources.js';
+import type { GlobalFlags } from '../../session/index.js';
 import { openReader } from '../session.js';
 import { lagBetween } from '../../sync/index.js';
 import type { SecretRedactor } from '../../util/redact.js';

@@ -1,5 +1,5 @@
 import { syncOnce } from '../../sync/index.js';
-import type { GlobalFlags } from '../resources.js';
+import type { GlobalFlags } from '../../session/index.js';
 import { openWriter } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
 

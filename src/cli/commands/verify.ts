@@ -1,6 +1,6 @@
 import { emptyStats, repairTarget, runVerify, type RepairResult, type VerifyResult } from '../../sync/index.js';
 import { EXIT, ExitError } from '../../util/errors.js';
-import { openClient, syncContext, type GlobalFlags } from '../resources.js';
+import { openClient, syncContext, type GlobalFlags } from '../../session/index.js';
 import { openReader, usageError } from '../session.js';
 import type { SecretRedactor } from '../../util/redact.js';
 import { DEFAULT_WAIT_SECONDS, runWriterRequest } from '../writer-request.js';
