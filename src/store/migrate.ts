@@ -21,20 +21,43 @@ function migrator(db: Kysely<MirrorDatabase>, schema?: string): Migrator {
 }
 
 /**
- * Migrations recorded in the database that this build does not know: the schema was upgraded by a
- * newer wsmirror. Writing with the old code could corrupt it, so the caller refuses to start.
+ * The names in the mirror's own bookkeeping table; null when it has none yet (a fresh mirror).
+ * One read of one table: Kysely's Migrator first lists every column of every table in the
+ * database (its introspector), which in a database holding many mirror schemas (a fleet) made
+ * each open read them all: 10,000 rows per open at 20 workspaces, O(workspaces²) for a fleet's
+ * round (docs/fleet.md, "Sizing").
  */
-export async function unknownAppliedMigrations(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[]> {
-  let names: string[];
+async function appliedNames(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[] | null> {
   try {
     const table = schema ? sql.table(`${schema}.kysely_migration`) : sql.table('kysely_migration');
     const rows = await sql<{ name: string }>`select name from ${table}`.execute(db);
-    names = rows.rows.map((r) => r.name);
+    return rows.rows.map((r) => r.name);
   } catch {
-    return []; // no bookkeeping table yet: a fresh mirror
+    return null; // no bookkeeping table yet: a fresh mirror
   }
+}
+
+/** What the mirror's schema holds against this build's migrations. */
+export interface MigrationPlan {
+  /** Applied migrations this build does not know: a newer wsmirror migrated the schema. */
+  unknown: string[];
+  /** This build's migrations not yet applied, in order. */
+  pending: string[];
+  /** How many migrations this build knows. */
+  known: number;
+}
+
+/** The plan from the bookkeeping table alone, so an up-to-date mirror opens without the Migrator. */
+export async function migrationPlan(db: Kysely<MirrorDatabase>, schema?: string): Promise<MigrationPlan> {
+  const names = new Set((await appliedNames(db, schema)) ?? []);
   const known = await loadMigrations();
-  return names.filter((n) => !(n in known));
+  return {
+    unknown: [...names].filter((n) => !(n in known)),
+    pending: Object.keys(known)
+      .sort()
+      .filter((n) => !names.has(n)),
+    known: Object.keys(known).length,
+  };
 }
 
 export function schemaNewerError(label: string, unknown: string[]): StoreError {
@@ -62,13 +85,3 @@ export async function migrateToLatest(db: Kysely<MirrorDatabase>, schema?: strin
   return { applied };
 }
 
-/** Names of migrations not yet applied (read-only: creates nothing). */
-/** How many migrations this build knows. */
-export async function migrationCount(db: Kysely<MirrorDatabase>, schema?: string): Promise<number> {
-  return (await migrator(db, schema).getMigrations()).length;
-}
-
-export async function pendingMigrations(db: Kysely<MirrorDatabase>, schema?: string): Promise<string[]> {
-  const infos = await migrator(db, schema).getMigrations();
-  return infos.filter((m) => m.executedAt === undefined).map((m) => m.name);
-}

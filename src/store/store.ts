@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
-import { migrateToLatest, migrationCount, pendingMigrations, schemaNewerError, unknownAppliedMigrations } from './migrate.js';
+import { migrateToLatest, migrationPlan, schemaNewerError } from './migrate.js';
 import type { MirrorDatabase } from './schema.js';
 import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
@@ -255,15 +255,15 @@ export function buildStore(backend: StoreBackend): Store {
  */
 async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] }> {
   const { db, label, schema } = backend;
+  const plan = await migrationPlan(db, schema);
   if (!backend.readonly) {
-    const unknown = await unknownAppliedMigrations(db, schema);
-    if (unknown.length > 0) throw schemaNewerError(label, unknown);
+    if (plan.unknown.length > 0) throw schemaNewerError(label, plan.unknown);
     // Before the migrations, which were written against the schema with every index present.
     await restoreDeferredIndexes(db);
-    return migrateToLatest(db, schema);
+    return plan.pending.length === 0 ? { applied: [] } : migrateToLatest(db, schema);
   }
-  const pending = await pendingMigrations(db, schema);
-  if (pending.length > 0 && pending.length === (await migrationCount(db, schema))) throw await noMirrorError(backend);
+  const { pending } = plan;
+  if (pending.length > 0 && pending.length === plan.known) throw await noMirrorError(backend);
   if (pending.length > 0) {
     throw new StoreError(
       'MIGRATION_PENDING',
