@@ -261,7 +261,11 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
     await cliRun(['fleet', 'apply', '--config', fleetPath]);
     const t0 = Date.now();
     for (let i = 0; i < workers; i++)
-      children.push(spawn(process.execPath, [cli, 'fleet', 'worker', '--config', fleetPath], { stdio: ['ignore', 'ignore', 'inherit'] }));
+      children.push(
+        spawn(process.execPath, [...workerNodeArgs(), cli, 'fleet', 'worker', '--config', fleetPath], {
+          stdio: ['ignore', 'ignore', 'inherit'],
+        }),
+      );
     await until('every workspace backfilled', 30 * 60_000, async () => {
       const { rows } = await pool.query<{ n: string }>(
         `select count(*) as n from wsmirror_fleet.workspaces where backfill_phase = 'done' and last_success_at is not null`,
@@ -339,3 +343,8 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** Extra Node.js flags for the workers (`BENCH_FLEET_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"`): where a slice's time goes. */
+function workerNodeArgs(): string[] {
+  return (process.env.BENCH_FLEET_NODE_ARGS ?? '').split(/\s+/).filter((a) => a.length > 0);
+}

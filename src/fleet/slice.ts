@@ -3,7 +3,7 @@ import { abortableSleep } from '../api/limiter.js';
 import { Lifecycle, openClient, openLockedMirror, syncContext, type Resources, openWriterSession } from '../session/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import type { Store } from '../store/index.js';
+import type { SharedPostgres, Store } from '../store/index.js';
 import { readAsOf, readBackfill, readWatermark, recordRun, runBackfill, syncOnce, type SyncContext } from '../sync/index.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { readApiKey, workspaceConfig } from './config.js';
@@ -14,6 +14,8 @@ import { nextSliceDelay } from './schedule.js';
 /** What a worker lends every slice it runs. */
 export interface SliceEnv {
   pool: pg.Pool;
+  /** The connections every slice's store borrows (its workspace's schema set on each). */
+  shared: SharedPostgres;
   database: string;
   logger: Logger;
   logLevel: string;
@@ -110,7 +112,7 @@ async function sliceWork(
   logger: Logger,
   counted: { requests: number; rate: number | null },
 ): Promise<WorkDone> {
-  const res: Resources = { config, logger, redactor: env.redactor };
+  const res: Resources = { config, logger, redactor: env.redactor, shared: env.shared };
   const client = openClient(res, life, () => counted.requests++, row.ratePerSecond ?? undefined);
   const store = await openSliceStore(env, row, res, life, client);
   const ctx = syncContext(res, store, client, life);

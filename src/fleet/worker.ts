@@ -5,6 +5,7 @@ import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
 import { exitAtOnce, Lifecycle } from '../session/index.js';
 import { createLogger, type Logger } from '../log/index.js';
+import { openSharedPostgres } from '../store/index.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { FLEET_SCHEMA, loadFleetFile } from './config.js';
 import { applyFleet, openFleetPool } from './db.js';
@@ -51,6 +52,9 @@ export async function runFleetWorker(
     });
     const pool = openFleetPool(fleet.database, 4);
     life.defer(() => pool.end());
+    // Two connections per slice at most (its store's, and its writer lock's), plus one spare.
+    const shared = await openSharedPostgres(fleet.database, concurrency * 2 + 1);
+    life.defer(() => shared.end());
     const metrics = new FleetMetrics();
     // Up before the reconcile, so a probe sees a starting worker (/readyz 503), not a refused connection.
     const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
@@ -65,6 +69,7 @@ export async function runFleetWorker(
     life.defer(() => boss.stop({ graceful: true, timeout: (fleet.worker.sliceSeconds + 5) * 1000 }));
     const env: SliceEnv = {
       pool,
+      shared,
       database: fleet.database,
       logger,
       logLevel: fleet.worker.logLevel,

@@ -1,7 +1,7 @@
 import { createApiClient, type ApiClient, type RequestEvent } from '../api/index.js';
 import { loadConfig, requireUpstream, type Config, type ConfigFlags } from '../config/index.js';
 import { createLogger, type Logger } from '../log/index.js';
-import { openStore, type AcquireLockOptions, type Store, type WriterLock } from '../store/index.js';
+import { openStore, type AcquireLockOptions, type SharedPostgres, type Store, type WriterLock } from '../store/index.js';
 import { STATE_VERSION, upgradeStoredState, type SyncContext, type SyncHooks } from '../sync/index.js';
 import type { Lifecycle } from './lifecycle.js';
 import type { SecretRedactor } from '../util/redact.js';
@@ -13,6 +13,8 @@ export interface Resources {
   logger: Logger;
   /** Scrubs this invocation's secrets; the logger and the exit reporter share it. */
   redactor: SecretRedactor;
+  /** PostgreSQL connections this process shares among many mirrors (a fleet worker's); default: the store opens its own. */
+  shared?: SharedPostgres;
 }
 
 /** Config and logger: what every command needs before anything else. */
@@ -58,6 +60,7 @@ export async function openMirror(res: Resources, life: Lifecycle, options: { rea
     schema: config.schema,
     fileMode: parseInt(config.fileMode, 8),
     directoryMode: parseInt(config.directoryMode, 8),
+    ...(res.shared ? { shared: res.shared } : {}),
   });
   life.defer(() => store.close());
   if (options.readonly) await store.migrate();

@@ -1,6 +1,6 @@
 /** The store's public surface: everything outside src/store imports from here. */
-export { openStore } from './open.js';
-export type { CheckpointResult, OpenStoreOptions, Store } from './store.js';
+export { openSharedPostgres, openStore } from './open.js';
+export type { CheckpointResult, OpenStoreOptions, SharedPostgres, Store } from './store.js';
 export type { StoreTx, RunOutcome, RunResult } from './tx.js';
 export type { UpsertResult } from './record-upsert.js';
 export type { UpsertPipelinesOptions } from './deals.js';

@@ -84,4 +84,3 @@ export async function migrateToLatest(db: Kysely<MirrorDatabase>, schema?: strin
   }
   return { applied };
 }
-

@@ -18,7 +18,7 @@ const OID = { int8: 20, numeric: 1700, json: 114, date: 1082, timestamp: 1114, t
 /** pg-types declares its parsers as returning any. */
 type Parser = (value: string) => unknown;
 
-const typeParsers: pg.CustomTypesConfig = {
+export const typeParsers: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (format === 'binary') return pg.types.getTypeParser(oid, 'binary') as Parser;
     switch (oid) {
@@ -41,7 +41,7 @@ const typeParsers: pg.CustomTypesConfig = {
 };
 
 /** host:port/database, never the password. */
-function describe(url: string): string {
+export function describe(url: string): string {
   try {
     const u = new URL(url);
     return `postgres://${u.hostname || 'localhost'}${u.port ? `:${u.port}` : ''}${u.pathname}`;
@@ -105,13 +105,22 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
     );
   }
   const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
+  return postgresStore(db, pool, { readonly, label, schema, acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts) });
+}
+
+/** The store over a Kysely on PostgreSQL; `pool` answers the catalog questions that name no schema. */
+export function postgresStore(
+  db: Kysely<MirrorDatabase>,
+  pool: pg.Pool,
+  o: { readonly: boolean; label: string; schema: string; acquireLock: (opts: AcquireLockOptions) => Promise<WriterLock> },
+): Store {
   return buildStore({
     dialect: 'postgres',
     db,
-    readonly,
-    label,
-    schema,
-    acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts),
+    readonly: o.readonly,
+    label: o.label,
+    schema: o.schema,
+    acquireLock: o.acquireLock,
     mirrorSchemas: async () =>
       (
         await pool.query<{ s: string }>(
@@ -133,7 +142,7 @@ function sqlState(err: unknown): string {
 // Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
 // connection, so a crashed or killed writer frees it as soon as the server notices. One key per
 // database and schema, so mirrors in sibling schemas each have their own writer.
-const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
+export const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
 async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schema: string, opts: AcquireLockOptions): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });

@@ -20,6 +20,13 @@ import { pipelineDifferences, type ContentDifference, type PipelineDifference } 
 import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
+/** Connections shared by the stores of many schemas (openSharedPostgres); closing a store leaves them open. */
+export interface SharedPostgres {
+  readonly url: string;
+  /** Ends every connection: after the last store using them has closed. */
+  end(): Promise<void>;
+}
+
 export interface OpenStoreOptions {
   /** A file path (SQLite; parent directories are created) or a `postgres://` URL. */
   database: string;
@@ -41,6 +48,12 @@ export interface OpenStoreOptions {
   directoryMode?: number;
   /** SQLite only: how often the WAL checkpoint thread looks at the WAL, in ms. Default 250. */
   walCheckpointIntervalMs?: number;
+  /**
+   * PostgreSQL only: borrow connections from this pool (openSharedPostgres, for the same database)
+   * instead of opening a pool and a lock connection of the store's own; closing the store leaves
+   * the pool open. Default: none.
+   */
+  shared?: SharedPostgres;
 }
 
 /** What one WAL checkpoint did (SQLite); `busy` when a reader kept it from completing. */
