@@ -50,6 +50,15 @@ create table if not exists ${FLEET_SCHEMA}.slices (
   requests integer not null
 );
 create index if not exists slices_ended_at on ${FLEET_SCHEMA}.slices (ended_at);
+create table if not exists ${FLEET_SCHEMA}.views_state (
+  id integer primary key default 1 check (id = 1),
+  wanted bigint not null default 0,
+  built bigint not null default 0,
+  built_at timestamptz,
+  error text,
+  error_at timestamptz
+);
+insert into ${FLEET_SCHEMA}.views_state (id) values (1) on conflict (id) do nothing;
 create table if not exists ${FLEET_SCHEMA}.workers (
   id text primary key,
   host text not null,
@@ -166,10 +175,47 @@ export async function setPaused(pool: pg.Pool, id: string, paused: boolean): Pro
   return (rowCount ?? 0) > 0;
 }
 
-/** A workspace's schema was just migrated (first time, or a new migration): the views take it in. */
+/**
+ * A workspace's schema was just created or migrated: the views must take it in. Not rebuilt
+ * here: a rebuild locks every contract table of every schema, so one per new workspace made a
+ * fleet's start O(workspaces²) and its lock count grow past the server's lock table. The
+ * supervisor's next pass rebuilds once for every change since the last (refreshViews).
+ */
 export async function markMigrated(pool: pg.Pool, id: string, schemaChanged: boolean): Promise<void> {
-  await inTransaction(pool, async (c) => {
-    const { rowCount } = await c.query(`update ${FLEET_SCHEMA}.workspaces set migrated = true where id = $1 and not migrated`, [id]);
-    if ((rowCount ?? 0) > 0 || schemaChanged) await rebuildViews(c);
-  });
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    const { rowCount } = await client.query(`update ${FLEET_SCHEMA}.workspaces set migrated = true where id = $1 and not migrated`, [id]);
+    if ((rowCount ?? 0) > 0 || schemaChanged) await client.query(`update ${FLEET_SCHEMA}.views_state set wanted = wanted + 1`);
+    await client.query('commit');
+  } catch (err) {
+    await client.query('rollback').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Rebuilds the views when a schema was created or migrated since the last rebuild, in one
+ * transaction under the fleet's lock. The state row is locked first, so a workspace marked
+ * migrated meanwhile waits and counts for the next rebuild: none is ever left out. A failure is
+ * kept on the row (`fleet status` shows it) and the next pass tries again; slices go on.
+ */
+export async function refreshViews(pool: pg.Pool): Promise<{ rebuilt: boolean; error: string | null }> {
+  try {
+    const rebuilt = await inTransaction(pool, async (c) => {
+      const { rows } = await c.query<{ wanted: string; built: string }>(`select wanted, built from ${FLEET_SCHEMA}.views_state for update`);
+      const state = rows[0];
+      if (!state || state.wanted === state.built) return false;
+      await rebuildViews(c);
+      await c.query(`update ${FLEET_SCHEMA}.views_state set built = $1, built_at = now(), error = null, error_at = null`, [state.wanted]);
+      return true;
+    });
+    return { rebuilt, error: null };
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    await pool.query(`update ${FLEET_SCHEMA}.views_state set error = $1, error_at = now()`, [error]).catch(() => undefined);
+    return { rebuilt: false, error };
+  }
 }

@@ -28,7 +28,7 @@ export function renderFleetPage(status: FleetStatus, sort = 'staleness'): string
   return `<!doctype html><html><head><meta charset="utf-8"><title>wsmirror fleet</title><meta http-equiv="refresh" content="10">
 <style>body{font:14px system-ui,sans-serif;margin:1.5em}table{border-collapse:collapse}td,th{padding:.3em .7em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
 tr.failing td,tr.key_rejected td,tr.key_unavailable td{background:#fde8e8}tr.paused td{color:#888}</style></head><body>
-<h1>wsmirror fleet</h1><p>${status.workspaces.length} workspaces, ${status.workers} worker(s) alive, at ${esc(status.at)}. <a href="/fleet.json">JSON</a> · <a href="/metrics">metrics</a></p>
+<h1>wsmirror fleet</h1><p>${status.workspaces.length} workspaces, ${status.workers} worker(s) alive, at ${esc(status.at)}. Cross-workspace views: ${status.views.current ? `current (built ${esc(status.views.builtAt ?? 'never')})` : 'waiting for their next rebuild'}${status.views.error ? `; <strong>last rebuild failed: ${esc(status.views.error.message)}</strong>` : ''}. <a href="/fleet.json">JSON</a> · <a href="/metrics">metrics</a></p>
 <table><thead><tr><th>${head('id', 'workspace')}</th><th>state</th><th>${head('lag', 'lag')}</th><th>current as of</th><th>${head('staleness', 'last success')}</th><th>last error</th><th>requests/min</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table></body></html>`;
 }

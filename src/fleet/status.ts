@@ -21,9 +21,19 @@ export interface WorkspaceStatus {
   requestsTotal: number;
 }
 
+/** The cross-workspace views (wsmirror_all): whether they hold every migrated schema yet. */
+export interface ViewsStatus {
+  /** False while a schema created or migrated since the last rebuild waits for the next (≤ 10 s). */
+  current: boolean;
+  builtAt: string | null;
+  /** The last rebuild's failure, kept until one succeeds. */
+  error: { message: string; at: string | null } | null;
+}
+
 export interface FleetStatus {
   at: string;
   workers: number;
+  views: ViewsStatus;
   workspaces: WorkspaceStatus[];
 }
 
@@ -51,17 +61,31 @@ export async function readFleetStatus(pool: pg.Pool): Promise<FleetStatus> {
   }>(
     `select w.*, w.paused_in_file or w.paused_manually as paused,
             extract(epoch from now() - w.last_success_at)::float8 as staleness,
-            coalesce((select sum(s.requests) from ${FLEET_SCHEMA}.slices s
-                       where s.workspace_id = w.id and s.ended_at > now() - interval '1 minute'), 0)::int as rpm
+            coalesce(m.requests, 0)::int as rpm
        from ${FLEET_SCHEMA}.workspaces w
+       left join (select workspace_id, sum(requests) as requests from ${FLEET_SCHEMA}.slices
+                   where ended_at > now() - interval '1 minute' group by workspace_id) m on m.workspace_id = w.id
       order by w.last_success_at asc nulls first, w.id`,
   );
   const { rows: workers } = await pool.query<{ n: number }>(
     `select count(*)::int as n from ${FLEET_SCHEMA}.workers where seen_at > now() - interval '30 seconds'`,
   );
+  const { rows: views } = await pool.query<{
+    wanted: string;
+    built: string;
+    built_at: Date | null;
+    error: string | null;
+    error_at: Date | null;
+  }>(`select wanted, built, built_at, error, error_at from ${FLEET_SCHEMA}.views_state`);
+  const v = views[0];
   return {
     at: new Date().toISOString(),
     workers: workers[0]?.n ?? 0,
+    views: {
+      current: v === undefined || v.wanted === v.built,
+      builtAt: iso(v?.built_at ?? null),
+      error: v?.error ? { message: v.error, at: iso(v.error_at) } : null,
+    },
     workspaces: rows.map((r) => ({
       id: r.id,
       schema: r.schema_name,

@@ -8,7 +8,7 @@ import { createLogger, type Logger } from '../log/index.js';
 import { openSharedPostgres } from '../store/index.js';
 import type { SecretRedactor } from '../util/redact.js';
 import { FLEET_SCHEMA, loadFleetFile } from './config.js';
-import { applyFleet, openFleetPool } from './db.js';
+import { applyFleet, openFleetPool, refreshViews } from './db.js';
 import { startFleetHttp } from './http.js';
 import { FleetMetrics } from './metrics.js';
 import { ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
@@ -113,6 +113,9 @@ async function supervise(boss: PgBoss, pool: pg.Pool, workerId: string, concurre
     await pool.query(`delete from ${FLEET_SCHEMA}.workers where seen_at < now() - interval '1 hour'`);
     const started = await ensureSlices(boss, pool);
     if (started.length > 0) logger.debug({ workspaces: started }, 'slices queued for workspaces that had none');
+    const views = await refreshViews(pool);
+    if (views.rebuilt) logger.info('cross-workspace views rebuilt');
+    if (views.error !== null) logger.warn({ error: views.error }, 'rebuilding the cross-workspace views failed; retrying in 10 s');
     await pruneSlices(pool);
   } catch (err) {
     logger.warn({ err }, 'fleet supervision failed; retrying in 10 s');

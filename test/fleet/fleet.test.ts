@@ -246,6 +246,14 @@ describe.skipIf(!postgresDialect)('fleet: workers on a PostgreSQL job queue (spa
     }
 
     // 6. The views equal the union of the schemas; the removed workspace left them, its data stayed.
+    // A schema created since the last rebuild joins at a worker's next supervision pass (≤ 10 s).
+    await waitFor(
+      'the views rebuilt after the last schema change',
+      async () =>
+        (await pool.query<{ n: number }>(`select count(*)::int as n from wsmirror_fleet.views_state where wanted = built`)).rows[0]!.n ===
+        1,
+      30_000,
+    );
     const views = (
       await pool.query<{ table_name: string }>(`select table_name from information_schema.views where table_schema = 'wsmirror_all'`)
     ).rows.map((r) => r.table_name);

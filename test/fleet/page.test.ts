@@ -23,6 +23,7 @@ describe('fleet page', () => {
     const page = renderFleetPage({
       at: '2026-11-29T05:00:05.000Z',
       workers: 2,
+      views: { current: false, builtAt: null, error: { message: hostile, at: null } },
       workspaces: [
         base,
         {
@@ -44,6 +45,7 @@ describe('fleet page', () => {
       {
         at: '',
         workers: 1,
+        views: { current: true, builtAt: null, error: null },
         workspaces: [
           { ...base, id: 'b' },
           { ...base, id: 'a', stalenessSeconds: 1 },

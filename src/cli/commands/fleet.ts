@@ -129,5 +129,10 @@ function statusText(s: FleetStatus): string {
       w.lastError ? `${w.lastError.code ?? ''}: ${w.lastError.message}` : '',
     ].join(' '),
   );
-  return `${s.workspaces.length} workspaces, ${s.workers} worker(s) alive\n${lines.join('\n')}\n`;
+  return `${s.workspaces.length} workspaces, ${s.workers} worker(s) alive; ${viewsText(s.views)}\n${lines.join('\n')}\n`;
+}
+
+function viewsText(v: FleetStatus['views']): string {
+  const state = v.current ? `views current (built ${v.builtAt ?? 'never'})` : 'views waiting for their next rebuild (within 10 s)';
+  return v.error ? `${state}; last rebuild failed: ${v.error.message}` : state;
 }
