@@ -62,6 +62,8 @@ export interface RequestEvent {
    * drop the milliseconds, so an exact clock reads up to 1000 behind); absent without a usable Date.
    */
   clockSkewMs?: number;
+  /** The answer's `Retry-After`, in ms from when it arrived (seconds or an HTTP date); absent without one. */
+  retryAfterMs?: number;
 }
 
 export interface ClientStats {

@@ -158,7 +158,6 @@ export class Transport {
       };
       let status: number;
       let text: string;
-      let retryAfter: string | string[] | undefined;
       let serverDate: string | null = null;
       let contentType = '';
       try {
@@ -169,7 +168,7 @@ export class Transport {
           headers: this.headers,
           signal: timeout,
         });
-        ({ status, text, retryAfter, serverDate, contentType } = await this.receive(res, target, attempt, event));
+        ({ status, text, serverDate, contentType } = await this.receive(res, target, attempt, event));
       } catch (err) {
         if (err instanceof ResponseTooLargeError) throw err;
         if (signal?.aborted) throw signal.reason;
@@ -183,7 +182,7 @@ export class Transport {
       const details: ApiErrorDetails = { status, method: 'GET', path: shownPath(target), body: this.errorBody(text), attempts: attempt };
       const rule = ruleForStatus(status);
       if (rule) this.countFailure(rule);
-      if (rule?.retry) throw new RetryableFailure(String(status), rule, details, parseRetryAfter(retryAfter));
+      if (rule?.retry) throw new RetryableFailure(String(status), rule, details, event.retryAfterMs);
       throw finalStatusError(status, hasCursor, details);
     } finally {
       detachTimeout?.();
@@ -202,10 +201,12 @@ export class Transport {
     target: string,
     attempt: number,
     event: RequestEvent,
-  ): Promise<{ status: number; text: string; retryAfter: string | string[] | undefined; serverDate: string | null; contentType: string }> {
+  ): Promise<{ status: number; text: string; serverDate: string | null; contentType: string }> {
     const status = res.statusCode;
     event.status = status;
     const retryAfter = res.headers['retry-after'];
+    const retryAfterMs = retryAfter === undefined ? undefined : parseRetryAfter(retryAfter);
+    if (retryAfterMs !== undefined) event.retryAfterMs = retryAfterMs;
     this.d.limiter.observe?.({ status, headers: res.headers });
     const date = readDateHeader(res.headers.date);
     const serverDate = date?.iso ?? null;
@@ -226,7 +227,7 @@ export class Transport {
     if (body.tooLarge) {
       throw new ResponseTooLargeError(this.d.opts.maxResponseBytes, { status, method: 'GET', path: shownPath(target), attempts: attempt });
     }
-    return { status, text: body.text, retryAfter, serverDate, contentType };
+    return { status, text: body.text, serverDate, contentType };
   }
 
   private report(event: RequestEvent): void {

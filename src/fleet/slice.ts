@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { abortableSleep } from '../api/limiter.js';
 import { Lifecycle, openClient, openLockedMirror, syncContext, type Resources, openWriterSession } from '../session/index.js';
+import type { RequestEvent } from '../api/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { SharedPostgres, Store } from '../store/index.js';
@@ -49,7 +50,7 @@ export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> 
   const deadline = setTimeout(() => life.stop.abort(new Error('slice deadline')), env.sliceSeconds * 1000);
   const onStop = () => life.stop.abort(new Error('worker stopping'));
   env.stop.addEventListener('abort', onStop, { once: true });
-  const counted = { requests: 0, rate: row.ratePerSecond };
+  const counted: Counted = { requests: 0, rate: row.ratePerSecond, notBefore: 0 };
   const logger = env.logger.child({ workspace: id });
   let config: Config | null = null;
   try {
@@ -60,14 +61,17 @@ export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> 
     await abortableSleep(await beginSlice(env.pool, id, fixed, env.workerId), life.stop.signal).catch(() => undefined);
     const work = await sliceWork(env, row, config, life, logger, counted);
     const durationMs = performance.now() - began;
-    const delayMs = nextSliceDelay(config, {
-      ...work,
-      ok: true,
-      elapsedMs: durationMs,
-      failuresInARow: 0,
-      errorCode: null,
-      ratePerSecond: counted.rate ?? fixed,
-    });
+    const delayMs = honourRetryAfter(
+      counted,
+      nextSliceDelay(config, {
+        ...work,
+        ok: true,
+        elapsedMs: durationMs,
+        failuresInARow: 0,
+        errorCode: null,
+        ratePerSecond: counted.rate ?? fixed,
+      }),
+    );
     await recordSlice(env.pool, id, {
       kind: work.kind,
       ok: true,
@@ -83,12 +87,33 @@ export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> 
     });
     return { kind: work.kind, ok: true, durationMs, next: { delayMs } };
   } catch (err) {
-    return await sliceFailed(env, row, config, err, { began, requests: counted.requests, logger });
+    return await sliceFailed(env, row, config, err, { began, counted, logger });
   } finally {
     clearTimeout(deadline);
     env.stop.removeEventListener('abort', onStop);
     await life.close().catch((err: unknown) => logger.warn({ err }, 'closing the slice failed'));
   }
+}
+
+/** What a slice's requests told: how many, the learned rate, and the latest instant a `Retry-After` asked for. */
+interface Counted {
+  requests: number;
+  rate: number | null;
+  /** Epoch ms before which the upstream asked not to be called again (0: it did not). */
+  notBefore: number;
+}
+
+function countRequest(counted: Counted, e: RequestEvent): void {
+  counted.requests++;
+  if (e.retryAfterMs !== undefined) counted.notBefore = Math.max(counted.notBefore, Date.now() + e.retryAfterMs);
+}
+
+/**
+ * The upstream's `Retry-After` outlasts the slice that heard it (its retries ran out, or the slice
+ * deadline came first): the next slice waits for it whatever the schedule says.
+ */
+function honourRetryAfter(counted: Counted, delayMs: number): number {
+  return Math.max(delayMs, counted.notBefore - Date.now());
 }
 
 interface WorkDone {
@@ -110,10 +135,10 @@ async function sliceWork(
   config: Config,
   life: Lifecycle,
   logger: Logger,
-  counted: { requests: number; rate: number | null },
+  counted: Counted,
 ): Promise<WorkDone> {
   const res: Resources = { config, logger, redactor: env.redactor, shared: env.shared };
-  const client = openClient(res, life, () => counted.requests++, row.ratePerSecond ?? undefined);
+  const client = openClient(res, life, (e) => countRequest(counted, e), row.ratePerSecond ?? undefined);
   const store = await openSliceStore(env, row, res, life, client);
   const ctx = syncContext(res, store, client, life);
   const before = await readBackfill(store);
@@ -192,7 +217,7 @@ async function sliceFailed(
   row: WorkspaceRow,
   config: Config | null,
   err: unknown,
-  at: { began: number; requests: number; logger: Logger },
+  at: { began: number; counted: Counted; logger: Logger },
 ): Promise<SliceReport> {
   const code = (err as { code?: unknown }).code;
   const errorCode = typeof code === 'string' ? code : 'UNEXPECTED';
@@ -210,20 +235,20 @@ async function sliceFailed(
     behind: false,
     fullLookback: false,
     eventsNew: 0,
-    requests: at.requests,
+    requests: at.counted.requests,
     elapsedMs: durationMs,
     failuresInARow,
     errorCode,
     ratePerSecond: 1,
   };
-  const delayMs = config ? nextSliceDelay(config, result) : Math.min(5000 * 2 ** failuresInARow, 300_000);
+  const delayMs = honourRetryAfter(at.counted, config ? nextSliceDelay(config, result) : Math.min(5000 * 2 ** failuresInARow, 300_000));
   const state = errorCode === 'AUTH_REJECTED' ? 'key_rejected' : errorCode === 'KEY_UNAVAILABLE' ? 'key_unavailable' : 'failing';
   await recordSlice(env.pool, row.id, {
     kind: 'sync',
     ok: false,
     state,
     durationMs,
-    requests: at.requests,
+    requests: at.counted.requests,
     ratePerSecond: null,
     backfillPhase: null,
     lagSeconds: null,
