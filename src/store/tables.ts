@@ -104,8 +104,9 @@ export function rowMapping<R>() {
   };
 }
 
-const col = <T extends LogicalType>(type: T) => ({ type, nullable: true }) as const;
-const key = <T extends LogicalType>(type: T) => ({ type, nullable: false }) as const;
+/** A nullable column, and a not-null one (a key's or a required value's); src/store/tables-sync.ts uses them too. */
+export const col = <T extends LogicalType>(type: T) => ({ type, nullable: true }) as const;
+export const key = <T extends LogicalType>(type: T) => ({ type, nullable: false }) as const;
 const text = col('text');
 const ts = col('timestamp');
 const json = col('json');
