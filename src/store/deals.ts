@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.js';
-import type { DealsTable, MirrorDatabase } from './schema.js';
+import type { DealsTable, MirrorDatabase, PipelinesTable, StagesTable } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { trackedFields } from './tracked-fields.js';
@@ -8,6 +8,7 @@ import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, typ
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
 import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
+import { SUPPORT_TABLES } from './tables-sync.js';
 import { stageKey } from './reads.js';
 import {
   bool,
@@ -57,13 +58,12 @@ function dealRow(d: Deal, syncedAt: string): DealsTable {
 // The upsert binds each value once and updates from `excluded`; the columns are the declaration's.
 export const DEAL_COLUMNS = columnsOf(TABLES.deals);
 const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
-const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
+// A stub names a deal's pipeline or stage until the pipelines list is read: it never overwrites a row.
+const PIPELINE_COLUMNS = columnsOf(SUPPORT_TABLES.pipelines);
+const PIPELINE_STUB = insertStatement('pipelines', PIPELINE_COLUMNS, 'on conflict ("id") do nothing');
 // Stages are keyed by (pipeline_id, id) since 0700_owner_keyed_children: two pipelines may share a stage id.
-const STAGE_STUB = insertStatement(
-  'stages',
-  ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
-  'on conflict ("pipeline_id", "id") do nothing',
-);
+const STAGE_COLUMNS = columnsOf(SUPPORT_TABLES.stages);
+const STAGE_STUB = insertStatement('stages', STAGE_COLUMNS, 'on conflict ("pipeline_id", "id") do nothing');
 
 export const CONTACTS: ChildTable = {
   table: 'deal_contacts',
@@ -102,8 +102,8 @@ export interface PreparedDeal {
   readonly owner: UserRef | null | undefined;
   readonly company: Company | null | undefined;
   /** The stub rows of the deal's pipeline and stage, when it names them. */
-  readonly pipelineStub: readonly unknown[] | null;
-  readonly stageStub: readonly unknown[] | null;
+  readonly pipelineStub: PipelinesTable | null;
+  readonly stageStub: StagesTable | null;
 }
 
 export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
@@ -117,31 +117,35 @@ export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
     fields: fieldRows(deal.fields).map((f) => [f.key, f.value_text, f.value_json]),
     owner: deal.owner,
     company: deal.company,
-    pipelineStub: row.pipeline_id === null ? null : [row.pipeline_id, str(deal.pipeline.name), null, null, null],
-    stageStub:
-      row.stage_id === null
+    pipelineStub:
+      row.pipeline_id === null
         ? null
-        : [
-            row.stage_id,
-            row.pipeline_id,
-            str(s.name),
-            typeof s.position === 'number' ? s.position : null,
-            bool(s.isWon),
-            bool(s.isLost),
-            json(s),
-          ],
+        : { id: row.pipeline_id, name: str(deal.pipeline.name), deal_count: null, position: null, raw_json: null },
+    stageStub:
+      row.stage_id === null || row.pipeline_id === null
+        ? null
+        : {
+            id: row.stage_id,
+            pipeline_id: row.pipeline_id,
+            name: str(s.name),
+            position: typeof s.position === 'number' ? s.position : null,
+            is_won: bool(s.isWon),
+            is_lost: bool(s.isLost),
+            raw_json: json(s),
+          },
   };
 }
 
 /**
- * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id): a stub never
- * overwrites a row, so the first one written stays.
+ * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id), as values in
+ * the declared column order: a stub never overwrites a row, so the first one written stays.
  */
-const stubs = (rows: readonly (readonly unknown[] | null)[], key: (r: readonly unknown[]) => string = (r) => String(r[0])) =>
-  uniqueBy(
-    rows.filter((r): r is readonly unknown[] => r !== null),
+function stubs<R extends Record<C, unknown>, C extends string>(rows: readonly (R | null)[], key: (r: R) => string, columns: readonly C[]) {
+  return uniqueBy(
+    rows.filter((r): r is R => r !== null),
     key,
-  );
+  ).map((r) => columns.map((c) => r[c]));
+}
 
 /** A deal's child tables, written in this order for new and re-read deals alike. */
 const DEAL_CHILDREN: readonly ChildList<PreparedDeal>[] = [
@@ -158,11 +162,16 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach([p.owner]))));
     await upsertCompanies(db, foldRefs(live.map((p) => firstOfEach([p.company]))));
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach(p.contacts))));
-    const pipelines = stubs(live.map((p) => p.pipelineStub));
+    const pipelines = stubs(
+      live.map((p) => p.pipelineStub),
+      (r) => r.id,
+      PIPELINE_COLUMNS,
+    );
     if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
     const stages = stubs(
       live.map((p) => p.stageStub),
-      (r) => stageKey(String(r[1]), String(r[0])),
+      (r) => stageKey(r.pipeline_id, r.id),
+      STAGE_COLUMNS,
     );
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },
