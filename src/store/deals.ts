@@ -7,7 +7,7 @@ import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 import { stageKey } from './reads.js';
 import {
@@ -32,27 +32,29 @@ type Db = Kysely<MirrorDatabase>;
 // stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
 const TRACKED = trackedFields('deal').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
+/** A deal's row: the mapping from the declaration of `deals` (src/store/tables.ts); the amount parsed once for both its columns. */
+const dealMapping = rowMapping<{ d: Deal; parsed: ReturnType<typeof parseAmount>; syncedAt: string }>()('deals', TABLES.deals, {
+  id: ({ d }) => String(d.id),
+  name: ({ d }) => str(d.name),
+  amount: ({ parsed }) => parsed.amount,
+  amount_cents: ({ parsed }) => parsed.cents,
+  currency: ({ d }) => str(d.currency),
+  close_date: ({ d }) => dateOnly(d.closeDate, 'closeDate'),
+  status: ({ d }) => str(d.status),
+  pipeline_id: ({ d }) => (d.pipeline?.id != null ? String(d.pipeline.id) : null),
+  stage_id: ({ d }) => (d.stage?.id != null ? String(d.stage.id) : null),
+  owner_id: ({ d }) => (d.owner?.id != null ? String(d.owner.id) : null),
+  company_id: ({ d }) => (d.company?.id != null ? String(d.company.id) : null),
+  fields_json: ({ d }) => json(d.fields ?? {}),
+  created_at: ({ d }) => ts(d.createdAt, 'createdAt'),
+  updated_at: ({ d }) => requiredTs(d.updatedAt, 'updatedAt'),
+  deleted_at: () => null,
+  synced_at: ({ syncedAt }) => syncedAt,
+  raw_json: ({ d }) => json(d),
+});
+
 function dealRow(d: Deal, syncedAt: string): DealsTable {
-  const { amount, cents } = parseAmount(d.amount);
-  return {
-    id: String(d.id),
-    name: str(d.name),
-    amount,
-    amount_cents: cents,
-    currency: str(d.currency),
-    close_date: dateOnly(d.closeDate, 'closeDate'),
-    status: str(d.status),
-    pipeline_id: d.pipeline?.id != null ? String(d.pipeline.id) : null,
-    stage_id: d.stage?.id != null ? String(d.stage.id) : null,
-    owner_id: d.owner?.id != null ? String(d.owner.id) : null,
-    company_id: d.company?.id != null ? String(d.company.id) : null,
-    fields_json: json(d.fields ?? {}),
-    created_at: ts(d.createdAt, 'createdAt'),
-    updated_at: requiredTs(d.updatedAt, 'updatedAt'),
-    deleted_at: null,
-    synced_at: syncedAt,
-    raw_json: json(d),
-  };
+  return dealMapping({ d, parsed: parseAmount(d.amount), syncedAt });
 }
 
 // The upsert binds each value once and updates from `excluded`; the columns are the declaration's.
