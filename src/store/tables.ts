@@ -8,8 +8,11 @@ import { StoreError } from './errors.js';
  * databases, so a table added here without its migration (or the reverse) fails a test, not a sync.
  */
 
-/** What a column holds; each database's declared type for it is in the schema test. */
-export type LogicalType = 'text' | 'integer' | 'bigint' | 'numeric' | 'boolean' | 'timestamp' | 'date' | 'json';
+/**
+ * What a column holds; each database's declared type for it is in the schema test. `real` is a
+ * float in both (the reporting tables' minutes and rates), where `numeric` is exact in PostgreSQL.
+ */
+export type LogicalType = 'text' | 'integer' | 'bigint' | 'numeric' | 'real' | 'boolean' | 'timestamp' | 'date' | 'json';
 
 export interface ColumnDecl {
   readonly type: LogicalType;
@@ -45,6 +48,7 @@ interface TypeOf {
   integer: number;
   bigint: number;
   numeric: string | number;
+  real: number;
   boolean: SqlBool;
   timestamp: string;
   date: string;
