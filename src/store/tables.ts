@@ -159,6 +159,15 @@ function fieldsTable<O extends string>(owner: O) {
 /** The closing columns of every record table: its times, the mirror's own and the raw copy. */
 const recordStamps = { created_at: ts, updated_at: ts, deleted_at: ts, synced_at: ts, raw_json: json } as const;
 
+/** The index every record table's drain plan reads: its newest live records since a time (0400). */
+const liveUpdated = (table: string) =>
+  ({
+    name: `${table}_deleted_updated_idx`,
+    columns: ['deleted_at', 'updated_at'],
+    unique: false,
+    why: "the drain's cost model asks for the newest live records updated since a time (listedSince): without it, SQLite sorts every live record, 4 times per drain",
+  }) as const satisfies IndexDecl;
+
 const tickets = {
   columns: {
     id: key('text'),
@@ -187,7 +196,7 @@ const tickets = {
     ...recordStamps,
   },
   primaryKey: ['id'],
-  indexes: [],
+  indexes: [liveUpdated('tickets')],
 } as const satisfies TableDecl;
 
 // Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
@@ -231,7 +240,7 @@ const deals = {
     ...recordStamps,
   },
   primaryKey: ['id'],
-  indexes: [],
+  indexes: [liveUpdated('deals')],
 } as const satisfies TableDecl;
 
 const deal_contacts = {
