@@ -123,6 +123,7 @@ export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
       row.pipeline_id === null
         ? null
         : { id: row.pipeline_id, name: str(deal.pipeline.name), deal_count: null, position: null, raw_json: null },
+    // A listed deal always names its pipeline (src/api/schemas.ts): the second test only tells the compiler so.
     stageStub:
       row.stage_id === null || row.pipeline_id === null
         ? null
