@@ -1,13 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.js';
-import type { DealsTable, MirrorDatabase } from './schema.js';
+import type { DealsTable, MirrorDatabase, PipelinesTable, StagesTable } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
+import { SUPPORT_TABLES } from './tables-sync.js';
 import { stageKey } from './reads.js';
 import {
   bool,
@@ -31,39 +32,40 @@ type Db = Kysely<MirrorDatabase>;
 // stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
 const TRACKED = trackedFields('deal').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
+/** A deal's row: the mapping from the declaration of `deals` (src/store/tables.ts); the amount parsed once for both its columns. */
+const dealMapping = rowMapping<{ d: Deal; parsed: ReturnType<typeof parseAmount>; syncedAt: string }>()('deals', TABLES.deals, {
+  id: ({ d }) => String(d.id),
+  name: ({ d }) => str(d.name),
+  amount: ({ parsed }) => parsed.amount,
+  amount_cents: ({ parsed }) => parsed.cents,
+  currency: ({ d }) => str(d.currency),
+  close_date: ({ d }) => dateOnly(d.closeDate, 'closeDate'),
+  status: ({ d }) => str(d.status),
+  pipeline_id: ({ d }) => (d.pipeline?.id != null ? String(d.pipeline.id) : null),
+  stage_id: ({ d }) => (d.stage?.id != null ? String(d.stage.id) : null),
+  owner_id: ({ d }) => (d.owner?.id != null ? String(d.owner.id) : null),
+  company_id: ({ d }) => (d.company?.id != null ? String(d.company.id) : null),
+  fields_json: ({ d }) => json(d.fields ?? {}),
+  created_at: ({ d }) => ts(d.createdAt, 'createdAt'),
+  updated_at: ({ d }) => requiredTs(d.updatedAt, 'updatedAt'),
+  deleted_at: () => null,
+  synced_at: ({ syncedAt }) => syncedAt,
+  raw_json: ({ d }) => json(d),
+});
+
 function dealRow(d: Deal, syncedAt: string): DealsTable {
-  const { amount, cents } = parseAmount(d.amount);
-  return {
-    id: String(d.id),
-    name: str(d.name),
-    amount,
-    amount_cents: cents,
-    currency: str(d.currency),
-    close_date: dateOnly(d.closeDate, 'closeDate'),
-    status: str(d.status),
-    pipeline_id: d.pipeline?.id != null ? String(d.pipeline.id) : null,
-    stage_id: d.stage?.id != null ? String(d.stage.id) : null,
-    owner_id: d.owner?.id != null ? String(d.owner.id) : null,
-    company_id: d.company?.id != null ? String(d.company.id) : null,
-    fields_json: json(d.fields ?? {}),
-    created_at: ts(d.createdAt, 'createdAt'),
-    updated_at: requiredTs(d.updatedAt, 'updatedAt'),
-    deleted_at: null,
-    synced_at: syncedAt,
-    raw_json: json(d),
-  };
+  return dealMapping({ d, parsed: parseAmount(d.amount), syncedAt });
 }
 
 // The upsert binds each value once and updates from `excluded`; the columns are the declaration's.
 export const DEAL_COLUMNS = columnsOf(TABLES.deals);
 const writeDeal = rowUpsert('deals', DEAL_COLUMNS, ['stage_id', 'pipeline_id', 'owner_id', 'company_id']);
-const PIPELINE_STUB = insertStatement('pipelines', ['id', 'name', 'deal_count', 'position', 'raw_json'], 'on conflict ("id") do nothing');
+// A stub names a deal's pipeline or stage until the pipelines list is read: it never overwrites a row.
+const PIPELINE_COLUMNS = columnsOf(SUPPORT_TABLES.pipelines);
+const PIPELINE_STUB = insertStatement('pipelines', PIPELINE_COLUMNS, 'on conflict ("id") do nothing');
 // Stages are keyed by (pipeline_id, id) since 0700_owner_keyed_children: two pipelines may share a stage id.
-const STAGE_STUB = insertStatement(
-  'stages',
-  ['id', 'pipeline_id', 'name', 'position', 'is_won', 'is_lost', 'raw_json'],
-  'on conflict ("pipeline_id", "id") do nothing',
-);
+const STAGE_COLUMNS = columnsOf(SUPPORT_TABLES.stages);
+const STAGE_STUB = insertStatement('stages', STAGE_COLUMNS, 'on conflict ("pipeline_id", "id") do nothing');
 
 export const CONTACTS: ChildTable = {
   table: 'deal_contacts',
@@ -102,8 +104,8 @@ export interface PreparedDeal {
   readonly owner: UserRef | null | undefined;
   readonly company: Company | null | undefined;
   /** The stub rows of the deal's pipeline and stage, when it names them. */
-  readonly pipelineStub: readonly unknown[] | null;
-  readonly stageStub: readonly unknown[] | null;
+  readonly pipelineStub: PipelinesTable | null;
+  readonly stageStub: StagesTable | null;
 }
 
 export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
@@ -117,31 +119,36 @@ export function prepareDeal(deal: Deal, syncedAt: string): PreparedDeal {
     fields: fieldRows(deal.fields).map((f) => [f.key, f.value_text, f.value_json]),
     owner: deal.owner,
     company: deal.company,
-    pipelineStub: row.pipeline_id === null ? null : [row.pipeline_id, str(deal.pipeline.name), null, null, null],
-    stageStub:
-      row.stage_id === null
+    pipelineStub:
+      row.pipeline_id === null
         ? null
-        : [
-            row.stage_id,
-            row.pipeline_id,
-            str(s.name),
-            typeof s.position === 'number' ? s.position : null,
-            bool(s.isWon),
-            bool(s.isLost),
-            json(s),
-          ],
+        : { id: row.pipeline_id, name: str(deal.pipeline.name), deal_count: null, position: null, raw_json: null },
+    // A listed deal always names its pipeline (src/api/schemas.ts): the second test only tells the compiler so.
+    stageStub:
+      row.stage_id === null || row.pipeline_id === null
+        ? null
+        : {
+            id: row.stage_id,
+            pipeline_id: row.pipeline_id,
+            name: str(s.name),
+            position: typeof s.position === 'number' ? s.position : null,
+            is_won: bool(s.isWon),
+            is_lost: bool(s.isLost),
+            raw_json: json(s),
+          },
   };
 }
 
 /**
- * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id): a stub never
- * overwrites a row, so the first one written stays.
+ * The first stub of each key (`key` of a row: its id, or a stage's pipeline and id), as values in
+ * the declared column order: a stub never overwrites a row, so the first one written stays.
  */
-const stubs = (rows: readonly (readonly unknown[] | null)[], key: (r: readonly unknown[]) => string = (r) => String(r[0])) =>
-  uniqueBy(
-    rows.filter((r): r is readonly unknown[] => r !== null),
+function stubs<R extends Record<C, unknown>, C extends string>(rows: readonly (R | null)[], key: (r: R) => string, columns: readonly C[]) {
+  return uniqueBy(
+    rows.filter((r): r is R => r !== null),
     key,
-  );
+  ).map((r) => columns.map((c) => r[c]));
+}
 
 /** A deal's child tables, written in this order for new and re-read deals alike. */
 const DEAL_CHILDREN: readonly ChildList<PreparedDeal>[] = [
@@ -158,11 +165,16 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach([p.owner]))));
     await upsertCompanies(db, foldRefs(live.map((p) => firstOfEach([p.company]))));
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach(p.contacts))));
-    const pipelines = stubs(live.map((p) => p.pipelineStub));
+    const pipelines = stubs(
+      live.map((p) => p.pipelineStub),
+      (r) => r.id,
+      PIPELINE_COLUMNS,
+    );
     if (pipelines.length > 0) await insertRows(db, PIPELINE_STUB, pipelines);
     const stages = stubs(
       live.map((p) => p.stageStub),
-      (r) => stageKey(String(r[1]), String(r[0])),
+      (r) => stageKey(r.pipeline_id, r.id),
+      STAGE_COLUMNS,
     );
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },

@@ -1,15 +1,16 @@
 import type { Kysely } from 'kysely';
-import type { MirrorDatabase } from './schema.js';
+import type { HistoryGapsTable, MirrorDatabase } from './schema.js';
 import type { HistoryGap } from './event-history.js';
-import { insertRows, insertStatement } from './sql.js';
+import { insertRows, insertStatement, q } from './sql.js';
+import { columnsOf } from './tables.js';
+import { SUPPORT_TABLES } from './tables-sync.js';
 
 type Db = Kysely<MirrorDatabase>;
 
-const GAPS = insertStatement(
-  'history_gaps',
-  ['entity_type', 'entity_id', 'event_id', 'event_type', 'occurred_at', 'fields', 'reason'],
-  'on conflict ("entity_type", "entity_id", "event_id") do nothing',
-);
+const TABLE = SUPPORT_TABLES.history_gaps;
+const COLUMNS = columnsOf(TABLE);
+// A gap already recorded (same record and event) stays as first written.
+const GAPS = insertStatement('history_gaps', COLUMNS, `on conflict (${TABLE.primaryKey.map(q).join(', ')}) do nothing`);
 
 /**
  * Records the events that may hide a tracked change (docs/schema.md, history_gaps), in the
@@ -21,6 +22,17 @@ export async function writeHistoryGaps(db: Db, gaps: readonly HistoryGap[]): Pro
   await insertRows(
     db,
     GAPS,
-    gaps.map((g) => [g.kind, g.entityId, g.eventId, g.eventType, g.at, g.fields.join(','), g.reason]),
+    gaps.map((g) => {
+      const row: HistoryGapsTable = {
+        entity_type: g.kind,
+        entity_id: g.entityId,
+        event_id: g.eventId,
+        event_type: g.eventType,
+        occurred_at: g.at,
+        fields: g.fields.join(','),
+        reason: g.reason,
+      };
+      return COLUMNS.map((c) => row[c]);
+    }),
   );
 }

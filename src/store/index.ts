@@ -10,6 +10,8 @@ export type { ListedCopy } from './drain-reads.js';
 export type { RecordState } from './record-state.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
 export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+// How a table is declared (docs/design.md §7): src/report declares its rpt_ tables with it.
+export { key, type ColumnDecl, type IndexDecl, type LogicalType, type RowOf, type TableDecl } from './tables.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
 export type { QuarantinedRow, StatusReads, SyncRunRow } from './status-reads.js';

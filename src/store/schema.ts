@@ -1,13 +1,12 @@
-import type { Generated, SqlBool } from 'kysely';
 import { pipelines, RECORD_ENTITIES } from '../entities/index.js';
 import { TABLES, type RowOf } from './tables.js';
+import { SUPPORT_TABLES } from './tables-sync.js';
 
 /**
  * Row types of the mirror (docs/schema.md). Timestamps are 23-char UTC text `YYYY-MM-DD HH:MM:SS.SSS`
  * in both dialects (the PostgreSQL store's type parsers give the same form); booleans are
  * 0/1 in SQLite and true/false in PostgreSQL (SqlBool); JSON columns hold JSON text.
  */
-type Ts = string;
 type Json = string;
 
 export type TicketsTable = RowOf<typeof TABLES.tickets>;
@@ -26,43 +25,16 @@ export type TicketFieldsTable = RowOf<typeof TABLES.ticket_fields>;
 
 export type DealFieldsTable = RowOf<typeof TABLES.deal_fields>;
 
-export interface UsersTable {
-  id: string;
-  name: string | null;
-  email: string | null;
-}
+export type UsersTable = RowOf<typeof SUPPORT_TABLES.users>;
 
-export interface ContactsTable {
-  id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-}
+export type ContactsTable = RowOf<typeof SUPPORT_TABLES.contacts>;
 
-export interface CompaniesTable {
-  id: string;
-  name: string | null;
-  domain: string | null;
-}
+export type CompaniesTable = RowOf<typeof SUPPORT_TABLES.companies>;
 
-export interface PipelinesTable {
-  id: string;
-  name: string | null;
-  deal_count: number | null;
-  position: number | null;
-  raw_json: Json | null;
-}
+export type PipelinesTable = RowOf<typeof SUPPORT_TABLES.pipelines>;
 
 /** Keyed by (pipeline_id, id) since 0700_owner_keyed_children. */
-export interface StagesTable {
-  id: string;
-  pipeline_id: string;
-  name: string | null;
-  position: number | null;
-  is_won: SqlBool | null;
-  is_lost: SqlBool | null;
-  raw_json: Json | null;
-}
+export type StagesTable = RowOf<typeof SUPPORT_TABLES.stages>;
 
 export type DealsTable = RowOf<typeof TABLES.deals>;
 
@@ -76,69 +48,19 @@ export type TicketHistoryTable = RowOf<typeof TABLES.ticket_history>;
 
 export type DealHistoryTable = RowOf<typeof TABLES.deal_history>;
 
-/**
- * A change-log event that may hide a change of a tracked field but cannot be read as one (migration
- * 0900_history_gaps): its record's history is incomplete (docs/schema.md, history_gaps).
- */
-export interface HistoryGapsTable {
-  entity_type: string;
-  entity_id: string;
-  event_id: string;
-  event_type: string | null;
-  occurred_at: Ts;
-  /** The tracked fields it may hide, comma-separated (`stage_id,status`). */
-  fields: string;
-  reason: string;
-}
+/** Events that may hide a tracked change (migration 0900_history_gaps; docs/schema.md, history_gaps). */
+export type HistoryGapsTable = RowOf<typeof SUPPORT_TABLES.history_gaps>;
 
-export interface QuarantineTable {
-  entity_type: string;
-  entity_id: string;
-  reason: string;
-  raw_json: Json;
-  first_seen_at: Ts;
-  last_seen_at: Ts;
-}
+export type QuarantineTable = RowOf<typeof SUPPORT_TABLES.quarantine>;
 
-export interface SyncRunsTable {
-  id: Generated<number>;
-  kind: string;
-  started_at: Ts;
-  finished_at: Ts | null;
-  /** `running` until finished, then `success`, `failed` or `aborted`. */
-  outcome: string | null;
-  events_read: number | null;
-  events_new: number | null;
-  records_fetched: number | null;
-  requests: number | null;
-  retries: number | null;
-  error: string | null;
-  /** Cycles this row stands for: idle polls of continuous mode fold into one row (migration 1100). */
-  cycles: Generated<number>;
-}
+export type SyncRunsTable = RowOf<typeof SUPPORT_TABLES.sync_runs>;
 
-export interface SyncStateTable {
-  key: string;
-  value_json: Json | null;
-  updated_at: Ts | null;
-}
+export type SyncStateTable = RowOf<typeof SUPPORT_TABLES.sync_state>;
 
 export type DirtyTable = RowOf<typeof TABLES.dirty>;
 
 /** The writer's inbox (migration 1600, src/store/writer-requests.ts): requests queued while another process writes. */
-export interface WriterRequestsTable {
-  id: Generated<number>;
-  kind: string;
-  params_json: string;
-  requested_at: Ts;
-  started_at: Ts | null;
-  finished_at: Ts | null;
-  /** Null until served, then `done` or `failed`. */
-  outcome: string | null;
-  result_json: string | null;
-  error_code: string | null;
-  error: string | null;
-}
+export type WriterRequestsTable = RowOf<typeof SUPPORT_TABLES.writer_requests>;
 
 export interface MirrorDatabase {
   tickets: TicketsTable;

@@ -9,47 +9,60 @@ import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, 
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
 import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
 
 type Db = Kysely<MirrorDatabase>;
 
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
 const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
+/** What a ticket's row is made from: the ticket, its team and SLA objects, and when it was read. */
+interface TicketSource {
+  readonly t: TicketWithMessages;
+  readonly team: Record<string, unknown> | null;
+  readonly sla: TicketWithMessages['sla'];
+  readonly syncedAt: string;
+  /** json of each of `t.messages`, in order, which the ticket's raw_json reuses. */
+  readonly messageTexts: readonly (string | null)[];
+}
+
+/** A ticket's row: the mapping from the declaration of `tickets` (src/store/tables.ts). */
+const ticketMapping = rowMapping<TicketSource>()('tickets', TABLES.tickets, {
+  id: ({ t }) => String(t.id),
+  number: ({ t }) => (typeof t.number === 'number' ? t.number : null),
+  key: ({ t }) => str(t.key),
+  subject: ({ t }) => str(t.subject),
+  status: ({ t }) => str(t.status),
+  priority: ({ t }) => str(t.priority),
+  summary: ({ t }) => str(t.summary),
+  contact_id: ({ t }) => (t.contact?.id != null ? String(t.contact.id) : null),
+  assignee_id: ({ t }) => (t.assignee?.id != null ? String(t.assignee.id) : null),
+  team_id: ({ team }) => str(team?.id),
+  team_name: ({ team }) => str(team?.name),
+  team_json: ({ team }) => (team ? json(team) : null),
+  tags_json: ({ t }) => json(t.tags ?? []),
+  fields_json: ({ t }) => json(t.fields ?? {}),
+  cc_json: ({ t }) => json(t.cc ?? []),
+  message_count: ({ t }) => (typeof t.messageCount === 'number' ? t.messageCount : null),
+  first_reply_due_at: ({ sla }) => ts(sla?.firstReplyDueAt, 'sla.firstReplyDueAt'),
+  resolve_due_at: ({ sla }) => ts(sla?.resolveDueAt, 'sla.resolveDueAt'),
+  first_reply_breached_at: ({ sla }) => ts(sla?.firstReplyBreachedAt, 'sla.firstReplyBreachedAt'),
+  resolve_breached_at: ({ sla }) => ts(sla?.resolveBreachedAt, 'sla.resolveBreachedAt'),
+  first_agent_reply_at: ({ t }) => ts(t.firstAgentReplyAt, 'firstAgentReplyAt'),
+  resolved_at: ({ t }) => ts(t.resolvedAt, 'resolvedAt'),
+  status_changed_at: ({ t }) => ts(t.statusChangedAt, 'statusChangedAt'),
+  created_at: ({ t }) => ts(t.createdAt, 'createdAt'),
+  updated_at: ({ t }) => requiredTs(t.updatedAt, 'updatedAt'),
+  deleted_at: () => null,
+  synced_at: ({ syncedAt }) => syncedAt,
+  raw_json: ({ t, messageTexts }) => jsonWithList(t, 'messages', messageTexts),
+});
+
 /** `messageTexts`: json of each of `t.messages`, in order, which the ticket's raw_json reuses. */
 function ticketRow(t: TicketWithMessages, syncedAt: string, messageTexts: readonly (string | null)[]): TicketsTable {
   const team = t.team && typeof t.team === 'object' ? t.team : null;
   const sla = t.sla && typeof t.sla === 'object' ? t.sla : null;
-  return {
-    id: String(t.id),
-    number: typeof t.number === 'number' ? t.number : null,
-    key: str(t.key),
-    subject: str(t.subject),
-    status: str(t.status),
-    priority: str(t.priority),
-    summary: str(t.summary),
-    contact_id: t.contact?.id != null ? String(t.contact.id) : null,
-    assignee_id: t.assignee?.id != null ? String(t.assignee.id) : null,
-    team_id: str(team?.id),
-    team_name: str(team?.name),
-    team_json: team ? json(team) : null,
-    tags_json: json(t.tags ?? []),
-    fields_json: json(t.fields ?? {}),
-    cc_json: json(t.cc ?? []),
-    message_count: typeof t.messageCount === 'number' ? t.messageCount : null,
-    first_reply_due_at: ts(sla?.firstReplyDueAt, 'sla.firstReplyDueAt'),
-    resolve_due_at: ts(sla?.resolveDueAt, 'sla.resolveDueAt'),
-    first_reply_breached_at: ts(sla?.firstReplyBreachedAt, 'sla.firstReplyBreachedAt'),
-    resolve_breached_at: ts(sla?.resolveBreachedAt, 'sla.resolveBreachedAt'),
-    first_agent_reply_at: ts(t.firstAgentReplyAt, 'firstAgentReplyAt'),
-    resolved_at: ts(t.resolvedAt, 'resolvedAt'),
-    status_changed_at: ts(t.statusChangedAt, 'statusChangedAt'),
-    created_at: ts(t.createdAt, 'createdAt'),
-    updated_at: requiredTs(t.updatedAt, 'updatedAt'),
-    deleted_at: null,
-    synced_at: syncedAt,
-    raw_json: jsonWithList(t, 'messages', messageTexts),
-  };
+  return ticketMapping({ t, team, sla, syncedAt, messageTexts });
 }
 
 // Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
