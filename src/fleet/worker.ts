@@ -11,7 +11,7 @@ import { FLEET_SCHEMA, loadFleetFile } from './config.js';
 import { applyFleet, openFleetPool, refreshViews } from './db.js';
 import { startFleetHttp } from './http.js';
 import { FleetMetrics } from './metrics.js';
-import { ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
+import { BURST_WHEN_READY, ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
 import { pruneSlices } from './rows.js';
 import { runSlice, type SliceEnv } from './slice.js';
 
@@ -81,13 +81,17 @@ export async function runFleetWorker(
     await supervise(boss, pool, workerId, concurrency, logger);
     const timer = setInterval(() => void supervise(boss, pool, workerId, concurrency, logger), SUPERVISE_MS);
     life.defer(() => clearInterval(timer));
-    await boss.work<SliceJob>(SLICE_QUEUE, { localConcurrency: concurrency, pollingIntervalSeconds: POLL_SECONDS }, async ([job]) => {
-      if (!job) return;
-      const report = await runSlice(env, job.data.id);
-      if (report.kind !== 'none')
-        metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
-      if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
-    });
+    await boss.work<SliceJob>(
+      SLICE_QUEUE,
+      { localConcurrency: concurrency, pollingIntervalSeconds: POLL_SECONDS, burstWhenReadyExceeds: BURST_WHEN_READY },
+      async ([job]) => {
+        if (!job) return;
+        const report = await runSlice(env, job.data.id);
+        if (report.kind !== 'none')
+          metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
+        if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
+      },
+    );
     health.ready = true;
     logger.info({ workerId, concurrency, workspaces: fleet.workspaces.length }, 'fleet worker started');
     await new Promise<void>((resolve) => {
