@@ -42,7 +42,10 @@ interface Write {
   kind: string;
   simMs: number;
   wallMs: number;
+  /** Until the record's row shows the write (bench/freshness.ts's "visible", what a BI query sees). */
   delayMs?: number;
+  /** Until the workspace's current_as_of covers the write (the mirror claims it complete up to it). */
+  asOfDelayMs?: number;
 }
 
 export interface FleetRunFigures {
@@ -57,6 +60,9 @@ export interface FleetRunFigures {
   p50Ms: number | null;
   p95Ms: number | null;
   maxMs: number | null;
+  /** The same writes until the fleet table's current_as_of covered them. */
+  asOfP50Ms: number | null;
+  asOfP95Ms: number | null;
   workspacesCurrent: number;
   workspacesChecked: number;
   peakRssMb: number[];
@@ -167,16 +173,25 @@ async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise
   let pending: Write[] = [];
   const start = Date.now();
   let next = 0;
+  let covering: Write[] = [];
   const poll = async () => {
+    const now = Date.now();
     const rows = await pool
       .query<{ id: string; at: Date | null }>('select id, current_as_of as at from wsmirror_fleet.workspaces')
       .then((r) => r.rows)
       .catch(() => null);
-    if (!rows) return;
-    const asOf = new Map(rows.map((r) => [r.id, r.at?.getTime() ?? 0]));
-    const now = Date.now();
-    pending = pending.filter((w) => {
-      if ((asOf.get(w.ws) ?? 0) < w.simMs) return true;
+    if (rows) {
+      const asOf = new Map(rows.map((r) => [r.id, r.at?.getTime() ?? 0]));
+      covering = covering.filter((w) => {
+        if ((asOf.get(w.ws) ?? 0) < w.simMs) return true;
+        w.asOfDelayMs = now - w.wallMs;
+        return false;
+      });
+    }
+    const shown = await rowsShowing(pool, pending);
+    if (shown === null) return;
+    pending = pending.filter((w, i) => {
+      if (!shown.has(i)) return true;
       w.delayMs = now - w.wallMs;
       return false;
     });
@@ -191,6 +206,7 @@ async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise
       const w: Write = { ws, wallMs, ...(await act(simUrl, ws)) };
       writes.push(w);
       pending.push(w);
+      covering.push(w);
     }
     if (Date.now() - lastPoll >= 250) {
       lastPoll = Date.now();
@@ -199,11 +215,28 @@ async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise
     await sleep(Math.max(0, Math.min(20, start + next * spacingMs - Date.now())));
   }
   const graceEnd = Date.now() + o.graceSeconds * 1000;
-  while (pending.length > 0 && Date.now() < graceEnd) {
+  while ((pending.length > 0 || covering.length > 0) && Date.now() < graceEnd) {
     await sleep(250);
     await poll();
   }
   return writes;
+}
+
+/**
+ * Which pending writes the workspaces' own tables show (by index), in one statement: the row holds
+ * the write (updated_at at or after it), or the record was deleted (by it or after it).
+ */
+async function rowsShowing(pool: pg.Pool, pending: Write[]): Promise<Set<number> | null> {
+  if (pending.length === 0) return new Set();
+  const params: unknown[] = [];
+  const parts = pending.map((w, i) => {
+    params.push(w.entityId, new Date(w.simMs));
+    const a = params.length - 1;
+    return `select ${i} as i from "${w.ws}".${w.entityType}s where id = $${a} and (deleted_at is not null or updated_at >= $${a + 1})`;
+  });
+  // A deleted deal's row may be gone altogether: counted by the end-of-run check, not here.
+  const { rows } = await pool.query<{ i: number }>(parts.join(' union all '), params).catch(() => ({ rows: null }));
+  return rows === null ? null : new Set(rows.map((r) => r.i));
 }
 
 /** The last write of each workspace, read from the workspace's own schema. */
@@ -285,6 +318,7 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
     const w0 = Date.now();
     const writes = await writeAndWatch(pool, sim.url, o);
     const sorted = writes.map((w) => w.delayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
+    const asOfSorted = writes.map((w) => w.asOfDelayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
     const fin = (n: number | null) => (n === null || !Number.isFinite(n) ? null : Math.round(n));
     const { current, checked } = await checkCurrent(pool, writes);
     return {
@@ -299,6 +333,8 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
       p50Ms: fin(pct(sorted, 50)),
       p95Ms: fin(pct(sorted, 95)),
       maxMs: fin(sorted.at(-1) ?? null),
+      asOfP50Ms: fin(pct(asOfSorted, 50)),
+      asOfP95Ms: fin(pct(asOfSorted, 95)),
       workspacesCurrent: current,
       workspacesChecked: checked,
       peakRssMb: children.map((c) => peakRssMb(c.pid!)),
@@ -331,6 +367,7 @@ async function main(): Promise<void> {
       workers: `${r.workers} x ${r.concurrency}`,
       backfill_s: r.backfillSeconds,
       'p50/p95/max s': [r.p50Ms, r.p95Ms, r.maxMs].map((v) => (v === null ? '-' : (v / 1000).toFixed(1))).join(' / '),
+      'as-of p50/p95 s': [r.asOfP50Ms, r.asOfP95Ms].map((v) => (v === null ? '-' : (v / 1000).toFixed(1))).join(' / '),
       visible: `${r.visible}/${r.writes}`,
       current: `${r.workspacesCurrent}/${r.workspacesChecked}`,
       'idle req/ws-h': r.idleRequestsPerWorkspaceHour,

@@ -214,7 +214,9 @@ export async function refreshViews(pool: pg.Pool): Promise<{ rebuilt: boolean; e
     });
     return { rebuilt, error: null };
   } catch (err) {
-    const error = err instanceof Error ? err.message : String(err);
+    // PostgreSQL's hint names the fix (out of shared memory: max_locks_per_transaction, docs/fleet.md).
+    const hint = (err as { hint?: unknown }).hint;
+    const error = `${err instanceof Error ? err.message : String(err)}${typeof hint === 'string' ? ` (${hint})` : ''}`;
     await pool.query(`update ${FLEET_SCHEMA}.views_state set error = $1, error_at = now()`, [error]).catch(() => undefined);
     return { rebuilt: false, error };
   }
