@@ -36,6 +36,7 @@ create table if not exists ${FLEET_SCHEMA}.workspaces (
   migrated boolean not null default false,
   worker_id text
 );
+alter table ${FLEET_SCHEMA}.workspaces add column if not exists last_reconcile_at timestamptz;
 create table if not exists ${FLEET_SCHEMA}.removed (
   id text primary key,
   schema_name text not null,

@@ -1,6 +1,9 @@
 import type pg from 'pg';
 import { FLEET_SCHEMA, type WorkspaceSpec } from './config.js';
 
+/** What a slice did: a bounded piece of the backfill, one sync cycle, or the nightly `verify --repair`. */
+export type SliceKind = 'backfill' | 'sync' | 'reconcile';
+
 /** One workspace's row as a slice needs it. */
 export interface WorkspaceRow extends WorkspaceSpec {
   paused: boolean;
@@ -8,6 +11,9 @@ export interface WorkspaceRow extends WorkspaceSpec {
   lastSuccessAt: Date | null;
   consecutiveFailures: number;
   ratePerSecond: number | null;
+  /** When its last reconcile (`verify --repair`) began; null: never. */
+  lastReconcileAt: Date | null;
+  addedAt: Date;
 }
 
 export async function readWorkspace(pool: pg.Pool, id: string): Promise<WorkspaceRow | null> {
@@ -23,9 +29,11 @@ export async function readWorkspace(pool: pg.Pool, id: string): Promise<Workspac
     last_success_at: Date | null;
     consecutive_failures: number;
     rate_per_second: number | null;
+    last_reconcile_at: Date | null;
+    added_at: Date;
   }>(
     `select id, schema_name, base_url, key_file, key_env, settings, paused_in_file or paused_manually as paused, migrated,
-            last_success_at, consecutive_failures, rate_per_second
+            last_success_at, consecutive_failures, rate_per_second, last_reconcile_at, added_at
        from ${FLEET_SCHEMA}.workspaces where id = $1`,
     [id],
   );
@@ -43,6 +51,8 @@ export async function readWorkspace(pool: pg.Pool, id: string): Promise<Workspac
     lastSuccessAt: r.last_success_at,
     consecutiveFailures: r.consecutive_failures,
     ratePerSecond: r.rate_per_second,
+    lastReconcileAt: r.last_reconcile_at,
+    addedAt: r.added_at,
   };
 }
 
@@ -63,7 +73,7 @@ export async function beginSlice(pool: pg.Pool, id: string, ratePerSecond: numbe
 
 /** What a slice leaves on its workspace's row (never a key: errors are redacted before this). */
 export interface SliceRecord {
-  kind: 'backfill' | 'sync';
+  kind: SliceKind;
   ok: boolean;
   state: string;
   durationMs: number;
@@ -113,4 +123,12 @@ export async function recordSlice(pool: pg.Pool, id: string, r: SliceRecord): Pr
 /** Slice log rows older than an hour are of no use to the page or the metrics. */
 export async function pruneSlices(pool: pg.Pool): Promise<void> {
   await pool.query(`delete from ${FLEET_SCHEMA}.slices where ended_at < now() - interval '1 hour'`);
+}
+
+/**
+ * A reconcile begins: counted as the tick's attempt whatever its end, so one that fails or
+ * outlasts its slice waits for the next tick instead of taking every slice of the workspace.
+ */
+export async function markReconcileBegun(pool: pg.Pool, id: string): Promise<void> {
+  await pool.query(`update ${FLEET_SCHEMA}.workspaces set last_reconcile_at = now() where id = $1`, [id]);
 }

@@ -15,7 +15,7 @@ export interface SliceResult {
   /** The upstream is known to be ahead (the cycle stopped at its bound, or was behind). */
   behind: boolean;
   /** The slice's work: a backfill's requests are never charged to the idle spacing (src/daemon/continuous.ts). */
-  kind?: 'backfill' | 'sync';
+  kind?: 'backfill' | 'sync' | 'reconcile';
   /** The sync re-read its full lookback window, charged as the ordinary poll it replaces (nextPollDelay). */
   fullLookback: boolean;
   eventsNew: number;
@@ -47,4 +47,14 @@ export function nextSliceDelay(config: Config, r: SliceResult, now = new Date())
   }
   const next = new Cron(config.schedule, { paused: true }).nextRun(now);
   return next ? Math.max(0, next.getTime() - now.getTime()) : 60_000;
+}
+
+/**
+ * Whether the nightly reconcile (`reconcileSchedule`, as `run`'s) has ticked since `since` (the
+ * last successful reconcile, or when the workspace was added): a fleet catches up one missed
+ * while no worker ran, never several.
+ */
+export function reconcileDue(schedule: string, since: Date, now = new Date()): boolean {
+  const next = new Cron(schedule, { paused: true }).nextRun(since);
+  return next !== null && next.getTime() <= now.getTime();
 }

@@ -7,8 +7,10 @@ import { applyFleet, openFleetPool } from '../../src/fleet/db.js';
 import { runSlice, type SliceEnv } from '../../src/fleet/slice.js';
 import { createLogger } from '../../src/log/index.js';
 import { startSimulator, type MultiSimulator } from '../../src/simulator/index.js';
-import { openSharedPostgres, type SharedPostgres } from '../../src/store/index.js';
+import { openSharedPostgres, openStore, type SharedPostgres } from '../../src/store/index.js';
 import { SecretRedactor } from '../../src/util/redact.js';
+import { databaseOf } from '../../src/store/internal.js';
+import { diffMirror } from '../helpers/truth.js';
 import { postgresDialect } from '../helpers/dialects.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -27,16 +29,27 @@ describe.skipIf(postgresDialect === null)('the next slice after an upstream that
   const tmp = tempDir('wsmirror-slice-');
 
   beforeAll(async () => {
-    sim = await startSimulator({ workspaces: [{ id: 'acme' }], tickets: 6, deals: 2 });
+    sim = await startSimulator({ workspaces: [{ id: 'acme' }, { id: 'beta' }], tickets: 6, deals: 2 });
     const target = await postgresDialect!.newDatabase();
     drop = target.drop;
-    const ws = sim.workspace('acme');
-    const keyFile = join(tmp.dir, 'acme.key');
-    writeFileSync(keyFile, `${ws.apiKey}\n`);
+    const keyFile = (id: string) => {
+      const file = join(tmp.dir, `${id}.key`);
+      writeFileSync(file, `${sim.workspace(id).apiKey}\n`);
+      return file;
+    };
     // One attempt per request: the first 429 or 503 fails the slice, with no wait inside it.
     const fleet = parseFleet({
       database: target.database,
-      workspaces: [{ id: 'acme', baseUrl: ws.baseUrl, apiKeyFile: keyFile, schedule: 'continuous', retry: { maxAttempts: 1 } }],
+      workspaces: [
+        {
+          id: 'acme',
+          baseUrl: sim.workspace('acme').baseUrl,
+          apiKeyFile: keyFile('acme'),
+          schedule: 'continuous',
+          retry: { maxAttempts: 1 },
+        },
+        { id: 'beta', baseUrl: sim.workspace('beta').baseUrl, apiKeyFile: keyFile('beta'), schedule: 'continuous' },
+      ],
     });
     pool = openFleetPool(target.database, 2);
     shared = await openSharedPostgres(target.database, 3);
@@ -86,5 +99,29 @@ describe.skipIf(postgresDialect === null)('the next slice after an upstream that
     const unavailable = await runSlice(env, 'acme');
     expect(unavailable.ok).toBe(false);
     expect(unavailable.next!.delayMs).toBeLessThanOrEqual(20_000);
+  });
+
+  it('runs the nightly reconcile as a slice when its tick has passed, repairs what drifted, then syncs', async () => {
+    let report = await runSlice(env, 'beta');
+    for (let i = 0; i < 20 && (report.kind !== 'sync' || !report.ok); i++) report = await runSlice(env, 'beta');
+    expect(report).toMatchObject({ kind: 'sync', ok: true });
+    // The mirror drifts behind the engine's back; the default reconcileSchedule (03:00) last ticked
+    // since the workspace was added two days ago.
+    await pool.query(`update beta.tickets set subject = 'tampered' where id = (select min(id) from beta.tickets)`);
+    await pool.query(
+      `update wsmirror_fleet.workspaces set added_at = now() - interval '2 days', last_reconcile_at = null where id = 'beta'`,
+    );
+    const store = await openStore({ database: env.database, schema: 'beta', readonly: true });
+    try {
+      const truth = sim.workspace('beta').control.truth();
+      expect(await diffMirror(databaseOf(store), truth)).not.toEqual([]);
+      const reconciled = await runSlice(env, 'beta');
+      expect(reconciled).toMatchObject({ kind: 'reconcile', ok: true, next: { delayMs: 0 } });
+      expect(await diffMirror(databaseOf(store), truth)).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    // Its tick is spent: the next slice syncs.
+    expect(await runSlice(env, 'beta')).toMatchObject({ kind: 'sync', ok: true });
   });
 });
