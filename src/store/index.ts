@@ -9,7 +9,7 @@ export type { DirtyClear, DirtyEntry, DirtyMark, QuarantineItem } from './sync-t
 export type { ListedCopy } from './drain-reads.js';
 export type { RecordState } from './record-state.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
-export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+export { countedTables, type MirrorDatabase } from './schema.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
 export type { QuarantinedRow, StatusReads, SyncRunRow } from './status-reads.js';
