@@ -6,6 +6,7 @@ import { declaredRecordStore } from '../../src/store/declared-record.js';
 import { registerRecordType } from '../../src/store/record-stores.js';
 import { historyTable, recordStamps, rowMapping, type TableDecl } from '../../src/store/tables.js';
 import { dateOnly, json, requiredTs, str, ts } from '../../src/store/values.js';
+import { logChanges } from '../../src/simulator/change-log.js';
 import { registerSimKind, type SimKind, type SimRecord, type SimWorld } from '../../src/simulator/index.js';
 
 /*
@@ -151,11 +152,16 @@ function createTask(world: SimWorld, input: TaskInput) {
   return { status: 201, body: body(t) };
 }
 
+/** An update, logged as the world's dialect logs any kind's field changes (a `task.updated`, or opaque). */
 function updateTask(world: SimWorld, t: SimTask, input: TaskInput) {
-  const payload: Record<string, { from: unknown; to: unknown }> = {};
-  for (const key of ['title', 'status', 'dueOn'] as const)
-    if (input?.[key] !== undefined && input[key] !== t[key]) payload[key] = { from: t[key], to: input[key] };
-  write(world, t, (x) => Object.assign(x, input), 'task.updated', payload);
+  const changes = (['title', 'status', 'dueOn'] as const)
+    .filter((key) => input?.[key] !== undefined && input[key] !== t[key])
+    .map((field) => ({ field, from: t[field], to: input![field] }));
+  const ms = world.clock.nowMs();
+  world.beginWrite('task', t, () => Buffer.from(body(t)));
+  Object.assign(t, input);
+  world.commitWrite('task', t, ms);
+  logChanges(world, 'task', t.id, changes, null, ms);
   return { status: 200, body: body(t) };
 }
 
