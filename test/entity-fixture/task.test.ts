@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { entityOf, RECORD_ENTITIES } from '../../src/entities/index.js';
+import { entityOf, isRecordType, RECORD_ENTITIES, registeredName } from '../../src/entities/index.js';
+import { registerRecordType } from '../../src/store/record-stores.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { emptyStats, runVerify, type VerifyResult } from '../../src/sync/index.js';
 import { SIMULATOR_DIALECTS } from '../../src/simulator/index.js';
@@ -8,7 +9,7 @@ import { dialects } from '../helpers/dialects.js';
 import { upstreamDialects } from '../helpers/upstream.js';
 import { createDeclaredTables } from '../helpers/ddl.js';
 import { callApi, harness, type Harness } from '../sync/harness.js';
-import { registerTaskFixture, TASK_TABLES, type Task } from './task.js';
+import { registerTaskFixture, task as fixture, TASK_TABLES, taskStore, type Task } from './task.js';
 
 // Registered before any simulator or store opens: the registry is read when the engine needs it.
 registerTaskFixture();
@@ -87,7 +88,7 @@ for (const upstream of upstreamDialects())
         h.sim.control.clearRequests();
         const stats = await h.sync();
         expect(h.sim.control.requests().some((r) => r.path === '/api/v1/events')).toBe(true);
-        expect([...(stats.changed[task().plural] ?? [])].sort()).toEqual([a.id, b.id, d.id].sort());
+        expect([...(stats.changed[fixture.plural] ?? [])].sort()).toEqual([a.id, b.id, d.id].sort());
         await expectMirrored();
         expect((await rows()).find((r) => r.id === b.id)?.deleted_at).not.toBeNull();
         const history = await sql<{ task_id: string; field: string; from_value: string; to_value: string; source: string }>`
@@ -113,8 +114,23 @@ for (const upstream of upstreamDialects())
         expect((await rows()).find((r) => r.id === c.id)?.title).toBe('mirror it');
         expect((await verify(false)).drift).toEqual([]);
         await expectMirrored();
-        expect(entityOf(task().type).plural).toBe('tasks');
+        expect(entityOf(fixture.type)).toBe(fixture);
       });
     });
 
-const task = () => RECORD_ENTITIES.find((e) => e.type === 'task')!;
+describe('registering a record type', () => {
+  it('refuses a name, list or table already taken, and a store that writes another type', () => {
+    expect(() => registerRecordType({ ...fixture, metricLabel: 'again' }, taskStore)).toThrow(/already taken by task/);
+    const chore = {
+      ...fixture,
+      type: registeredName('chore'),
+      plural: registeredName('chores'),
+      table: registeredName('chores'),
+      historyTable: registeredName('chore_history'),
+    };
+    expect(() => registerRecordType(chore, taskStore)).toThrow(/the store of chore writes task/);
+    expect(isRecordType('chore')).toBe(false);
+    expect(() => entityOf(chore.type)).toThrow(/no entity is registered for chore/);
+    expect(RECORD_ENTITIES.map((e) => e.type)).toEqual(['ticket', 'deal', 'task']);
+  });
+});
