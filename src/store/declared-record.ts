@@ -1,17 +1,12 @@
-import type { Kysely } from 'kysely';
 import type { RecordTable, RecordType } from '../entities/index.js';
-import type { BulkWriter } from './bulk.js';
 import { insertChildLists, replaceChildLists, type ChildList } from './children.js';
-import { recordDifferences } from './content-check.js';
 import { diffFields, writeObservedHistory } from './history.js';
+import type { Compared } from './content-check.js';
 import { NOTHING_UNLISTED, type RecordStore } from './record-stores.js';
-import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
-import type { MirrorDatabase } from './schema.js';
+import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
 import { columnsOf, type TableDecl } from './tables.js';
 import { trackedFields } from './tracked-fields.js';
-
-type Db = Kysely<MirrorDatabase>;
 
 /** A record's row as its declaration makes it: the stamps the one upsert path reads, then any declared column. */
 export type DeclaredRow = { id: string; updated_at: string | null; synced_at: string | null } & Record<string, unknown>;
@@ -38,9 +33,9 @@ export interface DeclaredRecord<R extends { id: string }, P extends DeclaredPrep
 }
 
 /**
- * The store of a declared record type: a writer on the one upsert path (record-upsert.ts) whose
+ * The store of a declared record type: its kind on the one upsert path (record-upsert.ts), whose
  * observed history diffs the entity's tracked fields, and verify's comparison of every declared
- * column and child table. The tracked fields are read from the registry at the first write, so the
+ * column and child table. The tracked fields are read from the registry at each write, so the
  * entity may register after this is made.
  */
 export function declaredRecordStore<R extends { id: string }, P extends DeclaredPrepared>(d: DeclaredRecord<R, P>): RecordStore<R, R> {
@@ -49,43 +44,14 @@ export function declaredRecordStore<R extends { id: string }, P extends Declared
     throw new Error(`${d.table}: a record table declares id and updated_at (the one upsert path reads them)`);
   const upsert = rowUpsert(d.table, columns, []);
   const children = d.children ?? [];
-  let kind: RecordKind<P, { id: string; updated_at: string | null }> | null = null;
-  const kindOf = () => (kind ??= declaredKind(d, upsert, children));
-  const writer: BulkWriter<R, P> = {
-    entityType: d.type,
-    prepare: (record, syncedAt) => d.prepare(record, syncedAt),
-    idOf: (p) => p.row.id,
-    write: (db: Db, batch: readonly P[]): Promise<UpsertResult[]> => writeRecords(db, kindOf(), batch),
-  };
-  return {
-    writer,
-    differences: (db, items, at) =>
-      recordDifferences(
-        db,
-        {
-          table: d.table,
-          decl: d.decl,
-          prepare: (item, at) => d.prepare(item, at),
-          row: (p) => p.row,
-          children: children.map((c) => ({ spec: c.table, rows: (p: P) => c.rows(p) })),
-        },
-        items,
-        at,
-      ),
-    heldUnlisted: NOTHING_UNLISTED,
-  };
-}
-
-function declaredKind<R extends { id: string }, P extends DeclaredPrepared>(
-  d: DeclaredRecord<R, P>,
-  upsert: ReturnType<typeof rowUpsert<string>>,
-  children: readonly ChildList<P>[],
-): RecordKind<P, { id: string; updated_at: string | null }> {
-  const tracked = trackedFields(d.type).map((f) => ({ column: f.field, field: f.field }));
-  return {
+  const tracked = () => trackedFields(d.type).map((f) => ({ column: f.field, field: f.field }));
+  const kind: RecordKind<R, P, { id: string; updated_at: string | null }> = {
     entityType: d.type,
     table: d.table,
-    previousColumns: [...new Set(['updated_at', ...tracked.map((t) => t.column)])],
+    prepare: (record, syncedAt) => d.prepare(record, syncedAt),
+    get previousColumns() {
+      return [...new Set(['updated_at', ...tracked().map((t) => t.column)])];
+    },
     writeRefs: () => Promise.resolve(),
     async insertNew(db, added, childless) {
       // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
@@ -109,11 +75,19 @@ function declaredKind<R extends { id: string }, P extends DeclaredPrepared>(
         d.type,
         known.map(({ p, before }) => ({
           id: p.row.id,
-          changes: diffFields<Record<string, unknown>>(before, p.row, tracked),
+          changes: diffFields<Record<string, unknown>>(before, p.row, tracked()),
           observedSince: before.updated_at === null ? null : String(before.updated_at),
           changedAt: p.row.updated_at!,
         })),
       );
     },
   };
+  const compared: Compared<R, P> = {
+    table: d.table,
+    decl: d.decl,
+    prepare: (item, at) => d.prepare(item, at),
+    row: (p) => p.row,
+    children: children.map((c) => ({ spec: c.table, rows: (p: P) => c.rows(p) })),
+  };
+  return { kind, compared, heldUnlisted: NOTHING_UNLISTED };
 }

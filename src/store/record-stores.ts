@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Deal, Ticket, TicketWithMessages } from '../api/index.js';
 import {
   registerEntity,
   type BuiltInType,
@@ -10,18 +9,22 @@ import {
   type RecordType,
 } from '../entities/index.js';
 import { ticketMessagesHeld } from './drain-reads.js';
-import type { BulkWriter } from './bulk.js';
-import { DEAL_COMPARED, recordDifferences, TICKET_COMPARED, type ContentDifference } from './content-check.js';
-import { prepareDeal, writeDeals, type PreparedDeal } from './deals.js';
+import { DEAL_COMPARED, TICKET_COMPARED, type Compared } from './content-check.js';
+import { DEAL_KIND } from './deals.js';
+import type { PreparedRecord, RecordKind } from './record-upsert.js';
 import type { MirrorDatabase } from './schema.js';
-import { prepareTicket, writeTickets, type PreparedTicket } from './tickets.js';
+import { TICKET_KIND } from './tickets.js';
 
-/** How the store keeps one record type: the store's half of an entity (docs/design.md §7, "Adding an entity"). */
+/**
+ * How the store keeps one record type: the store's half of an entity (docs/design.md §7), as
+ * declarations the store's one write path and verify's one comparison run.
+ */
 export interface RecordStore<C = MirroredRecord, L = ListedRecord> {
-  /** How a copy is converted and written (src/store/bulk.ts). */
-  readonly writer: BulkWriter<C, unknown>;
-  /** What verify compares: the mirror's rows of these records against their list items, keyed by id. */
-  differences(db: Kysely<MirrorDatabase>, items: readonly L[], at: string): Promise<Map<string, ContentDifference[]>>;
+  /** How a copy is converted and written: the one upsert path's part of this type (record-upsert.ts). */
+  readonly kind: RecordKind<C, PreparedRecord, { id: string; updated_at: string | null }>;
+  /** What verify compares of a list item against the mirror's rows (content-check.ts). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the prepared form is the type's own, never seen outside its declaration
+  readonly compared: Compared<L & { id: string }, any>;
   /** What the stored copies hold beyond a list item (HeldCopies.heldUnlisted): empty for a type whose list items are whole. */
   heldUnlisted(db: Kysely<MirrorDatabase>, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
 }
@@ -29,31 +32,10 @@ export interface RecordStore<C = MirroredRecord, L = ListedRecord> {
 /** For a type whose list items are whole copies: the stored copies hold nothing more. */
 export const NOTHING_UNLISTED = (): Promise<Map<string, HeldUnlisted>> => Promise.resolve(new Map<string, HeldUnlisted>());
 
-export const TICKET_WRITER: BulkWriter<TicketWithMessages, PreparedTicket> = {
-  entityType: 'ticket',
-  prepare: prepareTicket,
-  idOf: (p) => p.row.id,
-  write: writeTickets,
-};
-export const DEAL_WRITER: BulkWriter<Deal, PreparedDeal> = {
-  entityType: 'deal',
-  prepare: prepareDeal,
-  idOf: (p) => p.row.id,
-  write: writeDeals,
-};
-
 /** The built-in types' stores, typed per type: a built-in entity fails to compile until it has its entry here. */
 const BUILT_IN: { readonly [K in BuiltInType]: RecordStore } = {
-  ticket: {
-    writer: TICKET_WRITER,
-    differences: (db, items, at) => recordDifferences(db, TICKET_COMPARED, items as readonly Ticket[], at),
-    heldUnlisted: ticketMessagesHeld,
-  },
-  deal: {
-    writer: DEAL_WRITER,
-    differences: (db, items, at) => recordDifferences(db, DEAL_COMPARED, items as readonly Deal[], at),
-    heldUnlisted: NOTHING_UNLISTED,
-  },
+  ticket: { kind: TICKET_KIND, compared: TICKET_COMPARED, heldUnlisted: ticketMessagesHeld },
+  deal: { kind: DEAL_KIND, compared: DEAL_COMPARED, heldUnlisted: NOTHING_UNLISTED },
 };
 
 const stores = new Map<RecordType, RecordStore>(Object.entries(BUILT_IN) as [RecordType, RecordStore][]);
@@ -76,7 +58,7 @@ export function registerRecordType<C extends { id: string }, L extends { id: str
   entity: RecordEntity<C, L>,
   store: RecordStore<C, L>,
 ): void {
-  if (store.writer.entityType !== entity.type) throw new Error(`the store of ${entity.type} writes ${store.writer.entityType}`);
+  if (store.kind.entityType !== entity.type) throw new Error(`the store of ${entity.type} writes ${store.kind.entityType}`);
   registerEntity(entity as unknown as RecordEntity<never, never>);
   stores.set(entity.type, store as unknown as RecordStore);
 }

@@ -16,7 +16,7 @@ import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
 import { recordStoreOf } from './record-stores.js';
 import { recordState, type RecordState } from './record-state.js';
-import { pipelineDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
+import { pipelineDifferences, recordDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
 import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
@@ -238,7 +238,7 @@ export function buildStore(backend: StoreBackend): Store {
     recordState: (entityType, id) => recordState(db, entityType, id),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    recordDifferences: (type, items) => recordStoreOf(type).differences(db, items, COMPARED_AT),
+    recordDifferences: (type, items) => recordDifferences(db, recordStoreOf(type).compared, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();

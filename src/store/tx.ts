@@ -89,7 +89,7 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
       ),
     bumpStaleReads: (refs) => t.bumpStaleReads(db, refs),
     bumpFailedReads: (refs) => t.bumpFailedReads(db, refs),
-    upsertRecords: (type, records, syncedAt) => upsertMany(db, recordStoreOf(type).writer, records, iso(syncedAt, 'syncedAt')),
+    upsertRecords: (type, records, syncedAt) => upsertMany(db, recordStoreOf(type).kind, records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
     markDeletedEach: (type, deletions) =>
