@@ -26,7 +26,7 @@ export interface RecordStore<C = MirroredRecord, L = ListedRecord> {
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the prepared form is the type's own, never seen outside its declaration
   readonly compared: Compared<L & { id: string }, any>;
   /** What the stored copies hold beyond a list item (HeldCopies.heldUnlisted): empty for a type whose list items are whole. */
-  heldUnlisted(db: Kysely<MirrorDatabase>, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
+  readonly heldUnlisted: (db: Kysely<MirrorDatabase>, ids: readonly string[]) => Promise<Map<string, HeldUnlisted>>;
 }
 
 /** For a type whose list items are whole copies: the stored copies hold nothing more. */
@@ -48,17 +48,22 @@ export function recordStoreOf(type: RecordType): RecordStore {
 }
 
 /**
- * Registers a record type, its entity and its store together (docs/design.md §7): from then on the
- * engine backfills, syncs and verifies it like a built-in one. Its tables must exist in the
- * mirror (the migrations create only the built-in ones). The entity's copies and list items are
- * its own types, which the engine hands back to this entity and store only: the one place they
- * are widened to the registry's record unions.
+ * One record type declared whole: its entity (src/entities) and its store half in one object, as a
+ * type registered at run time is declared (test/entity-fixture/task.ts). The built-in types keep
+ * the two halves apart, since src/entities sits below the store.
  */
-export function registerRecordType<C extends { id: string }, L extends { id: string }>(
-  entity: RecordEntity<C, L>,
-  store: RecordStore<C, L>,
-): void {
-  if (store.kind.entityType !== entity.type) throw new Error(`the store of ${entity.type} writes ${store.kind.entityType}`);
+export type RecordDeclaration<C, L> = RecordEntity<C, L> & RecordStore<C, L>;
+
+/**
+ * Registers a record type (docs/design.md §7): from then on the engine backfills, syncs and
+ * verifies it like a built-in one. Its tables must exist in the mirror (the migrations create
+ * only the built-in ones). The declaration's copies and list items are its own types, which the
+ * engine hands back to this declaration only: the one place they are widened to the registry's
+ * record unions.
+ */
+export function registerRecordType<C extends { id: string }, L extends { id: string }>(declaration: RecordDeclaration<C, L>): void {
+  const { kind, compared, heldUnlisted, ...entity } = declaration;
+  if (kind.entityType !== entity.type) throw new Error(`the store of ${entity.type} writes ${kind.entityType}`);
   registerEntity(entity as unknown as RecordEntity<never, never>);
-  stores.set(entity.type, store as unknown as RecordStore);
+  stores.set(entity.type, { kind, compared, heldUnlisted } as unknown as RecordStore);
 }

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { ListSource, RecordSource } from '../../src/api/types.js';
 import { id } from '../../src/api/schemas.js';
-import { registeredName, type RecordEntity } from '../../src/entities/index.js';
+import { registeredName } from '../../src/entities/index.js';
 import { declaredRecordStore } from '../../src/store/declared-record.js';
-import { registerRecordType } from '../../src/store/record-stores.js';
+import { registerRecordType, type RecordDeclaration } from '../../src/store/record-stores.js';
 import { historyTable, recordStamps, rowMapping, type TableDecl } from '../../src/store/tables.js';
 import { dateOnly, json, requiredTs, str, ts } from '../../src/store/values.js';
 import { logChanges } from '../../src/simulator/change-log.js';
@@ -49,26 +49,7 @@ export const TASK_TABLES = {
   task_history: historyTable('task_id', 'task_history'),
 } as const satisfies Record<string, TableDecl>;
 
-// ---- The declaration (src/entities/<type>.ts for a built-in one).
-
-export const task: RecordEntity<Task, Task> = {
-  type: registeredName('task'),
-  plural: registeredName('tasks'),
-  list: TASK_LIST,
-  single: TASK_READ,
-  table: registeredName('tasks'),
-  childTables: [],
-  historyTable: registeredName('task_history'),
-  historyOwner: registeredName('task_id'),
-  tracked: [{ field: 'status', name: 'status', value: 'text' }],
-  metricLabel: 'task',
-  // A list item is the whole task: nothing only the read by id shows.
-  touchesUnlisted: () => false,
-  listable: () => true,
-  fromList: (_held, items) => Promise.resolve({ copies: items.map((t) => ({ id: t.id, record: t })), readById: [] }),
-};
-
-// ---- Its store: the row a copy makes, from the table's declaration.
+// ---- The declaration, whole (src/entities/<type>.ts and its store half in src/store for a built-in one).
 
 const taskRow = rowMapping<{ t: Task; syncedAt: string }>()('tasks', TASK_TABLES.tasks, {
   id: ({ t }) => String(t.id),
@@ -82,12 +63,33 @@ const taskRow = rowMapping<{ t: Task; syncedAt: string }>()('tasks', TASK_TABLES
   raw_json: ({ t }) => json(t),
 });
 
-export const taskStore = declaredRecordStore<Task, { row: ReturnType<typeof taskRow> }>({
-  type: task.type,
-  table: task.table,
-  decl: TASK_TABLES.tasks,
-  prepare: (t, syncedAt) => ({ row: taskRow({ t, syncedAt }) }),
-});
+const names = {
+  type: registeredName('task'),
+  plural: registeredName('tasks'),
+  table: registeredName('tasks'),
+  historyTable: registeredName('task_history'),
+  historyOwner: registeredName('task_id'),
+};
+
+export const task: RecordDeclaration<Task, Task> = {
+  ...names,
+  list: TASK_LIST,
+  single: TASK_READ,
+  childTables: [],
+  tracked: [{ field: 'status', name: 'status', value: 'text' }],
+  metricLabel: 'task',
+  // A list item is the whole task: nothing only the read by id shows.
+  touchesUnlisted: () => false,
+  listable: () => true,
+  fromList: (_held, items) => Promise.resolve({ copies: items.map((t) => ({ id: t.id, record: t })), readById: [] }),
+  // Its store: written and compared from the table's declaration and the row a copy makes.
+  ...declaredRecordStore<Task, { row: ReturnType<typeof taskRow> }>({
+    type: names.type,
+    table: names.table,
+    decl: TASK_TABLES.tasks,
+    prepare: (t, syncedAt) => ({ row: taskRow({ t, syncedAt }) }),
+  }),
+};
 
 // ---- The simulator's side (src/simulator/kinds.ts for a built-in kind): it shares nothing with the above.
 
@@ -194,5 +196,5 @@ export function registerTaskFixture(): void {
   if (registered) return;
   registered = true;
   registerSimKind(taskKind);
-  registerRecordType(task, taskStore);
+  registerRecordType(task);
 }
