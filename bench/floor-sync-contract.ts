@@ -12,7 +12,8 @@
 import type { z, ZodType } from 'zod';
 import type { WorkspaceEvent } from '../src/api/schemas.js';
 import { validateItems } from '../src/api/validate.js';
-import { emptyRecordSets, type RecordSets, type RecordTable } from '../src/entities/index.js';
+import { DECLARED, emptyRecordSets, type RecordSets } from '../src/entities/index.js';
+import type { RecordTable } from './floor-sync-sinks.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { diffFields, writeObservedHistory } from '../src/store/history.js';
@@ -20,10 +21,12 @@ import { databaseOf } from '../src/store/internal.js';
 import { selectByIds } from '../src/store/key-sets.js';
 import { trackedFields } from '../src/store/tracked-fields.js';
 import { exactAmount } from '../src/store/deals.js';
-import { RECORD_ENTITIES } from '../src/entities/index.js';
 import { columnsOf, type Rows } from './floor-rows.js';
 import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
+
+/** The built-in entities, the only ones the bench's rows hold (it registers none), with their tables as the bench names them. */
+const BUILT_IN = Object.values(DECLARED).map((e) => ({ type: e.type, table: e.table as RecordTable }));
 
 export interface ContractTick {
   /**
@@ -62,11 +65,11 @@ export async function contractTick(database: string): Promise<ContractTick> {
       return items;
     },
     async observe(rows) {
-      if (RECORD_ENTITIES.every((e) => rows.of(e.table).length === 0)) return;
+      if (BUILT_IN.every((e) => rows.of(e.table).length === 0)) return;
       await databaseOf(store)
         .transaction()
         .execute(async (trx) => {
-          for (const entity of RECORD_ENTITIES) {
+          for (const entity of BUILT_IN) {
             const written = rows.of(entity.table).map((r) => rowObject(entity.table, r));
             if (written.length === 0) continue;
             const tracked = trackedFields(entity.type).map((f) => ({ column: f.field, field: f.field }));
@@ -96,7 +99,7 @@ export async function contractTick(database: string): Promise<ContractTick> {
     async storeEvents(events) {
       if (events.length === 0) return;
       const { historyOf } = await store.transaction((tx) => tx.insertEvents(events, new Date().toISOString()));
-      for (const table of ['tickets', 'deals'] as const) for (const id of historyOf[table]) changed[table].add(id);
+      for (const table of ['tickets', 'deals'] as const) for (const id of historyOf[table] ?? []) changed[table].add(id);
     },
     changed(table, id) {
       changed[table].add(id);

@@ -23,12 +23,12 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { Pool } from 'undici';
-import { BULK_TABLES } from '../src/store/deferred-indexes.js';
+import { bulkTables } from '../src/store/deferred-indexes.js';
 import type { ZodType } from 'zod';
 import { EVENT_LIST, DEAL_LIST, TICKET_LIST, TICKET_READ, type WorkspaceEvent } from '../src/api/schemas.js';
 import { validateItems } from '../src/api/validate.js';
 import { silentLogger } from '../src/log/index.js';
-import { COUNTED_TABLES, openStore, type Store } from '../src/store/index.js';
+import { countedTables, openStore, type Store } from '../src/store/index.js';
 import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
 import { tidyAfterBulkLoad } from '../src/sync/tidy.js';
@@ -208,7 +208,7 @@ async function afterCopy(database: string): Promise<void> {
   const store = await openStore({ database });
   try {
     const ctx = { store, logger: silentLogger() };
-    await tidyAfterBulkLoad(ctx, COUNTED_TABLES, 'the mirrored tables');
+    await tidyAfterBulkLoad(ctx, countedTables(), 'the mirrored tables');
     await refreshReports(ctx, emptyStats(), { tickets: 'all', deals: 'all' });
   } finally {
     await store.close();
@@ -261,10 +261,12 @@ function sqliteSink(file: string): Sink {
 function deferSqliteIndexes(db: Database.Database): string[] {
   const list = db
     .prepare(
-      `select sql, name from sqlite_master where type = 'index' and sql is not null and tbl_name in (${BULK_TABLES.map(() => '?').join(',')})
+      `select sql, name from sqlite_master where type = 'index' and sql is not null and tbl_name in (${bulkTables()
+        .map(() => '?')
+        .join(',')})
        and sql not like 'create unique%' collate nocase`,
     )
-    .all(...BULK_TABLES) as { sql: string; name: string }[];
+    .all(...bulkTables()) as { sql: string; name: string }[];
   for (const i of list) db.exec(`drop index "${i.name}"`);
   return list.map((i) => i.sql);
 }
@@ -286,7 +288,7 @@ async function postgresSink(url: string, deferIndexes: boolean): Promise<Sink> {
           where i.schemaname = current_schema() and i.tablename = any($1)
             and not exists (select 1 from pg_constraint c where c.conname = i.indexname)
             and i.indexdef not like 'CREATE UNIQUE%'`,
-        [[...BULK_TABLES]],
+        [[...bulkTables()]],
       )
     : { rows: [] };
   for (const i of indexes) await client.query(`drop index "${i.indexname}"`);

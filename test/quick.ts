@@ -20,6 +20,8 @@ export const QUICK_TESTS: readonly string[] = [
   // the sync engine: backfill, handover to the change log, the lookback, history
   'test/sync/handover.test.ts',
   'test/sync/history.test.ts',
+  // a third entity declared only under test/: backfill, sync, verify and repair through the registry
+  'test/entity-fixture/task.test.ts',
   // the reporting tables against an independent oracle
   'test/report/tickets.test.ts',
   // the real CLI: exit codes, and the daemon

@@ -1,7 +1,7 @@
 import type { ListSource, RecordSource } from '../api/index.js';
 import type { DECLARED, HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
 
-type Declared = (typeof DECLARED)[RecordType];
+type Declared = (typeof DECLARED)[keyof typeof DECLARED];
 /** A copy as read by id, what the mirror writes: the registry's copies (each entity's `single`). */
 export type MirroredRecord = Declared extends RecordEntity<infer C, unknown> ? C : never;
 /** A list item, the registry's (each entity's `list`): the whole record for a deal, a ticket without its messages. */

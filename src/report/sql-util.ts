@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ReportDatabase } from './schema.js';
-import type { RecordTable } from '../entities/index.js';
+import type { BuiltInTable } from '../entities/index.js';
 import type { SqlDialect } from './dialect.js';
 
 /**
@@ -33,7 +33,7 @@ export const DEAL_SCOPE = 'rpt_scope_deals';
  * against the scope: at 50,000 tickets, 600 ms to rebuild 1,300 of them. A CROSS JOIN keeps
  * SQLite's join order as written; PostgreSQL plans it as any inner join.
  */
-export function scopedLive(d: SqlDialect, scope: string, table: RecordTable, alias: string): string {
+export function scopedLive(d: SqlDialect, scope: string, table: BuiltInTable, alias: string): string {
   return `${d.temp(scope)} sc CROSS JOIN ${table} ${alias} WHERE ${alias}.id = sc.id AND ${alias}.deleted_at IS NULL`;
 }
 

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { RecordType } from '../entities/index.js';
+import type { BuiltInType } from '../entities/index.js';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { historyComplete, historyIncompleteReason } from './history-complete.js';
@@ -24,7 +24,7 @@ interface VersionField {
 
 /** One entity's versions and daily tables (daily.ts reads the same description). */
 export interface VersionTarget {
-  kind: RecordType;
+  kind: BuiltInType;
   versions: string;
   daily: string;
   idColumn: string;
@@ -37,7 +37,7 @@ export interface VersionTarget {
 
 const plain = (column: string): VersionField => ({ column, history: column, current: (r) => `${r}.${column}` });
 
-export const VERSION_TARGETS: Record<RecordType, VersionTarget> = {
+export const VERSION_TARGETS: Record<BuiltInType, VersionTarget> = {
   ticket: {
     kind: 'ticket',
     versions: 'rpt_ticket_versions',
@@ -112,7 +112,7 @@ FROM iv CROSS JOIN ${t.records} r WHERE r.id = iv.rid`;
 };
 
 /** Rebuilds the versions of the records in scope, deleted ones included (every record when `all`). */
-export async function refreshVersions(db: Kysely<ReportDatabase>, kind: RecordType, all: boolean, now: string): Promise<void> {
+export async function refreshVersions(db: Kysely<ReportDatabase>, kind: BuiltInType, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
   const t = VERSION_TARGETS[kind];
   const where = all ? '' : ` WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`;

@@ -5,21 +5,12 @@ import { StoreError } from './errors.js';
 import type { MirrorDatabase } from './schema.js';
 import { run } from './sql.js';
 import * as t from './sync-tables.js';
-import type { UpsertResult } from './record-upsert.js';
-import type { RecordType } from '../entities/index.js';
+import { writeRecords, type PreparedRecord, type RecordKind, type UpsertResult } from './record-upsert.js';
 
 type Db = Kysely<MirrorDatabase>;
 
-/** How one entity type is converted and written in batches (tickets.ts, deals.ts). */
-export interface BulkWriter<R, P> {
-  entityType: RecordType;
-  /** Throws StoreError('INVALID_VALUE') for a value the store cannot hold. */
-  prepare(record: R, syncedAt: string): P;
-  idOf(prepared: P): string;
-  /** Keys of child rows that are unique across parents (message ids): a batch holds each once. */
-  childKeysOf?(prepared: P): readonly string[];
-  write(db: Db, batch: readonly P[]): Promise<UpsertResult[]>;
-}
+/** A record type's kind, whatever the stored columns it compares. */
+type Writer<R, P extends PreparedRecord> = RecordKind<R, P, { id: string; updated_at: string | null }>;
 
 const QUARANTINED: UpsertResult = { history: 0, superseded: false, quarantined: true };
 
@@ -29,9 +20,9 @@ const QUARANTINED: UpsertResult = { history: 0, superseded: false, quarantined: 
  * already holds, and before a record that cannot be converted, which is quarantined in its turn
  * (docs/design.md §4.5). Results are in the order of `records`.
  */
-export async function upsertMany<R extends { id: string }, P>(
+export async function upsertMany<R extends { id: string }, P extends PreparedRecord>(
   db: Db,
-  writer: BulkWriter<R, P>,
+  kind: Writer<R, P>,
   records: readonly R[],
   syncedAt: string,
 ): Promise<UpsertResult[]> {
@@ -41,7 +32,7 @@ export async function upsertMany<R extends { id: string }, P>(
   const keys = new Set<string>();
   const flush = async () => {
     if (batch.length === 0) return;
-    results.push(...(await writeBatch(db, writer, batch, syncedAt)));
+    results.push(...(await writeBatch(db, kind, batch, syncedAt)));
     batch = [];
     ids.clear();
     keys.clear();
@@ -49,16 +40,16 @@ export async function upsertMany<R extends { id: string }, P>(
   for (const record of records) {
     let prepared: P;
     try {
-      prepared = writer.prepare(record, syncedAt);
+      prepared = kind.prepare(record, syncedAt);
     } catch (err) {
       if (!(err instanceof StoreError) || err.code !== 'INVALID_VALUE') throw err;
       await flush();
-      await t.quarantine(db, { entityType: writer.entityType, entityId: record.id, reason: err.message, raw: record }, syncedAt);
+      await t.quarantine(db, { entityType: kind.entityType, entityId: record.id, reason: err.message, raw: record }, syncedAt);
       results.push({ ...QUARANTINED });
       continue;
     }
-    const id = writer.idOf(prepared);
-    const childKeys = writer.childKeysOf?.(prepared) ?? [];
+    const id = prepared.row.id;
+    const childKeys = kind.childKeysOf?.(prepared) ?? [];
     if (ids.has(id) || childKeys.some((k) => keys.has(k))) await flush();
     ids.add(id);
     for (const k of childKeys) keys.add(k);
@@ -76,29 +67,30 @@ export async function upsertMany<R extends { id: string }, P>(
  * quarantined and the rest of the transaction commits. In SQLite a failed statement leaves the
  * transaction open but keeps what the batch's earlier statements wrote; the savepoint undoes it.
  */
-async function writeBatch<R, P>(
+async function writeBatch<R, P extends PreparedRecord>(
   db: Db,
-  writer: BulkWriter<R, P>,
+  kind: Writer<R, P>,
   batch: readonly { record: R; prepared: P }[],
   syncedAt: string,
 ): Promise<UpsertResult[]> {
   const whole = await inSavepoint(db, () =>
-    writer.write(
+    writeRecords(
       db,
+      kind,
       batch.map((b) => b.prepared),
     ),
   );
   if (whole.ok) return whole.value;
   const out: UpsertResult[] = [];
   for (const { record, prepared } of batch) {
-    const one = await inSavepoint(db, () => writer.write(db, [prepared]));
+    const one = await inSavepoint(db, () => writeRecords(db, kind, [prepared]));
     if (one.ok) {
       out.push(one.value[0]!);
       continue;
     }
     const item = (raw: unknown) => ({
-      entityType: writer.entityType,
-      entityId: writer.idOf(prepared),
+      entityType: kind.entityType,
+      entityId: prepared.row.id,
       reason: clipText(`the database refused this record (${one.code}): ${one.message}`),
       raw,
     });

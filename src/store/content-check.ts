@@ -2,11 +2,11 @@ import type { Kysely } from 'kysely';
 import type { Deal, Pipeline, Ticket } from '../api/index.js';
 import { clipText } from '../api/index.js';
 import { same, type ChildRow, type ChildTable } from './children.js';
-import { CONTACTS, DEAL_COLUMNS, FIELDS as DEAL_FIELDS, prepareDeal } from './deals.js';
+import { CONTACTS, FIELDS as DEAL_FIELDS, prepareDeal, type PreparedDeal } from './deals.js';
 import { selectIn } from './key-sets.js';
 import type { MirrorDatabase } from './schema.js';
-import { FIELDS as TICKET_FIELDS, MESSAGES, messageRows, prepareTicket, TAGS, TICKET_COLUMNS } from './tickets.js';
-import { jsonColumnsOf, TABLES } from './tables.js';
+import { FIELDS as TICKET_FIELDS, MESSAGES, messageRows, prepareTicket, TAGS, type PreparedTicket } from './tickets.js';
+import { jsonColumnsOf, TABLES, type TableDecl } from './tables.js';
 import { bool, json, str } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;
@@ -23,20 +23,36 @@ export interface ContentDifference {
 
 /** Columns not compared: the key, the mirror's own bookkeeping, and the raw copy (a list item lacks messages). */
 const SKIPPED = new Set(['id', 'deleted_at', 'synced_at', 'raw_json']);
-/** JSON columns compare by value (PostgreSQL's jsonb spells JSON its own way). */
-const JSON_COLUMNS = new Set([...jsonColumnsOf(TABLES.tickets), ...jsonColumnsOf(TABLES.deals)]);
 
 const shown = (v: unknown): string => clipText(v === null || v === undefined ? 'null' : typeof v === 'string' ? v : (json(v) ?? ''), 120);
 
-/** Equal as stored: booleans as 0/1, JSON by value, an amount (REAL in SQLite, numeric in PostgreSQL) by number. */
-function equalStored(column: string, stored: unknown, next: unknown): boolean {
-  if (column === 'amount' && stored !== null && next !== null && stored !== undefined) return Number(stored) === Number(next);
-  return same(stored, next, JSON_COLUMNS.has(column));
+/** How a table's columns compare as stored, from its declaration (none: every column as plain values). */
+interface ColumnKinds {
+  /** JSON columns compare by value (PostgreSQL's jsonb spells JSON its own way). */
+  json: ReadonlySet<string>;
+  /** Exact decimals (REAL in SQLite, numeric text in PostgreSQL) compare by number. */
+  numeric: ReadonlySet<string>;
+}
+const PLAIN: ColumnKinds = { json: new Set(), numeric: new Set() };
+const kindsOf = (table: TableDecl): ColumnKinds => ({
+  json: new Set(jsonColumnsOf(table)),
+  numeric: new Set(Object.keys(table.columns).filter((c) => table.columns[c]!.type === 'numeric')),
+});
+
+/** Equal as stored: booleans as 0/1, JSON by value, an exact decimal by number. */
+function equalStored(kinds: ColumnKinds, column: string, stored: unknown, next: unknown): boolean {
+  if (kinds.numeric.has(column) && stored !== null && next !== null && stored !== undefined) return Number(stored) === Number(next);
+  return same(stored, next, kinds.json.has(column));
 }
 
-function rowDifferences(columns: readonly string[], stored: Record<string, unknown>, next: Record<string, unknown>): ContentDifference[] {
+function rowDifferences(
+  columns: readonly string[],
+  stored: Record<string, unknown>,
+  next: Record<string, unknown>,
+  kinds: ColumnKinds = PLAIN,
+): ContentDifference[] {
   return columns
-    .filter((c) => !SKIPPED.has(c) && !equalStored(c, stored[c] ?? null, next[c] ?? null))
+    .filter((c) => !SKIPPED.has(c) && !equalStored(kinds, c, stored[c] ?? null, next[c] ?? null))
     .map((c) => ({ what: c, expected: shown(next[c]), found: shown(stored[c]) }));
 }
 
@@ -82,41 +98,84 @@ function childDifference(
 }
 
 /**
- * What differs between the mirror's copy of these tickets and their list items: every column the
- * mirror stores from the item, the tags and custom fields, and the message rows against the
- * messages of the stored copy (`raw_json`, as written: a list item carries none). Items the
- * mirror cannot convert are left to the sync, which quarantines them. No request is made.
+ * What verify compares of one record type (docs/design.md §7): its record table as declared, the
+ * row its writer makes of a list item, and its child tables; the comparison itself is one for all.
  */
-export async function ticketDifferences(db: Db, items: readonly Ticket[], syncedAt: string): Promise<Map<string, ContentDifference[]>> {
+export interface Compared<I, P> {
+  /** The record table's name and declaration: every declared column is compared (but SKIPPED). */
+  readonly table: string;
+  readonly decl: TableDecl;
+  /** The item converted as the writer converts a copy; throws for one the mirror cannot store (the sync quarantines it). */
+  prepare(item: I, syncedAt: string): P;
+  row(p: P): Record<string, unknown>;
+  /** Each child table with the rows the item gives it. */
+  readonly children: readonly { readonly spec: ChildTable; rows(p: P): readonly ChildRow[] }[];
+  /**
+   * A child table the list item does not carry (a ticket's messages), compared against what the
+   * stored row holds of it (the stored copy): its stored rows and the record's row go in.
+   */
+  readonly unlisted?: {
+    readonly spec: ChildTable;
+    difference(row: Record<string, unknown>, stored: Map<string, Record<string, unknown>> | undefined): ContentDifference | null;
+  };
+}
+
+/**
+ * What differs between the mirror's copy of these records and their list items: every declared
+ * column of the record table, the rows of each child table, and what `unlisted` compares. Items
+ * the mirror cannot convert are left to the sync, which quarantines them. No request is made.
+ */
+export async function recordDifferences<I extends { id: string }, P>(
+  db: Db,
+  compared: Compared<I, P>,
+  items: readonly I[],
+  syncedAt: string,
+): Promise<Map<string, ContentDifference[]>> {
   const ids = items.map((t) => t.id);
-  const stored = await storedById(db, TICKET_COLUMNS, 'tickets', ids);
-  const tags = await storedChildren(db, TAGS, ids);
-  const fields = await storedChildren(db, TICKET_FIELDS, ids);
-  const messages = await storedChildren(db, MESSAGES, ids);
+  const columns = Object.keys(compared.decl.columns);
+  const kinds = kindsOf(compared.decl);
+  const stored = await storedById(db, columns, compared.table, ids);
+  const children = [];
+  for (const c of compared.children) children.push({ ...c, have: await storedChildren(db, c.spec, ids) });
+  const unlisted = compared.unlisted ? await storedChildren(db, compared.unlisted.spec, ids) : null;
   const out = new Map<string, ContentDifference[]>();
   for (const item of items) {
     const row = stored.get(item.id);
     if (!row) continue;
-    let p;
+    let p: P;
     try {
-      p = prepareTicket({ ...item, messages: [] }, syncedAt);
+      p = compared.prepare(item, syncedAt);
     } catch {
       continue;
     }
-    const diffs = rowDifferences(TICKET_COLUMNS, row, p.row);
-    for (const [spec, rows, have] of [
-      [TAGS, p.tags, tags],
-      [TICKET_FIELDS, p.fields, fields],
-    ] as const) {
-      const d = childDifference(spec, rows, have.get(item.id));
+    const diffs = rowDifferences(columns, row, compared.row(p), kinds);
+    for (const c of children) {
+      const d = childDifference(c.spec, c.rows(p), c.have.get(item.id));
       if (d) diffs.push(d);
     }
-    const m = messageDifference(row.raw_json, messages.get(item.id));
-    if (m) diffs.push(m);
+    const u = compared.unlisted?.difference(row, unlisted?.get(item.id));
+    if (u) diffs.push(u);
     if (diffs.length > 0) out.set(item.id, diffs);
   }
   return out;
 }
+
+/**
+ * Tickets: every column the mirror stores from the item, the tags and custom fields, and the
+ * message rows against the messages of the stored copy (`raw_json`, as written: a list item
+ * carries none).
+ */
+export const TICKET_COMPARED: Compared<Ticket, PreparedTicket> = {
+  table: 'tickets',
+  decl: TABLES.tickets,
+  prepare: (item, syncedAt) => prepareTicket({ ...item, messages: [] }, syncedAt),
+  row: (p) => p.row,
+  children: [
+    { spec: TAGS, rows: (p) => p.tags },
+    { spec: TICKET_FIELDS, rows: (p) => p.fields },
+  ],
+  unlisted: { spec: MESSAGES, difference: (row, stored) => messageDifference(row.raw_json, stored) },
+};
 
 /** The message rows against the messages of the stored copy, which the mirror wrote them from. */
 function messageDifference(raw: unknown, stored: Map<string, Record<string, unknown>> | undefined): ContentDifference | null {
@@ -146,34 +205,17 @@ async function storedById(
   return new Map((await selectIn<Record<string, unknown>>(db, columns, table, 'id', ids)).map((r) => [String(r.id), r] as const));
 }
 
-/** As ticketDifferences, for deals: every stored column, the contacts (primary flag, position) and custom fields. */
-export async function dealDifferences(db: Db, items: readonly Deal[], syncedAt: string): Promise<Map<string, ContentDifference[]>> {
-  const ids = items.map((d) => d.id);
-  const stored = await storedById(db, DEAL_COLUMNS, 'deals', ids);
-  const contacts = await storedChildren(db, CONTACTS, ids);
-  const fields = await storedChildren(db, DEAL_FIELDS, ids);
-  const out = new Map<string, ContentDifference[]>();
-  for (const item of items) {
-    const row = stored.get(item.id);
-    if (!row) continue;
-    let p;
-    try {
-      p = prepareDeal(item, syncedAt);
-    } catch {
-      continue;
-    }
-    const diffs = rowDifferences(DEAL_COLUMNS, row, p.row);
-    for (const [spec, rows, have] of [
-      [CONTACTS, p.contactRows, contacts],
-      [DEAL_FIELDS, p.fields, fields],
-    ] as const) {
-      const d = childDifference(spec, rows, have.get(item.id));
-      if (d) diffs.push(d);
-    }
-    if (diffs.length > 0) out.set(item.id, diffs);
-  }
-  return out;
-}
+/** Deals: every stored column, the contacts (primary flag, position) and custom fields. */
+export const DEAL_COMPARED: Compared<Deal, PreparedDeal> = {
+  table: 'deals',
+  decl: TABLES.deals,
+  prepare: prepareDeal,
+  row: (p) => p.row,
+  children: [
+    { spec: CONTACTS, rows: (p) => p.contactRows },
+    { spec: DEAL_FIELDS, rows: (p) => p.fields },
+  ],
+};
 
 /** A pipeline or stage the mirror holds differently from the pipeline list, or not at all. */
 export interface PipelineDifference extends ContentDifference {

@@ -5,7 +5,7 @@ import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { trackedFields } from './tracked-fields.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
-import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
+import type { RecordKind } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
 import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
@@ -157,9 +157,10 @@ const DEAL_CHILDREN: readonly ChildList<PreparedDeal>[] = [
 ];
 
 /** How a deal takes the one upsert path (record-upsert.ts): people, company and stubs, then contacts and fields. */
-const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
+export const DEAL_KIND: RecordKind<Deal, PreparedDeal, Previous & { id: string }> = {
   entityType: 'deal',
   table: 'deals',
+  prepare: (d, syncedAt) => prepareDeal(d, syncedAt),
   previousColumns: PREVIOUS_COLUMNS,
   async writeRefs(db, live) {
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach([p.owner]))));
@@ -214,11 +215,6 @@ const DEAL_KIND: RecordKind<PreparedDeal, Previous & { id: string }> = {
  */
 export function exactAmount<R extends { amount_cents: unknown }>(r: R): R & { amount: string | null } {
   return { ...r, amount: centsText(r.amount_cents == null ? null : Number(r.amount_cents)) };
-}
-
-/** Writes prepared deals with a few statements per batch, as writeTickets does for tickets (see writeRecords). */
-export function writeDeals(db: Db, batch: readonly PreparedDeal[]): Promise<UpsertResult[]> {
-  return writeRecords(db, DEAL_KIND, batch);
 }
 
 export interface UpsertPipelinesOptions {

@@ -38,8 +38,8 @@ export const DEFERRED_INDEXES_KEY = 'deferred_indexes';
  * Tables a backfill fills in bulk: every record table and its child tables (src/entities). Their
  * primary keys and unique indexes always stay: upserts need them.
  */
-export const BULK_TABLES: readonly string[] = RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]);
-const RECORD_TABLES: readonly string[] = RECORD_ENTITIES.map((e) => e.table);
+export const bulkTables = (): readonly string[] => RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]);
+const recordTableNames = (): readonly string[] => RECORD_ENTITIES.map((e) => e.table);
 
 /** One dropped index: its name and the statement that made it, as the database reports it. */
 export interface DeferredIndex {
@@ -59,7 +59,7 @@ export async function deferIndexes(db: Kysely<MirrorDatabase>): Promise<Deferred
   try {
     return await db.transaction().execute(async (trx) => {
       if ((await getState(trx, DEFERRED_INDEXES_KEY)) !== undefined) return [];
-      if (!(await tablesEmpty(trx, RECORD_TABLES))) return [];
+      if (!(await tablesEmpty(trx, recordTableNames()))) return [];
       // On SQLite ticket_messages (ticket_id, created_at) goes too: the primary key (ticket_id, id)
       // serves the reads by ticket id of a ticket listed twice (docs/sync.md, "Backfill").
       const indexes = (await indexesOf(trx)).filter((i) => !i.unique && i.bounded);
@@ -89,7 +89,7 @@ const DROP_LOCK_WAIT_MS = 2000;
 
 /** True when no bulk table holds a row: a first backfill's start (Store.startAppend). */
 export function bulkTablesEmpty(db: Kysely<MirrorDatabase>): Promise<boolean> {
-  return tablesEmpty(db, BULK_TABLES);
+  return tablesEmpty(db, bulkTables());
 }
 
 /** The record types the quarantine holds rows of (Store.startAppend: AppendLedger). */
@@ -134,7 +134,7 @@ export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>): Promis
 
 /** Indexes on the bulk tables made by CREATE INDEX (a constraint's own index is not one). */
 async function indexesOf(db: Db): Promise<(DeferredIndex & { unique: boolean; bounded: boolean })[]> {
-  const rows = await capabilitiesOf(db).createdIndexes(BULK_TABLES).execute(db);
+  const rows = await capabilitiesOf(db).createdIndexes(bulkTables()).execute(db);
   return rows.rows.map((r) => ({ name: r.name, sql: r.sql, bounded: Boolean(r.bounded), unique: /^\s*create\s+unique\b/i.test(r.sql) }));
 }
 

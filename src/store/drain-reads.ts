@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { MirrorDatabase } from './schema.js';
+import { recordTables, type MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
 import { fromDbTimestamp, toDbTimestamp } from '../util/time.js';
 import { entityOf, type HeldUnlisted, type RecordType } from '../entities/index.js';
@@ -19,7 +19,7 @@ export interface ListedCopy {
  */
 export async function listedSince(db: Db, entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]> {
   if (limit <= 0) return [];
-  const rows = await db
+  const rows = await recordTables(db)
     .selectFrom(entityOf(entityType).table)
     .select(['id', 'updated_at'])
     .where('deleted_at', 'is', null)
@@ -53,7 +53,7 @@ export async function ticketMessagesHeld(db: Db, ids: readonly string[]): Promis
 export async function deletedIds(db: Db, entityType: RecordType, ids: readonly string[]): Promise<Set<string>> {
   const out = new Set<string>();
   for (const batch of chunks([...new Set(ids)], 500)) {
-    const rows = await db
+    const rows = await recordTables(db)
       .selectFrom(entityOf(entityType).table)
       .select('id')
       .where('id', 'in', batch)

@@ -8,7 +8,7 @@ import { writeHistoryGaps } from './history-gaps.js';
 import { chunks, json, requiredTs, str, uniqueBy } from './values.js';
 import { rowMapping, TABLES } from './tables.js';
 import { parseTimestamp } from '../util/time.js';
-import { emptyRecordSets, entityOf, type RecordSets } from '../entities/index.js';
+import { emptyRecordSets, entityOf, recordSet, type RecordSets } from '../entities/index.js';
 
 type Db = Kysely<MirrorDatabase>;
 
@@ -97,7 +97,7 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
     ),
   );
   await writeHistoryGaps(db, gaps);
-  for (const x of [...changes, ...gaps]) historyOf[entityOf(x.kind).plural].add(x.entityId);
+  for (const x of [...changes, ...gaps]) recordSet(historyOf, entityOf(x.kind).plural).add(x.entityId);
   return { newIds, reused, historyOf };
 }
 

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
-import { insertRows, insertStatement } from './sql.js';
+import { insertRows, insertStatement, type InsertStatement } from './sql.js';
 import { HISTORY_VALUE_COLUMNS } from './tables.js';
 import { chunks } from './values.js';
 import { entityOf, RECORD_TYPES, type HistoryOwner, type HistoryTable, type RecordType } from '../entities/index.js';
@@ -85,7 +85,13 @@ export interface ObservedChanges {
 }
 
 const HISTORY_COLUMNS = HISTORY_VALUE_COLUMNS;
-const OBSERVED = new Map(RECORD_TYPES.map((kind) => [kind, insertStatement(TABLE(kind), [OWNER(kind), ...HISTORY_COLUMNS])]));
+const observed = new Map<RecordType, InsertStatement>();
+/** The observed rows' insert of a kind, made on first use (a registered kind comes after this module loads). */
+function observedInsert(kind: Kind): InsertStatement {
+  let stmt = observed.get(kind);
+  if (!stmt) observed.set(kind, (stmt = insertStatement(TABLE(kind), [OWNER(kind), ...HISTORY_COLUMNS])));
+  return stmt;
+}
 
 /**
  * Observed changes between two reads (docs/sync.md, "History"), for records of one kind with
@@ -116,7 +122,7 @@ export async function writeObservedHistory(db: Db, kind: Kind, all: readonly Obs
     }
     return n;
   });
-  if (rows.length > 0) await insertRows(db, OBSERVED.get(kind)!, rows);
+  if (rows.length > 0) await insertRows(db, observedInsert(kind), rows);
   return written;
 }
 

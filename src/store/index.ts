@@ -9,7 +9,7 @@ export type { DirtyClear, DirtyEntry, DirtyMark, QuarantineItem } from './sync-t
 export type { ListedCopy } from './drain-reads.js';
 export type { RecordState } from './record-state.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
-export { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+export { countedTables, type MirrorDatabase } from './schema.js';
 // How a table is declared (docs/design.md §7): src/report declares its rpt_ tables with it.
 export { key, type ColumnDecl, type IndexDecl, type LogicalType, type RowOf, type TableDecl } from './tables.js';
 export { StoreError } from './errors.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { fromDbTimestamp } from '../util/time.js';
-import { COUNTED_TABLES, type MirrorDatabase } from './schema.js';
+import { countedTables, recordTables, type MirrorDatabase } from './schema.js';
 import { chunks } from './values.js';
 import { entityOf, RECORD_TYPES, type RecordType } from '../entities/index.js';
 
@@ -10,7 +10,7 @@ type Db = Kysely<MirrorDatabase>;
 /** Row count per mirror table, plus `dirty` and `quarantine`. */
 export async function counts(db: Db): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const table of COUNTED_TABLES) {
+  for (const table of countedTables()) {
     const row = await db
       .selectFrom(table)
       .select((eb) => eb.fn.countAll().as('n'))
@@ -32,7 +32,7 @@ export async function mirroredVersions(
   db: Db,
   entityType: RecordType,
 ): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>> {
-  const rows = await db.selectFrom(entityOf(entityType).table).select(['id', 'updated_at', 'deleted_at']).execute();
+  const rows = await recordTables(db).selectFrom(entityOf(entityType).table).select(['id', 'updated_at', 'deleted_at']).execute();
   return new Map(
     rows.map((r) => [r.id, { updatedAt: fromDbTimestamp(String(r.updated_at)) as string, deletedAt: fromDbTimestamp(r.deleted_at) }]),
   );
@@ -56,7 +56,7 @@ export async function mirroredUpdatedAt(
     const parts = wanted.flatMap(({ type, batches }) =>
       i < batches.length
         ? [
-            db
+            recordTables(db)
               .selectFrom(entityOf(type).table)
               // A type comes from the entity registry, never from input.
               .select([sql.lit(type).as('type'), 'id', 'updated_at'])

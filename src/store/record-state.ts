@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { entityOf, type RecordType } from '../entities/index.js';
 import { fromDbTimestamp } from '../util/time.js';
-import type { MirrorDatabase } from './schema.js';
+import { recordTables, type MirrorDatabase } from './schema.js';
 
 /** What the mirror holds of one record now (committed rows only): what `GET /wait` for a record answers with. */
 export interface RecordState {
@@ -24,7 +24,11 @@ export interface RecordState {
 
 /** Three point reads by primary key; the table comes from the entity registry, never from input. */
 export async function recordState(db: Kysely<MirrorDatabase>, entityType: RecordType, id: string): Promise<RecordState> {
-  const row = await db.selectFrom(entityOf(entityType).table).select(['updated_at', 'deleted_at']).where('id', '=', id).executeTakeFirst();
+  const row = await recordTables(db)
+    .selectFrom(entityOf(entityType).table)
+    .select(['updated_at', 'deleted_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
   const q = await db
     .selectFrom('quarantine')
     .select(['reason', 'raw_json', 'last_seen_at'])

@@ -93,10 +93,18 @@ export interface Known<P, Prev> {
   before: Prev;
 }
 
-/** What differs between a ticket and a deal on the one upsert path (`writeRecords`). */
-export interface RecordKind<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }> {
+/**
+ * How one record type is converted and written (docs/design.md §7): what differs between types on
+ * the one upsert path (`writeRecords`), which `upsertMany` (bulk.ts) runs in batches. R is a copy
+ * as read, P the copy prepared for writing, Prev the stored columns a re-read compares.
+ */
+export interface RecordKind<R, P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }> {
   entityType: RecordType;
   table: RecordEntity['table'];
+  /** The copy converted, every value checked; throws StoreError('INVALID_VALUE') for a value the store cannot hold. */
+  prepare(record: R, syncedAt: string): P;
+  /** Keys of child rows that are unique across parents: a batch holds each once (none since 0700_owner_keyed_children). */
+  childKeysOf?(prepared: P): readonly string[];
   /** Columns of the stored copy that the superseded check and observed history compare. */
   previousColumns: readonly string[];
   /** The rows the batch's records point at (people, companies, stubs), written first. */
@@ -113,6 +121,10 @@ export interface RecordKind<P extends PreparedRecord, Prev extends { id: string;
   updateKnown(db: Db, known: readonly Known<P, Prev>[]): Promise<number[]>;
 }
 
+/** Any type's kind, as the registry holds it (record-stores.ts): each is called with its own copies only. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the registry's kinds are of every type; see above
+export type AnyRecordKind = RecordKind<any, PreparedRecord, { id: string; updated_at: string | null }>;
+
 /**
  * A stored updated_at decides that a copy is superseded only while it is plausible against the
  * local clock (src/util/clock-bounds.ts): a copy once served with an updatedAt in 2100 must not
@@ -125,16 +137,16 @@ function believable(stored: unknown, syncedAt: string | null): boolean {
 }
 
 /**
- * The one upsert path of tickets and deals: the batch's quarantine rows go (a good copy arrived;
+ * The one upsert path of every record type: the batch's quarantine rows go (a good copy arrived;
  * none can exist when the ledger says no quarantine row of the type was there or written since),
  * a record older than the mirror's copy is superseded and writes nothing, the references go first,
  * then new records in bulk, then known ones in bulk with their observed history. The ids of
  * `batch` are distinct (bulk.ts), so the outcome is that of upserting the records one after
  * another. Results are in batch order.
  */
-export async function writeRecords<P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }>(
+export async function writeRecords<R, P extends PreparedRecord, Prev extends { id: string; updated_at: string | null }>(
   db: Db,
-  kind: RecordKind<P, Prev>,
+  kind: RecordKind<R, P, Prev>,
   batch: readonly P[],
 ): Promise<UpsertResult[]> {
   const ids = batch.map((p) => p.row.id);

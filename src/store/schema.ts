@@ -1,4 +1,5 @@
-import { pipelines, RECORD_ENTITIES } from '../entities/index.js';
+import type { Kysely } from 'kysely';
+import { pipelines, RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
 import { TABLES, type RowOf } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 
@@ -90,17 +91,37 @@ export interface MirrorDatabase {
  * Tables counted by `Store.counts()`: each registered entity's record and child tables, the
  * people and pipelines they name, the change log, each entity's history, the dirty set and the
  * quarantine. The entities name their tables as text (src/entities sits below the store); every
- * name is a table of the migrated schema (test/store/migrations.test.ts counts each).
+ * built-in name is a table of the migrated schema (test/store/migrations.test.ts counts each).
+ * Read from the registry when asked, so an entity registered after this module loaded is counted.
  */
-export const COUNTED_TABLES: readonly (keyof MirrorDatabase)[] = [
-  ...RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]),
-  'users',
-  'contacts',
-  'companies',
-  ...pipelines.tables,
-  'events',
-  ...RECORD_ENTITIES.map((e) => e.historyTable),
-  'history_gaps',
-  'quarantine',
-  'dirty',
-] as (keyof MirrorDatabase)[];
+export function countedTables(): readonly (keyof MirrorDatabase)[] {
+  return [
+    ...RECORD_ENTITIES.flatMap((e) => [e.table, ...e.childTables]),
+    'users',
+    'contacts',
+    'companies',
+    ...pipelines.tables,
+    'events',
+    ...RECORD_ENTITIES.map((e) => e.historyTable),
+    'history_gaps',
+    'quarantine',
+    'dirty',
+  ] as (keyof MirrorDatabase)[];
+}
+
+/** The columns every record table has: its id and the closing stamps of src/store/tables.ts (`recordStamps`). */
+export interface RecordStampsRow {
+  id: string;
+  created_at: string | null;
+  updated_at: string | null;
+  deleted_at: string | null;
+  synced_at: string | null;
+  raw_json: Json | null;
+}
+
+/**
+ * The record tables as the queries that take one from the registry (`entityOf(type).table`) see
+ * them: a registered entity's table is not in MirrorDatabase, so they read only the columns every
+ * record table shares; column names stay checked.
+ */
+export const recordTables = (db: Kysely<MirrorDatabase>) => db as unknown as Kysely<{ [table in RecordTable]: RecordStampsRow }>;

@@ -14,9 +14,9 @@ import { deletedIds, listedSince, type ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
-import { RECORD_STORES } from './record-stores.js';
+import { recordStoreOf } from './record-stores.js';
 import { recordState, type RecordState } from './record-state.js';
-import { pipelineDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
+import { pipelineDifferences, recordDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
 import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
@@ -246,12 +246,12 @@ export function buildStore(backend: StoreBackend): Store {
     mirroredVersions: (entityType) => r.mirroredVersions(db, entityType),
     mirroredUpdatedAt: (refs) => r.mirroredUpdatedAt(db, refs),
     listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
-    heldUnlisted: (type, ids) => RECORD_STORES[type].heldUnlisted(db, ids),
+    heldUnlisted: (type, ids) => recordStoreOf(type).heldUnlisted(db, ids),
     deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
     recordState: (entityType, id) => recordState(db, entityType, id),
     knownStages: () => r.knownStages(db),
     pipelineDealCounts: () => r.pipelineDealCounts(db),
-    recordDifferences: (type, items) => RECORD_STORES[type].differences(db, items, COMPARED_AT),
+    recordDifferences: (type, items) => recordDifferences(db, recordStoreOf(type).compared, items, COMPARED_AT),
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
     async close() {
       for (const lock of [...locks]) await lock.release();

@@ -132,7 +132,7 @@ type Owned<O extends string> = Record<O, ReturnType<typeof key<'text'>>>;
 const owned = <O extends string>(owner: O) => ({ [owner]: key('text') }) as Owned<O>;
 
 /** A history table: one row per change of a tracked field of its owner (docs/schema.md). */
-function historyTable<O extends string>(owner: O, table: string) {
+export function historyTable<O extends string>(owner: O, table: string) {
   return {
     columns: { id: { type: 'bigint', nullable: false, generated: true }, ...owned(owner), ...historyValues },
     primaryKey: ['id'],
@@ -157,7 +157,7 @@ function fieldsTable<O extends string>(owner: O) {
 }
 
 /** The closing columns of every record table: its times, the mirror's own and the raw copy. */
-const recordStamps = { created_at: ts, updated_at: ts, deleted_at: ts, synced_at: ts, raw_json: json } as const;
+export const recordStamps = { created_at: ts, updated_at: ts, deleted_at: ts, synced_at: ts, raw_json: json } as const;
 
 /** The index every record table's drain plan reads: its newest live records since a time (0400). */
 const liveUpdated = (table: string) =>

@@ -1,17 +1,14 @@
-import type { Kysely } from 'kysely';
 import type { ContactRef, Message, TicketWithMessages, UserRef } from '../api/index.js';
 import { StoreError } from './errors.js';
-import type { MirrorDatabase, TicketsTable } from './schema.js';
+import type { TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
 import { diffFields, writeObservedHistory } from './history.js';
 import { trackedFields } from './tracked-fields.js';
 import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, requiredTs, str, ts } from './values.js';
 import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
-import { writeRecords, type RecordKind, type UpsertResult } from './record-upsert.js';
+import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
 import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
-
-type Db = Kysely<MirrorDatabase>;
 
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
 const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
@@ -177,9 +174,10 @@ const TICKET_CHILDREN: readonly ChildList<PreparedTicket>[] = [
 ];
 
 /** How a ticket takes the one upsert path (record-upsert.ts): users and its contact, then tags, fields and messages. */
-const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
+export const TICKET_KIND: RecordKind<TicketWithMessages, PreparedTicket, Previous & { id: string }> = {
   entityType: 'ticket',
   table: 'tickets',
+  prepare: (t, syncedAt) => prepareTicket(t, syncedAt),
   previousColumns: PREVIOUS_COLUMNS,
   async writeRefs(db, live) {
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach(p.users))));
@@ -214,11 +212,3 @@ const TICKET_KIND: RecordKind<PreparedTicket, Previous & { id: string }> = {
     );
   },
 };
-
-/**
- * Writes prepared tickets with a few statements per batch instead of several per record (see
- * writeRecords).
- */
-export function writeTickets(db: Db, batch: readonly PreparedTicket[]): Promise<UpsertResult[]> {
-  return writeRecords(db, TICKET_KIND, batch);
-}

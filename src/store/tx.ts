@@ -4,7 +4,7 @@ import type { MirrorDatabase } from './schema.js';
 import { appendThrough, type AppendLedger, type UpsertResult } from './record-upsert.js';
 import { upsertPipelines, type UpsertPipelinesOptions } from './deals.js';
 import { upsertMany } from './bulk.js';
-import { RECORD_STORES } from './record-stores.js';
+import { recordStoreOf } from './record-stores.js';
 import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
@@ -89,7 +89,7 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
       ),
     bumpStaleReads: (refs) => t.bumpStaleReads(db, refs),
     bumpFailedReads: (refs) => t.bumpFailedReads(db, refs),
-    upsertRecords: (type, records, syncedAt) => upsertMany(db, RECORD_STORES[type].writer, records, iso(syncedAt, 'syncedAt')),
+    upsertRecords: (type, records, syncedAt) => upsertMany(db, recordStoreOf(type).kind, records, iso(syncedAt, 'syncedAt')),
     upsertPipelines: (pipelines, options) => upsertPipelines(db, pipelines, options),
     markDeleted: (type, id, at) => t.markDeleted(db, entityOf(type).table, id, iso(at, 'at')),
     markDeletedEach: (type, deletions) =>

@@ -233,17 +233,15 @@ export function checkClock(ctx: SyncContext, page: Page<WorkspaceEvent>): void {
 }
 
 /** The lists in the order the backfill copies them: the log's recent stretch, each record type's list (BACKFILL_ORDER), then the history. */
-export const PHASES: readonly Phase<unknown, unknown>[] = [recentPhase, ...BACKFILL_ORDER.map(recordPhase), historyPhase] as Phase<
-  unknown,
-  unknown
->[];
+export const phases = (): readonly Phase<unknown, unknown>[] =>
+  [recentPhase, ...BACKFILL_ORDER.map(recordPhase), historyPhase] as Phase<unknown, unknown>[];
 
 /** The first record list a backfill copies: what the status shows before a backfill saved its state. */
 export const FIRST_LIST: RecordTable = BACKFILL_ORDER[0]!.plural;
 
-/** The phase that reads a list (the state's phase names one of PHASES: src/sync/state.ts checks it when read). */
+/** The phase that reads a list (the state's phase names one of phases(): src/sync/state.ts checks it when read). */
 export function phaseNamed(name: BackfillState['phase']): Phase<unknown, unknown> {
-  const phase = PHASES.find((p) => p.name === name);
+  const phase = phases().find((p) => p.name === name);
   if (!phase) throw new Error(`no backfill phase reads ${name}`);
   return phase;
 }

@@ -1,5 +1,5 @@
 import { BACKFILL_ORDER, type RecordEntity, type RecordTable } from '../entities/index.js';
-import { COUNTED_TABLES } from '../store/index.js';
+import { countedTables } from '../store/index.js';
 import { toIsoTimestamp } from '../util/time.js';
 import { copiesRecords, phaseNamed, type PageCount, type Phase } from './backfill-phases.js';
 import { afterListPass, nextPass, passLogPhase } from './list-passes.js';
@@ -69,7 +69,7 @@ export async function runBackfill(ctx: SyncContext, stats: RunStats, options: Ba
 
   const final: BackfillState = { ...state, phase: 'done', cursor: null };
   await ctx.store.transaction((tx) => handOverBackfill(tx, final));
-  await tidyAfterBulkLoad(ctx, COUNTED_TABLES, 'the mirrored tables');
+  await tidyAfterBulkLoad(ctx, countedTables(), 'the mirrored tables');
   // A full rebuild, which tidies the rpt_ tables in turn (reporting.ts).
   await refreshReports(ctx, stats, { tickets: 'all', deals: 'all' });
   progress(final);

@@ -11,7 +11,7 @@ import { DEFAULT_STALL_TIMEOUT_MS, ProgressWatchdog } from './watchdog.js';
 import { isBackfilled, readLateEvent, readLookback, readReadFloor, readWatermark, readSavedWindow } from './state.js';
 import { planWindow, trustedReadFloor } from './window.js';
 import { readWindow } from './window-read.js';
-import { RECORD_ENTITIES } from '../entities/index.js';
+import { RECORD_ENTITIES, recordSet } from '../entities/index.js';
 import { boundHeapGrowth } from '../util/heap-growth.js';
 
 /** Drained records checked for a version newer than the watermark; enough to see a busy upstream. */
@@ -125,7 +125,7 @@ async function behindReason(
 async function drainedNewer(ctx: SyncContext, stats: RunStats, watermark: string | null): Promise<boolean> {
   if (watermark === null) return false;
   const refs = RECORD_ENTITIES.flatMap(({ type, plural }) =>
-    [...stats.changed[plural]].map((entityId) => ({ entityType: type, entityId })),
+    [...recordSet(stats.changed, plural)].map((entityId) => ({ entityType: type, entityId })),
   ).slice(0, NEWER_CHECK_LIMIT);
   if (refs.length === 0) return false;
   const mark = Date.parse(watermark);

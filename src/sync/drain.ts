@@ -1,5 +1,5 @@
 import { AuthRejectedError, clipText, NotFoundError, type UpstreamUnavailableError } from '../api/index.js';
-import { entityOf, RECORD_ENTITIES, type MirroredRecord, type RecordEntity } from '../entities/index.js';
+import { entityOf, RECORD_ENTITIES, recordSet, type MirroredRecord, type RecordEntity } from '../entities/index.js';
 import type { DirtyEntry, Store } from '../store/index.js';
 import { mapConcurrent } from '../util/concurrency.js';
 import { boundHeapGrowth } from '../util/heap-growth.js';
@@ -116,7 +116,7 @@ function committed(ctx: SyncContext, stats: RunStats, w: RecordWrite, outcome: R
   else if (outcome === 'stale-accepted') stats.staleAccepted++;
   else if (outcome === 'deleted') stats.deleted++;
   else if (outcome === 'quarantined') stats.quarantined++;
-  stats.changed[entityOf(entry.entityType).plural].add(entry.entityId);
+  recordSet(stats.changed, entityOf(entry.entityType).plural).add(entry.entityId);
   if (outcome === 'quarantined') {
     // No reason on the write: the store refused one of its values; the quarantine row says which.
     const reason = clipText(w.reason ?? 'a value the mirror cannot store (see its quarantine row)', 500);

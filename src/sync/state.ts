@@ -173,6 +173,10 @@ const ts = z.string().min(1);
 function backfillLists(): [BackfillList, ...BackfillList[]] {
   return ['recent', ...BACKFILL_ORDER.map((e) => e.plural), 'history'];
 }
+/** A list this build reads, checked against the registry when read (an entity may register after this module loads). */
+const backfillList = z.string().refine((l) => (backfillLists() as string[]).includes(l), {
+  error: (issue) => `Invalid option: expected one of ${backfillLists().join('|')}, got ${JSON.stringify(issue.input)}`,
+});
 const SCHEMAS: Record<string, z.ZodType> = {
   [KEY.watermark]: ts,
   [KEY.readFloor]: ts,
@@ -190,8 +194,8 @@ const SCHEMAS: Record<string, z.ZodType> = {
     .passthrough(),
   [KEY.backfill]: z
     .object({
-      phase: z.enum([...backfillLists(), 'done']),
-      finished: z.array(z.enum(backfillLists())),
+      phase: z.union([backfillList, z.literal('done')]),
+      finished: z.array(backfillList),
       handover: ts.nullable(),
       cursor: z.string().nullable(),
       startedAt: ts,

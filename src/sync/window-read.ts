@@ -20,7 +20,7 @@ import { timed } from './steps.js';
 import { abandonWindow, type WindowState } from './state.js';
 import type { ProgressWatchdog } from './watchdog.js';
 import { newestFirst, reachedBelow } from './window.js';
-import { RECORD_ENTITIES } from '../entities/index.js';
+import { RECORD_ENTITIES, recordSet } from '../entities/index.js';
 
 /** Past this many pending records a window drains before reading on, so a catch-up shows progress. */
 export const MID_WINDOW_DRAIN_THRESHOLD = 1000;
@@ -207,7 +207,7 @@ class WindowReader {
         'the change log reused event ids for other events; those events are quarantined and their records re-read',
       );
     // A late event can change the history of a record the cycle does not re-read (already newer).
-    for (const { plural } of RECORD_ENTITIES) for (const id of c.historyOf[plural]) stats.changed[plural].add(id);
+    for (const { plural } of RECORD_ENTITIES) for (const id of recordSet(c.historyOf, plural)) recordSet(stats.changed, plural).add(id);
     if (c.late !== null && !this.lateLogged) {
       this.lateLogged = true;
       ctx.logger.info(

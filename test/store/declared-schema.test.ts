@@ -4,36 +4,14 @@ import { readCatalog, type CatalogTable } from '../helpers/catalog.js';
 import { sql } from 'kysely';
 import { useDialectStore } from './fixtures.js';
 import { databaseOf } from '../../src/store/internal.js';
-import { TABLES, type LogicalType, type TableDecl } from '../../src/store/tables.js';
+import { TABLES, type TableDecl } from '../../src/store/tables.js';
 import { DECLARED_TABLES } from '../../src/store/tables-sync.js';
 import { REPORT_TABLES } from '../../src/report/tables.js';
+import { createDeclaredTables, DECLARED_TYPES } from '../helpers/ddl.js';
+import { TASK_TABLES } from '../entity-fixture/task.js';
 
-// Each logical type's declared type per database, as the migrations must create it: written here,
-// not read from src/, so a change of either side is a difference this test sees.
-const DECLARED: Record<'sqlite' | 'postgres', Record<LogicalType, string>> = {
-  sqlite: {
-    text: 'text',
-    integer: 'integer',
-    bigint: 'integer',
-    numeric: 'real',
-    real: 'real',
-    boolean: 'boolean',
-    timestamp: 'datetime',
-    date: 'date',
-    json: 'text',
-  },
-  postgres: {
-    text: 'text',
-    integer: 'integer',
-    bigint: 'bigint',
-    numeric: 'numeric',
-    real: 'double precision',
-    boolean: 'boolean',
-    timestamp: 'timestamp with time zone',
-    date: 'date',
-    json: 'jsonb',
-  },
-};
+// Each logical type's declared type per database, as the migrations must create it (test/helpers/ddl.ts).
+const DECLARED = DECLARED_TYPES;
 
 /** Every declaration: the mirror's (src/store) and the reporting tables' (src/report). */
 const ALL_TABLES: Record<string, TableDecl> = { ...DECLARED_TABLES, ...REPORT_TABLES };
@@ -168,6 +146,13 @@ for (const dialect of dialects) {
         await catalog('deal_history'),
       );
       expect(withoutIndex).toEqual(['deal_history: unique index deal_history_event_field_idx in the database, not declared']);
+    });
+
+    it("a table created from its declaration (a fixture entity's, test/helpers/ddl.ts) matches it", async () => {
+      await createDeclaredTables(databaseOf(store) as never, dialect.name, TASK_TABLES);
+      const found: string[] = [];
+      for (const [name, table] of Object.entries(TASK_TABLES)) found.push(...differences(dialect.name, name, table, await catalog(name)));
+      expect(found).toEqual([]);
     });
   });
 }
