@@ -59,6 +59,7 @@ create table if not exists ${FLEET_SCHEMA}.views_state (
   error text,
   error_at timestamptz
 );
+alter table ${FLEET_SCHEMA}.views_state add column if not exists build_ms integer;
 insert into ${FLEET_SCHEMA}.views_state (id) values (1) on conflict (id) do nothing;
 create table if not exists ${FLEET_SCHEMA}.workers (
   id text primary key,
@@ -198,6 +199,13 @@ export async function markMigrated(pool: pg.Pool, id: string, schemaChanged: boo
 }
 
 /**
+ * A rebuild locks every contract table of every schema while it runs (a few seconds at a thousand
+ * workspaces): the next waits at least this many times as long as the last took, so rebuilds hold
+ * those locks at most a tenth of the time while a fleet's new workspaces keep arriving.
+ */
+const REBUILD_SHARE_INVERSE = 10;
+
+/**
  * Rebuilds the views when a schema was created or migrated since the last rebuild, in one
  * transaction under the fleet's lock. The state row is locked first, so a workspace marked
  * migrated meanwhile waits and counts for the next rebuild: none is ever left out. A failure is
@@ -206,11 +214,18 @@ export async function markMigrated(pool: pg.Pool, id: string, schemaChanged: boo
 export async function refreshViews(pool: pg.Pool): Promise<{ rebuilt: boolean; error: string | null }> {
   try {
     const rebuilt = await inTransaction(pool, async (c) => {
-      const { rows } = await c.query<{ wanted: string; built: string }>(`select wanted, built from ${FLEET_SCHEMA}.views_state for update`);
+      const { rows } = await c.query<{ wanted: string; built: string; resting: boolean }>(
+        `select wanted, built, coalesce(now() - built_at < make_interval(secs => build_ms * ${REBUILD_SHARE_INVERSE} / 1000.0), false) as resting
+           from ${FLEET_SCHEMA}.views_state for update`,
+      );
       const state = rows[0];
-      if (!state || state.wanted === state.built) return false;
+      if (!state || state.wanted === state.built || state.resting) return false;
+      const began = Date.now();
       await rebuildViews(c);
-      await c.query(`update ${FLEET_SCHEMA}.views_state set built = $1, built_at = now(), error = null, error_at = null`, [state.wanted]);
+      await c.query(`update ${FLEET_SCHEMA}.views_state set built = $1, built_at = now(), build_ms = $2, error = null, error_at = null`, [
+        state.wanted,
+        Date.now() - began,
+      ]);
       return true;
     });
     return { rebuilt, error: null };

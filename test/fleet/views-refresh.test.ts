@@ -40,9 +40,19 @@ describe.skipIf(postgresDialect === null)('the cross-workspace views catch up in
       (r) => r.workspace_id,
     );
 
+  // A rebuild rests ten times as long as the last one took (tens of ms here) before the next.
+  const rebuilt = async () => {
+    for (let i = 0; i < 100; i++) {
+      const r = await refreshViews(pool);
+      if (r.rebuilt || r.error !== null) return r;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return { rebuilt: false, error: 'still resting after 5 s' };
+  };
+
   it('counts each migrated schema, rebuilds once for all of them, and then has nothing to do', async () => {
     await markMigrated(pool, 'a', false);
-    expect(await refreshViews(pool)).toEqual({ rebuilt: true, error: null });
+    expect(await rebuilt()).toEqual({ rebuilt: true, error: null });
     expect(await inView()).toEqual(['a']);
     await markMigrated(pool, 'b', false);
     await markMigrated(pool, 'c', false);
@@ -50,13 +60,21 @@ describe.skipIf(postgresDialect === null)('the cross-workspace views catch up in
     expect(await inView()).toEqual(['a']);
     const state = await pool.query(`select wanted::int, built::int from ${FLEET_SCHEMA}.views_state`);
     expect(state.rows).toEqual([{ wanted: 3, built: 1 }]);
-    expect(await refreshViews(pool)).toEqual({ rebuilt: true, error: null });
+    expect(await rebuilt()).toEqual({ rebuilt: true, error: null });
     expect(await inView()).toEqual(['a', 'b', 'c']);
     expect(await refreshViews(pool)).toEqual({ rebuilt: false, error: null });
     // A slice of a workspace already in the views counts nothing; a migration that changed its schema does.
     await markMigrated(pool, 'a', false);
     expect(await refreshViews(pool)).toEqual({ rebuilt: false, error: null });
     await markMigrated(pool, 'a', true);
+    expect(await rebuilt()).toEqual({ rebuilt: true, error: null });
+  });
+
+  it('rests ten times as long as the last rebuild took before the next, so rebuilds hold their locks a tenth of the time', async () => {
+    await pool.query(`update ${FLEET_SCHEMA}.views_state set build_ms = 60000, built_at = now()`);
+    await markMigrated(pool, 'b', true);
+    expect(await refreshViews(pool)).toEqual({ rebuilt: false, error: null });
+    await pool.query(`update ${FLEET_SCHEMA}.views_state set built_at = now() - interval '601 seconds'`);
     expect(await refreshViews(pool)).toEqual({ rebuilt: true, error: null });
   });
 
@@ -70,12 +88,14 @@ describe.skipIf(postgresDialect === null)('the cross-workspace views catch up in
       // New sessions take the database's lock_timeout; the pool's own are older.
       const slow = new pg.Pool({ connectionString: url, max: 2 });
       try {
+        await pool.query(`update ${FLEET_SCHEMA}.views_state set built_at = null`);
         const failed = await refreshViews(slow);
         expect(failed.rebuilt).toBe(false);
         expect(failed.error).toMatch(/lock timeout/);
         const row = await pool.query(`select error, wanted > built as pending from ${FLEET_SCHEMA}.views_state`);
         expect(row.rows[0]).toMatchObject({ pending: true, error: expect.stringMatching(/lock timeout/) });
         await blocker.query('rollback');
+        await pool.query(`update ${FLEET_SCHEMA}.views_state set built_at = null`);
         expect(await refreshViews(slow)).toEqual({ rebuilt: true, error: null });
       } finally {
         await slow.end();
