@@ -80,11 +80,12 @@ export function openFleetPool(database: string, max = 4): pg.Pool {
   return pool;
 }
 
-export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+/** `work` in one transaction, under the fleet's lock unless `locked` is false (a change that alters no schema). */
+export async function inTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>, locked = true): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('begin');
-    await client.query(`select ${FLEET_LOCK}`);
+    if (locked) await client.query(`select ${FLEET_LOCK}`);
     const out = await work(client);
     await client.query('commit');
     return out;
@@ -184,18 +185,14 @@ export async function setPaused(pool: pg.Pool, id: string, paused: boolean): Pro
  * supervisor's next pass rebuilds once for every change since the last (refreshViews).
  */
 export async function markMigrated(pool: pg.Pool, id: string, schemaChanged: boolean): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query('begin');
-    const { rowCount } = await client.query(`update ${FLEET_SCHEMA}.workspaces set migrated = true where id = $1 and not migrated`, [id]);
-    if ((rowCount ?? 0) > 0 || schemaChanged) await client.query(`update ${FLEET_SCHEMA}.views_state set wanted = wanted + 1`);
-    await client.query('commit');
-  } catch (err) {
-    await client.query('rollback').catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  await inTransaction(
+    pool,
+    async (c) => {
+      const { rowCount } = await c.query(`update ${FLEET_SCHEMA}.workspaces set migrated = true where id = $1 and not migrated`, [id]);
+      if ((rowCount ?? 0) > 0 || schemaChanged) await c.query(`update ${FLEET_SCHEMA}.views_state set wanted = wanted + 1`);
+    },
+    false,
+  );
 }
 
 /**

@@ -144,6 +144,24 @@ export class World {
   }
 
   /** Call after mutating: bumps updatedAt to `ms`, records the new order key, drops caches. */
+  /**
+   * One write of a record of `kind` as the kind's own operations make it (a test's kind): the copy
+   * before it kept for stale reads, the change, the commit, then its change-log event.
+   */
+  writeRecord<R extends Listed>(
+    kind: string,
+    rec: R,
+    served: (r: R) => string,
+    change: (r: R) => void,
+    event: { type: string; payload: object },
+  ): void {
+    const ms = this.clock.nowMs();
+    this.beginWrite(kind, rec, () => Buffer.from(served(rec)));
+    change(rec);
+    this.commitWrite(kind, rec, ms);
+    this.emit(event.type, kind, rec.id, event.payload, null, ms);
+  }
+
   commitWrite(kind: string, rec: Listed, ms: number): void {
     const records = this.kinds.of(kind);
     rec.updatedAtMs = ms;

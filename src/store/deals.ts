@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import type { Company, ContactRef, Deal, Pipeline, UserRef } from '../api/index.js';
 import type { DealsTable, MirrorDatabase, PipelinesTable, StagesTable } from './schema.js';
 import { upsertCompanies, upsertContacts, upsertUsers } from './refs.js';
-import { diffFields, writeObservedHistory } from './history.js';
+import { diffFields } from './history.js';
+import { recordWrites } from './record-writes.js';
 import { trackedFields } from './tracked-fields.js';
-import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
+import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
 import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
@@ -179,34 +180,9 @@ export const DEAL_KIND: RecordKind<Deal, PreparedDeal, Previous & { id: string }
     );
     if (stages.length > 0) await insertRows(db, STAGE_STUB, stages);
   },
-  async insertNew(db, added, childless) {
-    // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
-    const rows = added.map((p) => p.row);
-    await (childless ? writeDeal.append(db, rows) : writeDeal.many(db, rows));
-    await insertChildLists(db, DEAL_CHILDREN, added, (p) => p.row.id, childless);
-  },
-  async updateKnown(db, known) {
-    await writeDeal.known(
-      db,
-      known.map((k) => ({ row: k.p.row, stored: k.before })),
-    );
-    await replaceChildLists(
-      db,
-      DEAL_CHILDREN,
-      known.map((k) => k.p),
-      (p) => p.row.id,
-    );
-    return writeObservedHistory(
-      db,
-      'deal',
-      known.map(({ p, before }) => ({
-        id: p.row.id,
-        changes: diffFields(exactAmount(before), exactAmount(p.row), TRACKED),
-        observedSince: before.updated_at === null ? null : String(before.updated_at),
-        changedAt: p.row.updated_at!,
-      })),
-    );
-  },
+  ...recordWrites<PreparedDeal, Previous & { id: string }>('deal', writeDeal, DEAL_CHILDREN, (before, row) =>
+    diffFields(exactAmount(before), exactAmount(row), TRACKED),
+  ),
 };
 
 /**

@@ -1,6 +1,7 @@
 import type { RecordTable, RecordType } from '../entities/index.js';
-import { insertChildLists, replaceChildLists, type ChildList } from './children.js';
-import { diffFields, writeObservedHistory } from './history.js';
+import type { ChildList } from './children.js';
+import { diffFields } from './history.js';
+import { recordWrites } from './record-writes.js';
 import type { Compared } from './content-check.js';
 import { NOTHING_UNLISTED, type RecordStore } from './record-stores.js';
 import type { RecordKind } from './record-upsert.js';
@@ -53,34 +54,9 @@ export function declaredRecordStore<R extends { id: string }, P extends Declared
       return [...new Set(['updated_at', ...tracked().map((t) => t.column)])];
     },
     writeRefs: () => Promise.resolve(),
-    async insertNew(db, added, childless) {
-      // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
-      const rows = added.map((p) => p.row);
-      await (childless ? upsert.append(db, rows) : upsert.many(db, rows));
-      await insertChildLists(db, children, added, (p) => p.row.id, childless);
-    },
-    async updateKnown(db, known) {
-      await upsert.known(
-        db,
-        known.map((k) => ({ row: k.p.row, stored: k.before })),
-      );
-      await replaceChildLists(
-        db,
-        children,
-        known.map((k) => k.p),
-        (p) => p.row.id,
-      );
-      return writeObservedHistory(
-        db,
-        d.type,
-        known.map(({ p, before }) => ({
-          id: p.row.id,
-          changes: diffFields<Record<string, unknown>>(before, p.row, tracked()),
-          observedSince: before.updated_at === null ? null : String(before.updated_at),
-          changedAt: p.row.updated_at!,
-        })),
-      );
-    },
+    ...recordWrites<P, Record<string, unknown> & { id: string; updated_at: string | null }>(d.type, upsert, children, (before, row) =>
+      diffFields<Record<string, unknown>>(before, row, tracked()),
+    ),
   };
   const compared: Compared<R, P> = {
     table: d.table,

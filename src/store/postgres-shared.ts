@@ -8,10 +8,8 @@
  */
 import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
-import { StoreError } from './errors.js';
-import { pollForLock, type AcquireLockOptions, type WriterLock } from './lock.js';
-import { describe, LOCK_KEY, postgresStore, sessionConfig, typeParsers } from './postgres.js';
-import { StagingClient } from './postgres-copy.js';
+import type { AcquireLockOptions, WriterLock } from './lock.js';
+import { connectedPool, describe, holdAdvisoryLock, postgresStore, sessionConfig, typeParsers } from './postgres.js';
 import type { MirrorDatabase } from './schema.js';
 import type { SharedPostgres, Store } from './store.js';
 
@@ -30,21 +28,7 @@ const SCHEMA_OF = new WeakMap<pg.PoolClient, string>();
 
 export async function openSharedPostgres(url: string, max: number): Promise<SharedPostgres> {
   const config: pg.PoolConfig = { ...sessionConfig(url, 'public', false), types: typeParsers, application_name: 'wsmirror' };
-  const pool = new pg.Pool({ ...config, max, maxUses: MAX_USES, idleTimeoutMillis: 60_000, Client: StagingClient });
-  pool.on('error', () => undefined);
-  // A connection that dies while lent fails its query (the slice fails and is retried); without a
-  // listener the client's 'error' event would end the process.
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  try {
-    await pool.query('select 1');
-  } catch (cause) {
-    await pool.end().catch(() => {});
-    throw new StoreError(
-      'OPEN_FAILED',
-      `Cannot connect to ${describe(url)} (${(cause as Error).message}); check the database URL and that the server is up.`,
-      { cause },
-    );
-  }
+  const pool = await connectedPool({ ...config, max, maxUses: MAX_USES, idleTimeoutMillis: 60_000 }, describe(url));
   const shared: Shared = { url, pool, end: () => pool.end() };
   return shared;
 }
@@ -89,42 +73,8 @@ function schemaPool(pool: pg.Pool, schema: string, readonly: boolean): PostgresP
  */
 async function lockOnShared(pool: pg.Pool, label: string, schema: string, opts: AcquireLockOptions): Promise<WriterLock> {
   const client = await pool.connect();
-  const lost = new AbortController();
-  let released = false;
-  const onGone = (err?: Error) => {
-    if (!released) lost.abort(err ?? new Error('the writer lock connection closed'));
-  };
-  client.on('error', onGone);
-  client.on('end', onGone);
-  const giveBack = (err?: Error) => {
-    client.removeListener('error', onGone);
-    client.removeListener('end', onGone);
-    client.release(err);
-  };
-  try {
-    await pollForLock(
-      async () =>
-        (await client.query<{ ok: boolean }>(`select pg_try_advisory_lock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok ? true : null,
-      opts,
-      { name: label, holder: 'it holds the writer lock' },
-    );
-  } catch (err) {
-    giveBack();
-    throw err;
-  }
-  return {
-    lost: lost.signal,
-    async release() {
-      if (released) return;
-      released = true;
-      let failed: Error | undefined;
-      try {
-        const ok = (await client.query<{ ok: boolean }>(`select pg_advisory_unlock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok;
-        if (!ok) failed = new Error('the writer lock was not held at release');
-      } catch (err) {
-        failed = err as Error;
-      }
-      giveBack(failed);
-    },
-  };
+  return holdAdvisoryLock(client, label, schema, opts, (failed) => {
+    client.release(failed);
+    return Promise.resolve();
+  });
 }

@@ -84,7 +84,17 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
   const schema = options.schema ?? 'public';
   const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
   const config: pg.PoolConfig = { ...sessionConfig(url, schema, readonly), types: typeParsers, application_name: 'wsmirror' };
-  const pool = new pg.Pool({ ...config, max: 10, Client: StagingClient });
+  const pool = await connectedPool({ ...config, max: 10 }, label);
+  const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
+  return postgresStore(db, pool, { readonly, label, schema, acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts) });
+}
+
+/**
+ * A pool of the store's clients (COPY-capable), checked with one query so a wrong URL fails at
+ * open with what to check, not at the first cycle.
+ */
+export async function connectedPool(config: pg.PoolConfig, label: string): Promise<pg.Pool> {
+  const pool = new pg.Pool({ ...config, Client: StagingClient });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
   });
@@ -104,8 +114,7 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
       { cause },
     );
   }
-  const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
-  return postgresStore(db, pool, { readonly, label, schema, acquireLock: (opts) => acquireAdvisoryLock(config, label, schema, opts) });
+  return pool;
 }
 
 /** The store over a Kysely on PostgreSQL; `pool` answers the catalog questions that name no schema. */
@@ -142,23 +151,46 @@ function sqlState(err: unknown): string {
 // Session-level advisory lock on a dedicated connection: it lasts exactly as long as that
 // connection, so a crashed or killed writer frees it as soon as the server notices. One key per
 // database and schema, so mirrors in sibling schemas each have their own writer.
-export const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
+const LOCK_KEY = `hashtext('wsmirror.writer:' || current_database() || ':' || $1::text)`;
 
 async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schema: string, opts: AcquireLockOptions): Promise<WriterLock> {
   const client = new pg.Client({ ...config, keepAlive: true });
-  const lost = new AbortController();
-  let released = false;
-  client.on('error', (err) => {
-    if (!released) lost.abort(err);
-  });
-  client.on('end', () => {
-    if (!released) lost.abort(new Error('the writer lock connection closed'));
-  });
   try {
     await client.connect();
   } catch (cause) {
     throw new StoreError('OPEN_FAILED', `Cannot connect to ${label} to take the writer lock (${(cause as Error).message}).`, { cause });
   }
+  return holdAdvisoryLock(client, label, schema, opts, async () => {
+    // An error after the end must not reach an unheard 'error' event (which ends the process).
+    client.on('error', () => undefined);
+    await client.end().catch(() => {});
+  });
+}
+
+/**
+ * The writer lock on `client`'s session: taken (or waited for), then held until `release`, which
+ * unlocks and hands the connection to `giveBack` (with the unlock's failure, if any: closing the
+ * session then frees the lock). `lost` aborts if the connection fails or ends while held.
+ */
+export async function holdAdvisoryLock(
+  client: pg.ClientBase,
+  label: string,
+  schema: string,
+  opts: AcquireLockOptions,
+  giveBack: (failed?: Error) => Promise<void>,
+): Promise<WriterLock> {
+  const lost = new AbortController();
+  let released = false;
+  const onGone = (err?: Error) => {
+    if (!released) lost.abort(err ?? new Error('the writer lock connection closed'));
+  };
+  client.on('error', onGone);
+  client.on('end', onGone);
+  const done = async (failed?: Error) => {
+    client.removeListener('error', onGone);
+    client.removeListener('end', onGone);
+    await giveBack(failed);
+  };
   try {
     await pollForLock(
       async () =>
@@ -167,7 +199,7 @@ async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schem
       { name: label, holder: 'it holds the writer lock' },
     );
   } catch (err) {
-    await client.end().catch(() => {});
+    await done();
     throw err;
   }
   return {
@@ -175,9 +207,14 @@ async function acquireAdvisoryLock(config: pg.ClientConfig, label: string, schem
     async release() {
       if (released) return;
       released = true;
-      // Closing the session releases the lock even if the unlock query cannot run.
-      await client.query(`select pg_advisory_unlock(${LOCK_KEY})`, [schema]).catch(() => {});
-      await client.end().catch(() => {});
+      let failed: Error | undefined;
+      try {
+        const ok = (await client.query<{ ok: boolean }>(`select pg_advisory_unlock(${LOCK_KEY}) as ok`, [schema])).rows[0]?.ok;
+        if (!ok) failed = new Error('the writer lock was not held at release');
+      } catch (err) {
+        failed = err as Error;
+      }
+      await done(failed);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { col, key, TABLES, type TableDecl } from './tables.js';
+import { col, key, TABLES, type ColumnDecl, type TableDecl } from './tables.js';
 
 /**
  * The mirror's other tables, declared as src/store/tables.ts declares the record tables (and in a
@@ -14,24 +14,17 @@ const int = col('integer');
 /** A serial key: bigserial in PostgreSQL, the rowid in SQLite. */
 const serial = { type: 'bigint', nullable: false, generated: true } as const;
 
+/** A table keyed by its id alone, with no index beyond its key. */
+const byId = <C extends Record<string, ColumnDecl>>(columns: C) => ({
+  columns: { id: key('text'), ...columns },
+  primaryKey: ['id'] as const,
+  indexes: [] as const,
+});
+
 // References are partial views of a person or company (src/store/refs.ts): every value may be missing.
-const users = {
-  columns: { id: key('text'), name: text, email: text },
-  primaryKey: ['id'],
-  indexes: [],
-} as const satisfies TableDecl;
-
-const contacts = {
-  columns: { id: key('text'), first_name: text, last_name: text, email: text },
-  primaryKey: ['id'],
-  indexes: [],
-} as const satisfies TableDecl;
-
-const companies = {
-  columns: { id: key('text'), name: text, domain: text },
-  primaryKey: ['id'],
-  indexes: [],
-} as const satisfies TableDecl;
+const users = byId({ name: text, email: text }) satisfies TableDecl;
+const contacts = byId({ first_name: text, last_name: text, email: text }) satisfies TableDecl;
+const companies = byId({ name: text, domain: text }) satisfies TableDecl;
 
 const pipelines = {
   columns: { id: key('text'), name: text, deal_count: int, position: int, raw_json: col('json') },
@@ -41,17 +34,8 @@ const pipelines = {
 
 /** Keyed by (pipeline_id, id) since 0700_owner_keyed_children: two pipelines may share a stage id. */
 const stages = {
-  columns: {
-    id: key('text'),
-    pipeline_id: key('text'),
-    name: text,
-    position: int,
-    is_won: col('boolean'),
-    is_lost: col('boolean'),
-    raw_json: col('json'),
-  },
+  ...byId({ pipeline_id: key('text'), name: text, position: int, is_won: col('boolean'), is_lost: col('boolean'), raw_json: col('json') }),
   primaryKey: ['pipeline_id', 'id'],
-  indexes: [],
 } as const satisfies TableDecl;
 
 /** Records the mirror could not store, with why (docs/schema.md, quarantine). */

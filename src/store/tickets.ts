@@ -2,10 +2,11 @@ import type { ContactRef, Message, TicketWithMessages, UserRef } from '../api/in
 import { StoreError } from './errors.js';
 import type { TicketsTable } from './schema.js';
 import { upsertContacts, upsertUsers } from './refs.js';
-import { diffFields, writeObservedHistory } from './history.js';
+import { diffFields } from './history.js';
+import { recordWrites } from './record-writes.js';
 import { trackedFields } from './tracked-fields.js';
 import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, requiredTs, str, ts } from './values.js';
-import { insertChildLists, replaceChildLists, type ChildList, type ChildRow, type ChildTable } from './children.js';
+import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
 import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
@@ -183,32 +184,7 @@ export const TICKET_KIND: RecordKind<TicketWithMessages, PreparedTicket, Previou
     await upsertUsers(db, foldRefs(live.map((p) => firstOfEach(p.users))));
     await upsertContacts(db, foldRefs(live.map((p) => firstOfEach([p.contact]))));
   },
-  async insertNew(db, added, childless) {
-    // Childless ids have no row either (AppendLedger), and the batch's ids are distinct (bulk.ts).
-    const rows = added.map((p) => p.row);
-    await (childless ? writeTicket.append(db, rows) : writeTicket.many(db, rows));
-    await insertChildLists(db, TICKET_CHILDREN, added, (p) => p.row.id, childless);
-  },
-  async updateKnown(db, known) {
-    await writeTicket.known(
-      db,
-      known.map((k) => ({ row: k.p.row, stored: k.before })),
-    );
-    await replaceChildLists(
-      db,
-      TICKET_CHILDREN,
-      known.map((k) => k.p),
-      (p) => p.row.id,
-    );
-    return writeObservedHistory(
-      db,
-      'ticket',
-      known.map(({ p, before }) => ({
-        id: p.row.id,
-        changes: diffFields(before, p.row, TRACKED),
-        observedSince: before.updated_at === null ? null : String(before.updated_at),
-        changedAt: p.row.updated_at!,
-      })),
-    );
-  },
+  ...recordWrites<PreparedTicket, Previous & { id: string }>('ticket', writeTicket, TICKET_CHILDREN, (before, row) =>
+    diffFields(before, row, TRACKED),
+  ),
 };

@@ -116,13 +116,8 @@ const notFound = (taskId: string) => ({
 });
 
 /** One write of a task through the kind table, logged as `type` with `payload`. */
-function write(world: SimWorld, t: SimTask, change: (t: SimTask) => void, type: string, payload: object): void {
-  const ms = world.clock.nowMs();
-  world.beginWrite('task', t, () => Buffer.from(body(t)));
-  change(t);
-  world.commitWrite('task', t, ms);
-  world.emit(type, 'task', t.id, payload, null, ms);
-}
+const write = (world: SimWorld, t: SimTask, change: (t: SimTask) => void, type: string, payload: object) =>
+  world.writeRecord('task', t, body, change, { type, payload });
 
 type TaskInput = { title?: string; status?: string; dueOn?: string | null } | undefined;
 

@@ -12,14 +12,9 @@ interface Note extends SimRecord {
 
 const body = (n: Note) => JSON.stringify({ note: { id: n.id, text: n.text, updatedAt: new Date(n.updatedAtMs).toISOString() } });
 
-/** Writes one note through the kind table, as a kind's own operations would. */
-function write(world: SimWorld, n: Note, change: (n: Note) => void, type: string, payload: object): void {
-  const ms = world.clock.nowMs();
-  world.beginWrite('note', n, () => Buffer.from(body(n)));
-  change(n);
-  world.commitWrite('note', n, ms);
-  world.emit(type, 'note', n.id, payload, null, ms);
-}
+/** One write of a note through the kind table, logged as `type` with `payload`. */
+const write = (world: SimWorld, n: Note, change: (n: Note) => void, type: string, payload: object) =>
+  world.writeRecord('note', n, body, change, { type, payload });
 
 /** A kind the simulator's source does not know, served only through the table (src/simulator/kinds.ts). */
 const noteKind: SimKind<Note> = {
