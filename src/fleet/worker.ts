@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -67,6 +68,8 @@ export async function runFleetWorker(
     logger.info({ ...applied, workspaces: fleet.workspaces.length }, 'fleet file reconciled');
     const boss = await startQueue(fleet.database, { supervise: true, onError: (err) => queueError(logger, health, err) });
     life.defer(() => boss.stop({ graceful: true, timeout: (fleet.worker.sliceSeconds + 5) * 1000 }));
+    // Each slice in flight listens for the stop: `concurrency` listeners is the design, not a leak.
+    setMaxListeners(concurrency + 10, life.stop.signal);
     const env: SliceEnv = {
       pool,
       shared,
