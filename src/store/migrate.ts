@@ -80,13 +80,11 @@ export interface MigrationPlan {
 /** The plan from the bookkeeping table alone, so an up-to-date mirror opens without the Migrator. */
 export async function migrationPlan(db: Kysely<MirrorDatabase>, schema?: string): Promise<MigrationPlan> {
   const names = new Set((await appliedNames(db, schema)) ?? []);
-  const known = await loadMigrations();
+  const known = Object.keys(await loadMigrations()).sort();
   return {
-    unknown: [...names].filter((n) => !(n in known)),
-    pending: Object.keys(known)
-      .sort()
-      .filter((n) => !names.has(n)),
-    known: Object.keys(known).length,
+    unknown: [...names].filter((n) => !known.includes(n)),
+    pending: known.filter((n) => !names.has(n)),
+    known: known.length,
   };
 }
 

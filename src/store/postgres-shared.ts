@@ -9,7 +9,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
-import { connectedPool, describe, holdAdvisoryLock, postgresStore, sessionConfig, typeParsers } from './postgres.js';
+import { connectedPool, describe, holdAdvisoryLock, postgresStore, sessionConfig, storeLabel, typeParsers } from './postgres.js';
 import type { MirrorDatabase } from './schema.js';
 import type { SharedPostgres, Store } from './store.js';
 
@@ -36,7 +36,7 @@ export async function openSharedPostgres(url: string, max: number): Promise<Shar
 /** The store of `schema` over the shared connections: as openPostgres, without a pool of its own. */
 export function openOnShared(connections: SharedPostgres, schema: string, readonly: boolean): Store {
   const shared = connections as Shared;
-  const label = schema === 'public' ? describe(shared.url) : `${describe(shared.url)} (schema ${schema})`;
+  const label = storeLabel(shared.url, schema);
   const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool: schemaPool(shared.pool, schema, readonly) }) });
   return postgresStore(db, shared.pool, { readonly, label, schema, acquireLock: (opts) => lockOnShared(shared.pool, label, schema, opts) });
 }

@@ -50,6 +50,11 @@ export function describe(url: string): string {
   }
 }
 
+/** How errors name a mirror: host:port/database, and its schema unless it is `public`. */
+export function storeLabel(url: string, schema: string): string {
+  return schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
+}
+
 /** Options of openPostgres. */
 export interface PostgresOptions {
   /** The schema that holds this mirror; several mirrors share one database this way. Default 'public'. */
@@ -82,7 +87,7 @@ export function sessionConfig(url: string, schema: string, readonly: boolean): {
 
 export async function openPostgres(url: string, readonly: boolean, options: PostgresOptions = {}): Promise<Store> {
   const schema = options.schema ?? 'public';
-  const label = schema === 'public' ? describe(url) : `${describe(url)} (schema ${schema})`;
+  const label = storeLabel(url, schema);
   const config: pg.PoolConfig = { ...sessionConfig(url, schema, readonly), types: typeParsers, application_name: 'wsmirror' };
   const pool = await connectedPool({ ...config, max: 10 }, label);
   const db = new Kysely<MirrorDatabase>({ dialect: new PostgresDialect({ pool }) });
