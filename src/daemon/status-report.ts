@@ -15,7 +15,7 @@ import { fromDbTimestamp } from '../util/time.js';
 import { readWidenedColumns, type WidenedColumnRow } from '../report/index.js';
 import type { ChartData, CycleEntry } from './cycle-log.js';
 import type { Role } from './health.js';
-import type { DaemonState, StateFacts } from './state.js';
+import { asOfField, describeState, type DaemonState, type StateFacts } from './state.js';
 
 /** A sync_runs row, its timestamps in ISO form. */
 export type RunRow = Omit<SyncRunRow, 'started_at' | 'finished_at'> & {
@@ -193,6 +193,47 @@ export function mirrorFacts(r: Omit<StatusReport, 'live'>, now: number): StateFa
     problem: null,
     lastSuccessAt: r.lastSuccessAt,
     lagSeconds: r.lastCycle?.lagSeconds ?? null,
+  };
+}
+
+/**
+ * The keeper's view when no daemon's memory is at hand (`wsmirror status` with no daemon
+ * answering, a fleet worker's page of one workspace): the state as the mirror's tables tell it.
+ * `problem` is a failure the caller knows of that the tables do not show (a fleet's revoked key).
+ */
+export function mirrorLive(mirror: Omit<StatusReport, 'live'> | null, problem: string | null = null): LiveStatus {
+  const now = Date.now();
+  const known: StateFacts = mirror
+    ? mirrorFacts(mirror, now)
+    : {
+        now,
+        role: null,
+        runningSince: null,
+        backfill: null,
+        rateLimited: null,
+        failures: null,
+        problem: null,
+        lastSuccessAt: null,
+        lagSeconds: null,
+      };
+  const facts = { ...known, problem };
+  return {
+    source: 'mirror',
+    state: describeState(facts),
+    role: null,
+    version: null,
+    startedAt: null,
+    uptimeSeconds: null,
+    freshness: {
+      lagSeconds: facts.lagSeconds,
+      lastSuccessAt: facts.lastSuccessAt,
+      watermark: mirror?.watermark ?? null,
+      ...asOfField(mirror?.currentAsOf?.asOf),
+    },
+    cycles: [],
+    charts: null,
+    requestCeilingPerMinute: null,
+    verify: null,
   };
 }
 

@@ -1,10 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type pg from 'pg';
-import { bearerGate } from '../daemon/index.js';
+import { bearerGate, PAGE_CSP, renderPage } from '../daemon/index.js';
 import type { Logger } from '../log/index.js';
 import type { FleetMetrics } from './metrics.js';
-import { renderFleetPage, renderWorkspacePage } from './page.js';
-import { readFleetStatus } from './status.js';
+import { renderFleetPage } from './page.js';
+import { readWorkspace } from './rows.js';
+import { readFleetStatus, type WorkspaceStatus } from './status.js';
+import { notCreated, workspaceReport, workspaceSnapshot, type WorkspaceReader } from './workspace-page.js';
 
 export interface FleetHttpOptions {
   host: string;
@@ -13,6 +15,8 @@ export interface FleetHttpOptions {
   pool: pg.Pool;
   metrics: FleetMetrics;
   logger: Logger;
+  /** Reads a workspace's own mirror for its page, on connections of its own. */
+  reader: WorkspaceReader;
   /** Liveness: false once the worker lost its queue or database. */
   alive: () => boolean;
   /** Readiness: true once the worker reconciled the fleet file and joined the queue, false again once it stops. */
@@ -28,7 +32,8 @@ export async function startFleetHttp(o: FleetHttpOptions): Promise<Server> {
   const server = createServer((req, res) => {
     void route(o, allowed, req.url ?? '/', req.headers.authorization)
       .then(({ status, type, body }) => {
-        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+        const csp = type.startsWith('text/html') ? { 'content-security-policy': PAGE_CSP } : {};
+        res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', ...csp });
         res.end(body);
       })
       .catch((err: unknown) => {
@@ -67,10 +72,24 @@ async function route(
     return { status: 200, type: 'text/html; charset=utf-8', body: renderFleetPage(status, searchParams.get('sort') ?? 'staleness') };
   if (pathname === '/fleet.json') return { status: 200, type: 'application/json', body: JSON.stringify(status) };
   if (pathname === '/metrics') return { status: 200, type: o.metrics.registry.contentType, body: await o.metrics.render(status, o.pool) };
-  const m = /^\/workspaces\/([^/]+)$/.exec(pathname);
+  const m = /^\/workspaces\/([^/]+?)(\/status\.json)?$/.exec(pathname);
   const one = m ? status.workspaces.find((w) => w.id === decodeURIComponent(m[1]!)) : undefined;
-  if (one) return { status: 200, type: 'text/html; charset=utf-8', body: renderWorkspacePage(one) };
-  return text(404, 'not found\n');
+  if (!m || !one) return text(404, 'not found\n');
+  return workspacePage(o, one, m[2] !== undefined);
+}
+
+/** A workspace's own status page, or its JSON: the mirror in its schema read on the reader's connections. */
+async function workspacePage(o: FleetHttpOptions, w: WorkspaceStatus, json: boolean): Promise<Reply> {
+  const view = { ...w, settings: (await readWorkspace(o.pool, w.id))?.settings ?? {} };
+  if (json) {
+    const report = await workspaceReport(o.reader, view).catch((err: unknown) => {
+      if (notCreated(err)) return null;
+      throw err;
+    });
+    if (report === null) return text(503, `workspace ${w.id} has no mirror yet: no slice has created it in schema "${w.schema}"\n`);
+    return { status: 200, type: 'application/json', body: JSON.stringify(report) };
+  }
+  return { status: 200, type: 'text/html; charset=utf-8', body: renderPage(await workspaceSnapshot(o.reader, view)) };
 }
 
 function text(status: number, body: string): Reply {

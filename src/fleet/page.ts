@@ -32,13 +32,3 @@ tr.failing td,tr.key_rejected td,tr.key_unavailable td{background:#fde8e8}tr.pau
 <table><thead><tr><th>${head('id', 'workspace')}</th><th>state</th><th>${head('lag', 'lag')}</th><th>current as of</th><th>${head('staleness', 'last success')}</th><th>last error</th><th>requests/min</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table></body></html>`;
 }
-
-/** One workspace's own page: everything the fleet knows of it. */
-export function renderWorkspacePage(w: WorkspaceStatus): string {
-  const line = (k: string, v: unknown) =>
-    `<tr><th>${esc(k)}</th><td>${esc(v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : (v as string | number))}</td></tr>`;
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${esc(w.id)} · wsmirror fleet</title><style>body{font:14px system-ui,sans-serif;margin:1.5em}th{text-align:left;padding-right:1em}</style></head><body>
-<p><a href="/">← fleet</a></p><h1>${esc(w.id)}</h1><table>${Object.entries(w)
-    .map(([k, v]) => line(k, v))
-    .join('')}</table></body></html>`;
-}

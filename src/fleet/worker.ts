@@ -11,6 +11,7 @@ import type { SecretRedactor } from '../util/redact.js';
 import { FLEET_SCHEMA, loadFleetFile } from './config.js';
 import { applyFleet, openFleetPool, refreshViews } from './db.js';
 import { startFleetHttp } from './http.js';
+import { pageReader } from './workspace-page.js';
 import { FleetMetrics } from './metrics.js';
 import { BURST_WHEN_READY, ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
 import { pruneSlices } from './rows.js';
@@ -61,7 +62,9 @@ export async function runFleetWorker(
     const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
     if (http.port !== 0) {
       const ready = () => health.ready && !life.stop.signal.aborted;
-      const server = await startFleetHttp({ ...http, pool, metrics, logger, alive: () => health.alive, ready });
+      const reader = pageReader(fleet.database, redactor);
+      life.defer(() => reader.end());
+      const server = await startFleetHttp({ ...http, pool, metrics, logger, reader, alive: () => health.alive, ready });
       life.defer(() => closeServer(server));
     }
     const applied = await applyFleet(pool, fleet.workspaces);

@@ -5,6 +5,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { applyFleet } from '../../src/fleet/index.js';
 import { startFleetHttp } from '../../src/fleet/http.js';
 import { FleetMetrics } from '../../src/fleet/metrics.js';
+import { pageReader } from '../../src/fleet/workspace-page.js';
+import { SecretRedactor } from '../../src/util/redact.js';
 import { silentLogger } from '../../src/log/index.js';
 import { postgresDialect } from '../helpers/dialects.js';
 
@@ -32,6 +34,7 @@ describe.skipIf(!postgresDialect)('fleet worker http: /healthz, /readyz and the 
       pool,
       metrics: new FleetMetrics(),
       logger: silentLogger(),
+      reader: pageReader(database, new SecretRedactor()),
       alive: () => state.alive,
       ready: () => state.ready,
     });

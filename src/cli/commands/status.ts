@@ -1,16 +1,6 @@
 import { createApiClient } from '../../api/index.js';
 import type { Config } from '../../config/index.js';
-import {
-  asOfField,
-  asOfLine,
-  collectStatus,
-  describeState,
-  duration,
-  mirrorFacts,
-  type LiveStatus,
-  type RunRow,
-  type StatusReport,
-} from '../../daemon/index.js';
+import { asOfLine, collectStatus, duration, mirrorLive, type LiveStatus, type RunRow, type StatusReport } from '../../daemon/index.js';
 import { CLOCK_TRUST_MS, lateLately, plausibleHead, readWatermark } from '../../sync/index.js';
 import type { Store } from '../../store/index.js';
 import type { GlobalFlags } from '../../session/index.js';
@@ -97,29 +87,6 @@ async function daemonLive(config: Config, database: string): Promise<LiveStatus 
   } catch {
     return null;
   }
-}
-
-/** No daemon answered: the state as the mirror's tables tell it. */
-function mirrorLive(mirror: Omit<StatusReport, 'live'>): LiveStatus {
-  const facts = mirrorFacts(mirror, Date.now());
-  return {
-    source: 'mirror',
-    state: describeState(facts),
-    role: null,
-    version: null,
-    startedAt: null,
-    uptimeSeconds: null,
-    freshness: {
-      lagSeconds: facts.lagSeconds,
-      lastSuccessAt: facts.lastSuccessAt,
-      watermark: mirror.watermark,
-      ...asOfField(mirror.currentAsOf?.asOf),
-    },
-    cycles: [],
-    charts: null,
-    requestCeilingPerMinute: null,
-    verify: null,
-  };
 }
 
 function renderStatus(r: StatusReport): string {

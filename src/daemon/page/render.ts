@@ -17,11 +17,15 @@ export function renderPage(s: PageSnapshot): string {
     s.mirrorError === null
       ? null
       : markup`<section id="mirror-error"><h2>The mirror could not be read (yet)</h2><p>${s.mirrorError}</p></section>`;
+  const up = s.frame ? markup`<a id="up" href="${s.frame.up.href}">← ${s.frame.up.label}</a>` : null;
+  const note = s.frame ? markup`<p id="frame-note">${s.frame.note}</p>` : null;
+  const json = s.frame?.json ?? '/status.json';
   const page = markup`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>wsmirror · ${live.state.kind}</title><noscript><meta http-equiv="refresh" content="5"></noscript><style>${trusted(STYLE)}</style></head>
+<title>${s.frame ? `${s.frame.title} · ` : ''}wsmirror · ${live.state.kind}</title><noscript><meta http-equiv="refresh" content="5"></noscript><style>${trusted(STYLE)}</style></head>
 <body><main>
-<header><h1>wsmirror</h1><span class="meta">${s.mirror?.database ?? ''}</span><span class="meta">role <b id="role">${live.role ?? 'unknown'}</b></span><span class="meta">version <b>${live.version ?? 'unknown'}</b></span><span class="meta">up <b>${uptime}</b></span><span class="meta">as of <b>${clock(s.generatedAt, now)}</b> · times in UTC · refreshes every 5 s</span></header>
+<header>${up}<h1>${s.frame?.title ?? 'wsmirror'}</h1><span class="meta">${s.mirror?.database ?? ''}</span><span class="meta">role <b id="role">${live.role ?? 'unknown'}</b></span><span class="meta">version <b>${live.version ?? 'unknown'}</b></span><span class="meta">up <b>${uptime}</b></span><span class="meta">as of <b>${clock(s.generatedAt, now)}</b> · times in UTC · refreshes every 5 s</span></header>
+${note}
 <div id="state" class="${live.state.kind}">${live.state.line}</div>
 ${mirrorError}
 ${cards(s, now)}
@@ -29,7 +33,7 @@ ${charts(s)}
 ${cycleTable(s.cycles, now)}
 ${quarantine(s, now)}
 ${verify(s, now)}
-<footer>Endpoints: <a href="/status.json">/status.json</a><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a> · docs/operations.md, "The status page"</footer>
+<footer>Endpoints: <a href="${json}">${json}</a><a href="/metrics">/metrics</a><a href="/healthz">/healthz</a><a href="/readyz">/readyz</a> · docs/operations.md, "The status page"</footer>
 </main><script>${trusted(SCRIPT)}</script></body></html>
 `;
   return page.text;

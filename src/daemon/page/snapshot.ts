@@ -32,6 +32,18 @@ export interface PageSnapshot {
   mirror: Omit<StatusReport, 'live'> | null;
   mirrorError: string | null;
   cycles: CycleRow[];
+  /** Where the page sits, when another server serves it (a fleet worker, one page per workspace); absent: the daemon's own page. */
+  frame?: PageFrame;
+}
+
+/** A page served under another's: its title, a link back up, a line above the state, and its own JSON. */
+export interface PageFrame {
+  title: string;
+  up: { href: string; label: string };
+  /** Shown above the state line (the fleet's own view of the workspace). */
+  note: string;
+  /** This page's JSON, in place of /status.json. */
+  json: string;
 }
 
 /**
