@@ -1,5 +1,6 @@
 import { TICKET_LIST, TICKET_READ, type Ticket, type TicketWithMessages } from '../api/index.js';
-import type { ListTaken, RecordEntity } from './entity.js';
+import type { BuiltInEntity, ListTaken } from './entity.js';
+import { col, fieldsTable, historyTable, key, liveUpdated, recordStamps, type TableDecl } from './table-decl.js';
 
 /**
  * Ticket events that change fields the ticket list carries and never a message (docs/upstream.md,
@@ -14,16 +15,89 @@ const FIELD_ONLY_EVENTS: ReadonlySet<string> = new Set([
   'ticket.updated',
 ]);
 
-/** Tickets: list items lack messages, which only `GET /tickets/:id` shows. */
-export const ticket: RecordEntity<TicketWithMessages, Ticket> = {
+const text = col('text');
+const ts = col('timestamp');
+const json = col('json');
+
+const tickets = {
+  columns: {
+    id: key('text'),
+    number: col('integer'),
+    key: text,
+    subject: text,
+    status: text,
+    priority: text,
+    summary: text,
+    contact_id: text,
+    assignee_id: text,
+    team_id: text,
+    team_name: text,
+    team_json: json,
+    tags_json: json,
+    fields_json: json,
+    cc_json: json,
+    message_count: col('integer'),
+    first_reply_due_at: ts,
+    resolve_due_at: ts,
+    first_reply_breached_at: ts,
+    resolve_breached_at: ts,
+    first_agent_reply_at: ts,
+    resolved_at: ts,
+    status_changed_at: ts,
+    ...recordStamps,
+  },
+  primaryKey: ['id'],
+  indexes: [liveUpdated('tickets')],
+} as const satisfies TableDecl;
+
+// Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
+// another ticket is another message, not a move (docs/sync.md, "Hostile upstream").
+const ticket_messages = {
+  columns: {
+    id: key('text'),
+    ticket_id: key('text'),
+    body: text,
+    author_type: text,
+    author_id: text,
+    is_internal: col('boolean'),
+    attachments_json: json,
+    created_at: ts,
+    raw_json: json,
+  },
+  primaryKey: ['ticket_id', 'id'],
+  indexes: [],
+} as const satisfies TableDecl;
+
+const ticket_tags = {
+  columns: { ticket_id: key('text'), tag: key('text') },
+  primaryKey: ['ticket_id', 'tag'],
+  indexes: [],
+} as const satisfies TableDecl;
+
+/** A ticket's tables (docs/schema.md): the record, its messages, tags and custom fields, and its history. */
+const TICKET_TABLES = {
+  tickets,
+  ticket_messages,
+  ticket_tags,
+  ticket_fields: fieldsTable('ticket_id'),
+  ticket_history: historyTable('ticket_id', 'ticket_history'),
+} as const satisfies Record<string, TableDecl>;
+
+const names = {
   type: 'ticket',
   plural: 'tickets',
-  list: TICKET_LIST,
-  single: TICKET_READ,
   table: 'tickets',
-  childTables: ['ticket_messages', 'ticket_tags', 'ticket_fields'],
   historyTable: 'ticket_history',
   historyOwner: 'ticket_id',
+  tables: TICKET_TABLES,
+} as const;
+
+/** Tickets: list items lack messages, which only `GET /tickets/:id` shows. */
+export const ticket: BuiltInEntity<TicketWithMessages, Ticket, typeof names> = {
+  ...names,
+  list: TICKET_LIST,
+  single: TICKET_READ,
+  childTables: ['ticket_messages', 'ticket_tags', 'ticket_fields'],
   tracked: [
     { field: 'status', name: 'status', value: 'text' },
     { field: 'priority', name: 'priority', value: 'text' },

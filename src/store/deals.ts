@@ -8,7 +8,8 @@ import { trackedFields } from './tracked-fields.js';
 import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, valueColumnsOf } from '../entities/table-decl.js';
+import { rowMapping, TABLES } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 import { stageKey } from './reads.js';
 import {

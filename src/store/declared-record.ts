@@ -6,7 +6,7 @@ import type { Compared } from './content-check.js';
 import { NOTHING_UNLISTED, type RecordStore } from './record-stores.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, type TableDecl } from './tables.js';
+import { columnsOf, type TableDecl } from '../entities/table-decl.js';
 import { trackedFields } from './tracked-fields.js';
 
 /** A record's row as its declaration makes it: the stamps the one upsert path reads, then any declared column. */

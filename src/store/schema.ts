@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { pipelines, RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
-import { TABLES, type RowOf } from './tables.js';
+import type { RowOf } from '../entities/table-decl.js';
+import { TABLES } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 
 /**

@@ -1,4 +1,5 @@
-import { col, key, TABLES, type ColumnDecl, type TableDecl } from './tables.js';
+import { col, key, type ColumnDecl, type TableDecl } from '../entities/table-decl.js';
+import { TABLES } from './tables.js';
 
 /**
  * The mirror's other tables, declared as src/store/tables.ts declares the record tables (and in a

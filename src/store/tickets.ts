@@ -9,7 +9,8 @@ import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, 
 import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, valueColumnsOf } from '../entities/table-decl.js';
+import { rowMapping, TABLES } from './tables.js';
 
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
 const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
