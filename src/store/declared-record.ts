@@ -24,7 +24,7 @@ export interface DeclaredPrepared {
  */
 export interface DeclaredRecord<R extends { id: string }, P extends DeclaredPrepared> {
   readonly type: RecordType;
-  /** The record table's name and declaration (src/store/tables.ts, or a test's own). */
+  /** The record table's name and declaration (beside its entity, src/entities/<type>.ts, or a test's own). */
   readonly table: RecordTable;
   readonly decl: TableDecl;
   /** The copy converted for writing; throws StoreError('INVALID_VALUE') for a value the store cannot hold. */

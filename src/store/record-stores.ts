@@ -32,7 +32,11 @@ export interface RecordStore<C = MirroredRecord, L = ListedRecord> {
 /** For a type whose list items are whole copies: the stored copies hold nothing more. */
 export const NOTHING_UNLISTED = (): Promise<Map<string, HeldUnlisted>> => Promise.resolve(new Map<string, HeldUnlisted>());
 
-/** The built-in types' stores, typed per type: a built-in entity fails to compile until it has its entry here. */
+/**
+ * The built-in types' stores, typed per type: a type listed in BUILT_IN (src/entities/index.ts)
+ * fails to compile until it has its entry here (for one that writes no references,
+ * `declaredRecordStore` over its record table's declaration and the row a copy makes).
+ */
 const BUILT_IN: { readonly [K in BuiltInType]: RecordStore } = {
   ticket: { kind: TICKET_KIND, compared: TICKET_COMPARED, heldUnlisted: ticketMessagesHeld },
   deal: { kind: DEAL_KIND, compared: DEAL_COMPARED, heldUnlisted: NOTHING_UNLISTED },

@@ -110,7 +110,7 @@ export function countedTables(): readonly (keyof MirrorDatabase)[] {
   ] as (keyof MirrorDatabase)[];
 }
 
-/** The columns every record table has: its id and the closing stamps of src/store/tables.ts (`recordStamps`). */
+/** The columns every record table has: its id and the closing stamps of src/entities/table-decl.ts (`recordStamps`). */
 export interface RecordStampsRow {
   id: string;
   created_at: string | null;

@@ -25,7 +25,7 @@ interface TicketSource {
   readonly messageTexts: readonly (string | null)[];
 }
 
-/** A ticket's row: the mapping from the declaration of `tickets` (src/store/tables.ts). */
+/** A ticket's row: the mapping from the declaration of `tickets` (src/entities/ticket.ts). */
 const ticketMapping = rowMapping<TicketSource>()('tickets', TABLES.tickets, {
   id: ({ t }) => String(t.id),
   number: ({ t }) => (typeof t.number === 'number' ? t.number : null),
