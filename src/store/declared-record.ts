@@ -3,7 +3,7 @@ import type { ChildList } from './children.js';
 import { diffFields } from './history.js';
 import { recordWrites } from './record-writes.js';
 import type { Compared } from './content-check.js';
-import { NOTHING_UNLISTED, type RecordStore } from './record-stores.js';
+import { NOTHING_UNLISTED, type RecordStore } from './record-store.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
 import { columnsOf, type TableDecl } from '../entities/table-decl.js';

@@ -87,7 +87,7 @@ describe('the contract pages name what the mirror declares', () => {
   });
 
   it("docs/upstream.md lists every built-in type's list and read by id among the endpoints read", () => {
-    expect(RECORD_ENTITIES.map((e) => e.type)).toEqual(['ticket', 'deal']);
+    expect(RECORD_ENTITIES.map((e) => e.type)).toEqual(expect.arrayContaining(['ticket', 'deal']));
     expect(unlistedEndpoints(upstream, RECORD_ENTITIES)).toEqual([]);
   });
 
