@@ -61,7 +61,7 @@ function unaccounted(tables: readonly string[], declared: readonly string[], lis
 /** Every way `found` differs from the declaration `table`, one line each; empty when they agree. */
 function differences(dialect: 'sqlite' | 'postgres', name: string, table: TableDecl, found: CatalogTable): string[] {
   const out: string[] = [];
-  if (found.columns.size === 0) return [`${name}: no such table`];
+  if (found.columns.size === 0) return [`${name}: no such table (a table no migration creates: migrations/)`];
   for (const [column, decl] of Object.entries(table.columns)) {
     const c = found.columns.get(column);
     if (!c) {
