@@ -1,53 +1,37 @@
 import { DEAL_LIST, DEAL_READ, type Deal } from '../api/index.js';
-import type { BuiltInEntity } from './entity.js';
+import { entityNames, type BuiltInEntity } from './entity.js';
 import { stageKey } from './pipeline.js';
-import { col, fieldsTable, historyTable, key, liveUpdated, recordStamps, type TableDecl } from './table-decl.js';
+import { childTable, col, fieldsTable, historyTable, key, recordTable } from './table-decl.js';
 
 const text = col('text');
 const json = col('json');
 
-const deals = {
-  columns: {
-    id: key('text'),
-    name: text,
-    amount: col('numeric'),
-    amount_cents: col('bigint'),
-    currency: text,
-    close_date: col('date'),
-    status: text,
-    pipeline_id: text,
-    stage_id: text,
-    owner_id: text,
-    company_id: text,
-    fields_json: json,
-    ...recordStamps,
-  },
-  primaryKey: ['id'],
-  indexes: [liveUpdated('deals')],
-} as const satisfies TableDecl;
+const deals = recordTable('deals', {
+  name: text,
+  amount: col('numeric'),
+  amount_cents: col('bigint'),
+  currency: text,
+  close_date: col('date'),
+  status: text,
+  pipeline_id: text,
+  stage_id: text,
+  owner_id: text,
+  company_id: text,
+  fields_json: json,
+});
 
-const deal_contacts = {
-  columns: { deal_id: key('text'), contact_id: key('text'), is_primary: col('boolean'), position: col('integer') },
-  primaryKey: ['deal_id', 'contact_id'],
-  indexes: [],
-} as const satisfies TableDecl;
+const deal_contacts = childTable({ deal_id: key('text'), contact_id: key('text'), is_primary: col('boolean'), position: col('integer') }, [
+  'deal_id',
+  'contact_id',
+]);
 
-/** A deal's tables (docs/schema.md): the record, its contacts and custom fields, and its history. */
-const DEAL_TABLES = {
+/** A deal's names, and its tables (docs/schema.md): the record, its contacts and custom fields, and its history. */
+const names = entityNames('deal', 'deals', {
   deals,
   deal_contacts,
   deal_fields: fieldsTable('deal_id'),
   deal_history: historyTable('deal_id', 'deal_history'),
-} as const satisfies Record<string, TableDecl>;
-
-const names = {
-  type: 'deal',
-  plural: 'deals',
-  table: 'deals',
-  historyTable: 'deal_history',
-  historyOwner: 'deal_id',
-  tables: DEAL_TABLES,
-} as const;
+});
 
 /** Deals: a list item is the whole record; a deal names a stage of the pipelines' reference data. */
 export const deal: BuiltInEntity<Deal, Deal, typeof names> = {

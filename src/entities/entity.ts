@@ -126,5 +126,18 @@ export interface EntityNames {
   readonly tables: Readonly<Record<string, TableDecl>>;
 }
 
+/**
+ * A built-in entity's names as literals, by the mirror's convention: its list and record table
+ * `plural`, its history table `<type>_history`, whose column naming the record is `<type>_id`
+ * (as its child tables name it too); and its tables, which must declare those (the registry checks).
+ */
+export function entityNames<T extends string, P extends string, Tables extends Readonly<Record<string, TableDecl>>>(
+  type: T,
+  plural: P,
+  tables: Tables,
+) {
+  return { type, plural, table: plural, historyTable: `${type}_history`, historyOwner: `${type}_id`, tables } as const;
+}
+
 /** A built-in entity: a `RecordEntity` whose names (`N`, declared `as const`) keep their literal types. */
 export type BuiltInEntity<C, L, N extends EntityNames> = Omit<RecordEntity<C, L>, keyof EntityNames> & N;

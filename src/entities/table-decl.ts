@@ -121,23 +121,39 @@ export function historyTable<O extends string>(owner: O, table: string) {
   } as const satisfies TableDecl;
 }
 
-/** A record's custom fields, one row per key. */
-export function fieldsTable<O extends string>(owner: O) {
-  return {
-    columns: { ...owned(owner), key: key('text'), value_text: text, value_json: json },
-    primaryKey: [owner, 'key'],
-    indexes: [],
-  } as const satisfies TableDecl;
+/**
+ * A child table: rows that belong to one record, keyed by the column naming it and the rest of
+ * `primaryKey` (the order the store's child writes and the bench's floor read them in), with no
+ * index beyond its key.
+ */
+export function childTable<C extends Readonly<Record<string, ColumnDecl>>, const K extends readonly (keyof C & string)[]>(
+  columns: C,
+  primaryKey: K,
+) {
+  return { columns, primaryKey, indexes: [] } as const satisfies TableDecl;
 }
+
+/** A record's custom fields, one row per key. */
+export const fieldsTable = <O extends string>(owner: O) =>
+  childTable({ ...owned(owner), key: key('text'), value_text: text, value_json: json }, [owner, 'key']);
 
 /** The closing columns of every record table: its times, the mirror's own and the raw copy. */
 export const recordStamps = { created_at: ts, updated_at: ts, deleted_at: ts, synced_at: ts, raw_json: json } as const;
 
 /** The index every record table's drain plan reads: its newest live records since a time (0400). */
-export const liveUpdated = (table: string) =>
+const liveUpdated = (table: string) =>
   ({
     name: `${table}_deleted_updated_idx`,
     columns: ['deleted_at', 'updated_at'],
     unique: false,
     why: "the drain's cost model asks for the newest live records updated since a time (listedSince): without it, SQLite sorts every live record, 4 times per drain",
   }) as const satisfies IndexDecl;
+
+/** A record table: keyed by the record's id, its own columns, then the closing stamps, with the index the drain's plan reads. */
+export function recordTable<C extends Readonly<Record<string, ColumnDecl>>>(name: string, columns: C) {
+  return {
+    columns: { id: key('text'), ...columns, ...recordStamps },
+    primaryKey: ['id'],
+    indexes: [liveUpdated(name)],
+  } as const satisfies TableDecl;
+}
