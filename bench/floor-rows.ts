@@ -99,8 +99,9 @@ export class Rows {
     this.count++;
   }
 
-  of(table: TableName): readonly Row[] {
-    return this.tables.get(table) ?? [];
+  /** A table's rows; none for a table the floor does not write (a record type it has no converter for). */
+  of(table: string): readonly Row[] {
+    return this.tables.get(table as TableName) ?? [];
   }
 }
 

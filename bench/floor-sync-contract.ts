@@ -12,8 +12,7 @@
 import type { z, ZodType } from 'zod';
 import type { WorkspaceEvent } from '../src/api/schemas.js';
 import { validateItems } from '../src/api/validate.js';
-import { DECLARED, emptyRecordSets, type RecordSets } from '../src/entities/index.js';
-import type { RecordTable } from './floor-sync-sinks.js';
+import { emptyRecordSets, RECORD_ENTITIES, recordSet, type RecordSets, type RecordTable } from '../src/entities/index.js';
 import { silentLogger } from '../src/log/index.js';
 import { openStore, type Store } from '../src/store/index.js';
 import { diffFields, writeObservedHistory } from '../src/store/history.js';
@@ -25,8 +24,8 @@ import { columnsOf, type Rows } from './floor-rows.js';
 import { emptyStats } from '../src/sync/index.js';
 import { refreshReports } from '../src/sync/reporting.js';
 
-/** The built-in entities, the only ones the bench's rows hold (it registers none), with their tables as the bench names them. */
-const BUILT_IN = Object.values(DECLARED).map((e) => ({ type: e.type, table: e.table as RecordTable }));
+/** The built-in entities (the bench registers none); the rows hold records of those the floor converts. */
+const BUILT_IN = RECORD_ENTITIES;
 
 export interface ContractTick {
   /**
@@ -99,10 +98,10 @@ export async function contractTick(database: string): Promise<ContractTick> {
     async storeEvents(events) {
       if (events.length === 0) return;
       const { historyOf } = await store.transaction((tx) => tx.insertEvents(events, new Date().toISOString()));
-      for (const table of ['tickets', 'deals'] as const) for (const id of historyOf[table] ?? []) changed[table].add(id);
+      for (const { plural } of BUILT_IN) for (const id of historyOf[plural] ?? []) recordSet(changed, plural).add(id);
     },
     changed(table, id) {
-      changed[table].add(id);
+      recordSet(changed, table).add(id);
     },
     async refresh() {
       const started = performance.now();

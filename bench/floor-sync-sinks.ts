@@ -11,13 +11,9 @@ import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { RECORD_ENTITIES, type RecordTable } from '../src/entities/index.js';
 import { copyField } from '../src/store/postgres-copy.js';
 import { columnsOf, Rows, TABLES } from './floor-rows.js';
-
-// The bench's hand-written baseline knows the built-in lists only (it registers no entity).
-import type { BuiltInTable as RecordTable } from '../src/entities/index.js';
-
-export type { RecordTable };
 
 /** The rows of one transaction, the tickets among them taken from list items, and the records deleted upstream. */
 export interface Group {
@@ -35,21 +31,24 @@ export interface Sink {
   close(): Promise<void>;
 }
 
-/** The rows a changed record's copy replaces: the column naming the record, and the rest of the key. */
-const CHILDREN: Record<RecordTable, { table: string; parent: string; key: string }[]> = {
-  tickets: [
-    { table: 'ticket_messages', parent: 'ticket_id', key: 'id' },
-    { table: 'ticket_tags', parent: 'ticket_id', key: 'tag' },
-    { table: 'ticket_fields', parent: 'ticket_id', key: 'key' },
-  ],
-  deals: [
-    { table: 'deal_contacts', parent: 'deal_id', key: 'contact_id' },
-    { table: 'deal_fields', parent: 'deal_id', key: 'key' },
-  ],
-};
+/**
+ * The rows a changed record's copy replaces, per record table, read off the registry (the bench
+ * registers no entity, so the built-in ones): each child table with the column naming the record
+ * and the rest of its key, as its declaration keys it. A record table the floor writes no rows of
+ * (bench/floor-rows.ts converts tickets and deals) has nothing to prune.
+ */
+const CHILDREN = new Map(
+  RECORD_ENTITIES.map((e) => [
+    e.table,
+    e.childTables.map((table) => {
+      const [parent, key] = e.tables[table]!.primaryKey;
+      return { table, parent: parent!, key: key! };
+    }),
+  ]),
+);
 
 /** The ids of the records whose copies a group holds. */
-const copied = (rows: Rows, table: RecordTable) => rows.of(table).map((r) => r[0] as string);
+const copied = (rows: Rows, table: string) => rows.of(table).map((r) => r[0] as string);
 
 /** A child table's new keys per record of the group: what its stored rows are pruned to. */
 function keysByParent(rows: Rows, child: { table: string; parent: string; key: string }): Map<string, string[]> {
@@ -57,7 +56,7 @@ function keysByParent(rows: Rows, child: { table: string; parent: string; key: s
   const p = cols.indexOf(child.parent);
   const k = cols.indexOf(child.key);
   const out = new Map<string, string[]>();
-  for (const r of rows.of(child.table as Parameters<Rows['of']>[0])) {
+  for (const r of rows.of(child.table)) {
     const list = out.get(r[p] as string);
     if (list) list.push(String(r[k]));
     else out.set(r[p] as string, [String(r[k])]);
@@ -82,7 +81,7 @@ function guardedUpsert(
   const rest = cols.filter((c) => !keys.includes(c));
   const head = `insert into "${table}" (${cols.map((c) => `"${c}"`).join(',')}) ${from} on conflict (${keys.map((c) => `"${c}"`).join(',')})`;
   if (rest.length === 0) return `${head} do nothing`;
-  const live = table === 'tickets' || table === 'deals';
+  const live = CHILDREN.has(table as RecordTable);
   const set = [...rest.map((c) => `"${c}" = ${value(c)}`), ...(live ? ['"deleted_at" = null'] : [])];
   const differs = `(${rest.map((c) => `"${table}"."${c}"`).join(',')}) ${distinct} (${rest.map((c) => `excluded."${c}"`).join(',')})`;
   return `${head} do update set ${set.join(',')} where ${differs}${live ? ` or "${table}"."deleted_at" is not null` : ''}`;
@@ -115,17 +114,16 @@ export function sqliteSink(file: string): Sink {
     ),
   );
   const prune = new Map(
-    Object.values(CHILDREN)
+    [...CHILDREN.values()]
       .flat()
       .map((c) => [
         c.table,
         db.prepare(`delete from "${c.table}" where "${c.parent}" = ? and "${c.key}" not in (select value from json_each(?))`),
       ]),
   );
-  const markDeleted = {
-    tickets: db.prepare('update "tickets" set "deleted_at" = coalesce("deleted_at", ?) where "id" = ?'),
-    deals: db.prepare('update "deals" set "deleted_at" = coalesce("deleted_at", ?) where "id" = ?'),
-  };
+  const markDeleted = new Map(
+    [...CHILDREN.keys()].map((t) => [t, db.prepare(`update "${t}" set "deleted_at" = coalesce("deleted_at", ?) where "id" = ?`)]),
+  );
   // SQLite stores the 23-character text form (docs/schema.md).
   const ts = (v: string) => `${v.slice(0, 10)} ${v.slice(11, 23)}`;
   const sink: Sink & { storeMs: number } = {
@@ -137,16 +135,16 @@ export function sqliteSink(file: string): Sink {
         const stmt = upsert.get(t.name)!;
         for (const row of rows.of(t.name)) (t.name === 'tickets' && listed.has(row[0] as string) ? listedTicket : stmt).run(row);
       }
-      for (const table of ['tickets', 'deals'] as const) {
+      for (const [table, children] of CHILDREN) {
         const ids = copied(rows, table);
-        for (const c of CHILDREN[table]) {
+        for (const c of children) {
           const keys = keysByParent(rows, c);
           const stmt = prune.get(c.table)!;
           // A listed ticket's answer has no messages: its stored ones stay.
           for (const id of ids) if (c.table !== 'ticket_messages' || !listed.has(id)) stmt.run(id, JSON.stringify(keys.get(id) ?? []));
         }
       }
-      for (const d of deleted) markDeleted[d.table].run(ts(d.at), d.id);
+      for (const d of deleted) markDeleted.get(d.table)!.run(ts(d.at), d.id);
       db.exec('commit');
       sink.storeMs += performance.now() - started;
       return Promise.resolve();
@@ -203,10 +201,10 @@ export async function postgresSink(url: string): Promise<Sink> {
         const text = list.map((r) => r.map(copyField).join('\t')).join('\n') + '\n';
         await pipeline(Readable.from([text]), client.query(copyFrom(`copy "stage_${t.name}" (${t.columns.join(',')}) from stdin`)));
       }
-      for (const table of ['tickets', 'deals'] as const) {
+      for (const [table, children] of CHILDREN) {
         const ids = copied(rows, table);
         const read = ids.filter((id) => !listed.has(id));
-        for (const c of CHILDREN[table]) {
+        for (const c of children) {
           // A listed ticket's answer has no messages: its stored ones stay. Of the others, only the
           // rows the new copy no longer holds go; the rest are upserted below.
           const of = c.table === 'ticket_messages' ? read : ids;

@@ -1,17 +1,44 @@
 import { DEAL_LIST, DEAL_READ, type Deal } from '../api/index.js';
-import type { RecordEntity } from './entity.js';
+import { entityNames, type BuiltInEntity } from './entity.js';
 import { stageKey } from './pipeline.js';
+import { childTable, col, fieldsTable, historyTable, key, recordTable } from './table-decl.js';
+
+const text = col('text');
+const json = col('json');
+
+const deals = recordTable('deals', {
+  name: text,
+  amount: col('numeric'),
+  amount_cents: col('bigint'),
+  currency: text,
+  close_date: col('date'),
+  status: text,
+  pipeline_id: text,
+  stage_id: text,
+  owner_id: text,
+  company_id: text,
+  fields_json: json,
+});
+
+const deal_contacts = childTable({ deal_id: key('text'), contact_id: key('text'), is_primary: col('boolean'), position: col('integer') }, [
+  'deal_id',
+  'contact_id',
+]);
+
+/** A deal's names, and its tables (docs/schema.md): the record, its contacts and custom fields, and its history. */
+const names = entityNames('deal', 'deals', {
+  deals,
+  deal_contacts,
+  deal_fields: fieldsTable('deal_id'),
+  deal_history: historyTable('deal_id', 'deal_history'),
+});
 
 /** Deals: a list item is the whole record; a deal names a stage of the pipelines' reference data. */
-export const deal: RecordEntity<Deal, Deal> = {
-  type: 'deal',
-  plural: 'deals',
+export const deal: BuiltInEntity<Deal, Deal, typeof names> = {
+  ...names,
   list: DEAL_LIST,
   single: DEAL_READ,
-  table: 'deals',
   childTables: ['deal_contacts', 'deal_fields'],
-  historyTable: 'deal_history',
-  historyOwner: 'deal_id',
   tracked: [
     { field: 'stage_id', name: 'stage', value: 'id', implied: ['pipeline'] },
     { field: 'amount', name: 'amount', value: 'amount' },

@@ -1,11 +1,11 @@
 import type { ListSource, RecordSource } from '../api/index.js';
-import type { DECLARED, HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
+import type { BuiltIn, HistoryOwner, HistoryTable, RecordTable, RecordType } from './index.js';
+import type { TableDecl } from './table-decl.js';
 
-type Declared = (typeof DECLARED)[keyof typeof DECLARED];
-/** A copy as read by id, what the mirror writes: the registry's copies (each entity's `single`). */
-export type MirroredRecord = Declared extends RecordEntity<infer C, unknown> ? C : never;
-/** A list item, the registry's (each entity's `list`): the whole record for a deal, a ticket without its messages. */
-export type ListedRecord = Declared extends RecordEntity<unknown, infer L> ? L : never;
+/** A copy as read by id, what the mirror writes: the built-in entities' copies (each one's `single`). */
+export type MirroredRecord = BuiltIn extends { single: RecordSource<infer C> } ? C : never;
+/** A list item, the built-in entities' (each one's `list`): the whole record for a deal, a ticket without its messages. */
+export type ListedRecord = BuiltIn extends { list: ListSource<infer L> } ? L : never;
 
 /** How a change's from/to values are read into the text history rows hold. */
 export type ValueKind = 'id' | 'text' | 'amount' | 'date';
@@ -88,6 +88,13 @@ export interface RecordEntity<C = MirroredRecord, L = ListedRecord> {
   readonly historyTable: HistoryTable;
   readonly historyOwner: HistoryOwner;
   /**
+   * Its tables, declared beside it: the record table, each child table and the history table
+   * (checked when the registry takes it). A built-in type's migration creates them, and
+   * test/store/declared-schema.test.ts holds the two together; a registered type's are created
+   * from these declarations (test/helpers/ddl.ts).
+   */
+  readonly tables: Readonly<Record<string, TableDecl>>;
+  /**
    * The fields whose changes the mirror keeps as history (docs/schema.md, "History semantics"),
    * with the event spellings that tell them: the observed diff of two reads, the change-log
    * reader and the reports all take their list from here.
@@ -108,3 +115,29 @@ export interface RecordEntity<C = MirroredRecord, L = ListedRecord> {
   /** What a copy names that the mirror must hold first (a deal's stage), as a key `known` is checked against. */
   requires?(record: C): string;
 }
+
+/** The names a built-in entity declares as literals, its tables with them: src/entities/index.ts derives the built-in unions from these. */
+export interface EntityNames {
+  readonly type: string;
+  readonly plural: string;
+  readonly table: string;
+  readonly historyTable: string;
+  readonly historyOwner: string;
+  readonly tables: Readonly<Record<string, TableDecl>>;
+}
+
+/**
+ * A built-in entity's names as literals, by the mirror's convention: its list and record table
+ * `plural`, its history table `<type>_history`, whose column naming the record is `<type>_id`
+ * (as its child tables name it too); and its tables, which must declare those (the registry checks).
+ */
+export function entityNames<T extends string, P extends string, Tables extends Readonly<Record<string, TableDecl>>>(
+  type: T,
+  plural: P,
+  tables: Tables,
+) {
+  return { type, plural, table: plural, historyTable: `${type}_history`, historyOwner: `${type}_id`, tables } as const;
+}
+
+/** A built-in entity: a `RecordEntity` whose names (`N`, declared `as const`) keep their literal types. */
+export type BuiltInEntity<C, L, N extends EntityNames> = Omit<RecordEntity<C, L>, keyof EntityNames> & N;

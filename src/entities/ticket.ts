@@ -1,5 +1,6 @@
 import { TICKET_LIST, TICKET_READ, type Ticket, type TicketWithMessages } from '../api/index.js';
-import type { ListTaken, RecordEntity } from './entity.js';
+import { entityNames, type BuiltInEntity, type ListTaken } from './entity.js';
+import { childTable, col, fieldsTable, historyTable, key, recordTable } from './table-decl.js';
 
 /**
  * Ticket events that change fields the ticket list carries and never a message (docs/upstream.md,
@@ -14,16 +15,69 @@ const FIELD_ONLY_EVENTS: ReadonlySet<string> = new Set([
   'ticket.updated',
 ]);
 
+const text = col('text');
+const ts = col('timestamp');
+const json = col('json');
+
+const tickets = recordTable('tickets', {
+  number: col('integer'),
+  key: text,
+  subject: text,
+  status: text,
+  priority: text,
+  summary: text,
+  contact_id: text,
+  assignee_id: text,
+  team_id: text,
+  team_name: text,
+  team_json: json,
+  tags_json: json,
+  fields_json: json,
+  cc_json: json,
+  message_count: col('integer'),
+  first_reply_due_at: ts,
+  resolve_due_at: ts,
+  first_reply_breached_at: ts,
+  resolve_breached_at: ts,
+  first_agent_reply_at: ts,
+  resolved_at: ts,
+  status_changed_at: ts,
+});
+
+// Keyed by (ticket_id, id) since 0700_owner_keyed_children: a message id the upstream reuses in
+// another ticket is another message, not a move (docs/sync.md, "Hostile upstream").
+const ticket_messages = childTable(
+  {
+    id: key('text'),
+    ticket_id: key('text'),
+    body: text,
+    author_type: text,
+    author_id: text,
+    is_internal: col('boolean'),
+    attachments_json: json,
+    created_at: ts,
+    raw_json: json,
+  },
+  ['ticket_id', 'id'],
+);
+
+const ticket_tags = childTable({ ticket_id: key('text'), tag: key('text') }, ['ticket_id', 'tag']);
+
+/** A ticket's names, and its tables (docs/schema.md): the record, its messages, tags and custom fields, and its history. */
+const names = entityNames('ticket', 'tickets', {
+  tickets,
+  ticket_messages,
+  ticket_tags,
+  ticket_fields: fieldsTable('ticket_id'),
+  ticket_history: historyTable('ticket_id', 'ticket_history'),
+});
+
 /** Tickets: list items lack messages, which only `GET /tickets/:id` shows. */
-export const ticket: RecordEntity<TicketWithMessages, Ticket> = {
-  type: 'ticket',
-  plural: 'tickets',
+export const ticket: BuiltInEntity<TicketWithMessages, Ticket, typeof names> = {
+  ...names,
   list: TICKET_LIST,
   single: TICKET_READ,
-  table: 'tickets',
   childTables: ['ticket_messages', 'ticket_tags', 'ticket_fields'],
-  historyTable: 'ticket_history',
-  historyOwner: 'ticket_id',
   tracked: [
     { field: 'status', name: 'status', value: 'text' },
     { field: 'priority', name: 'priority', value: 'text' },

@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import type { BuiltInType } from '../entities/index.js';
 import { capabilitiesOf } from '../store/dialect.js';
 import { fromDbTimestamp } from '../util/time.js';
 import type { Store } from '../store/index.js';
@@ -7,7 +6,7 @@ import { databaseOf } from '../store/internal.js';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { columnNameFor, joinTypes, typeOfValue, type CustomFieldType } from './custom-field-types.js';
-import { DEAL_SCOPE, TICKET_SCOPE, withNow } from './sql-util.js';
+import { DEAL_SCOPE, TICKET_SCOPE, withNow, type ReportedType } from './sql-util.js';
 
 /**
  * `rpt_ticket_custom_fields` / `rpt_deal_custom_fields`: one row per live record, one typed column
@@ -19,7 +18,7 @@ import { DEAL_SCOPE, TICKET_SCOPE, withNow } from './sql-util.js';
  */
 
 interface Target {
-  kind: BuiltInType;
+  kind: ReportedType;
   table: string;
   idColumn: string;
   records: 'tickets' | 'deals';
@@ -28,7 +27,7 @@ interface Target {
   scope: string;
 }
 
-const TARGETS: Record<BuiltInType, Target> = {
+const TARGETS: Record<ReportedType, Target> = {
   ticket: {
     kind: 'ticket',
     table: 'rpt_ticket_custom_fields',
@@ -58,7 +57,7 @@ interface Column {
 
 /** A column widened to text by this refresh: the sync logs it, `status` lists every widened column. */
 export interface WidenedColumn {
-  entityType: BuiltInType;
+  entityType: ReportedType;
   key: string;
   column: string;
   from: CustomFieldType;
@@ -68,7 +67,7 @@ export interface WidenedColumn {
 
 /** What a refresh did to the custom field tables' columns. */
 export interface CustomFieldChanges {
-  added: { entityType: BuiltInType; key: string; column: string; type: CustomFieldType }[];
+  added: { entityType: ReportedType; key: string; column: string; type: CustomFieldType }[];
   widened: WidenedColumn[];
 }
 
@@ -96,7 +95,7 @@ async function observedTypes(db: Kysely<ReportDatabase>, d: SqlDialect, t: Targe
   return out;
 }
 
-async function catalog(db: Kysely<ReportDatabase>, kind: BuiltInType): Promise<Column[]> {
+async function catalog(db: Kysely<ReportDatabase>, kind: ReportedType): Promise<Column[]> {
   const rows = await sql<{ key: string; column_name: string; type: string | null }>`
     SELECT key, column_name, type FROM rpt_custom_field_columns WHERE entity_type = ${kind} ORDER BY key`.execute(db);
   return rows.rows.map((r) => ({ key: r.key, column: r.column_name, type: r.type as CustomFieldType | null }));
@@ -185,7 +184,7 @@ async function fillRows(db: Kysely<ReportDatabase>, t: Target, all: boolean, now
  */
 export async function refreshCustomFields(
   db: Kysely<ReportDatabase>,
-  kind: BuiltInType,
+  kind: ReportedType,
   all: boolean,
   now: string,
   changes: CustomFieldChanges,

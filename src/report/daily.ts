@@ -1,8 +1,7 @@
 import { sql, type Kysely } from 'kysely';
-import type { BuiltInType } from '../entities/index.js';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { freshTemp, withNow } from './sql-util.js';
+import { freshTemp, withNow, type ReportedType } from './sql-util.js';
 import { VERSION_TARGETS, type VersionTarget } from './versions.js';
 
 /**
@@ -95,7 +94,7 @@ async function rewriteScope(db: Kysely<ReportDatabase>, d: SqlDialect, t: Versio
     .execute(db);
 }
 
-async function windowState(db: Kysely<ReportDatabase>, kind: BuiltInType): Promise<{ windowDays: number; lastDay: string } | null> {
+async function windowState(db: Kysely<ReportDatabase>, kind: ReportedType): Promise<{ windowDays: number; lastDay: string } | null> {
   const rows = await sql<{ window_days: number | string; last_day: unknown }>`
     SELECT window_days, last_day FROM rpt_daily_windows WHERE entity_type = ${kind}`.execute(db);
   const row = rows.rows[0];
@@ -106,7 +105,7 @@ async function windowState(db: Kysely<ReportDatabase>, kind: BuiltInType): Promi
 
 /** What to do to one entity's daily table this refresh. */
 export interface DailyRefresh {
-  kind: BuiltInType;
+  kind: ReportedType;
   /** The records whose rows to rewrite: those in the scope table, every record, or none. */
   scope: 'scope' | 'all' | 'none';
   now: string;

@@ -1,4 +1,4 @@
-import type { BuiltInType } from '../entities/index.js';
+import type { ReportedType } from './sql-util.js';
 
 /**
  * Whether the mirror knows a record's whole tracked history, and why not (docs/schema.md,
@@ -7,7 +7,7 @@ import type { BuiltInType } from '../entities/index.js';
  * tracked change it could not read (no `history_gaps` row). SQL fragments over the record id
  * expression `id`, shared by the per-record and interval rows so they always agree.
  */
-type Kind = BuiltInType;
+type Kind = ReportedType;
 
 const created = (kind: Kind, id: string) =>
   `EXISTS (SELECT 1 FROM events e WHERE e.type = '${kind}.created' AND e.entity_id = ${id} AND e.entity_type = '${kind}')`;

@@ -10,13 +10,12 @@ import { advanceDealClock, refreshDealRows } from './deals.js';
 import { refreshSalesAggregates } from './sales.js';
 import { refreshSyncHealth } from './sync-health.js';
 import { sqlDialect } from './dialect.js';
-import { DEAL_SCOPE, freshTemp, TICKET_SCOPE } from './sql-util.js';
+import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, type ReportedType } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
 import { advanceTicketClock, refreshTicketRows } from './tickets.js';
 import { refreshCustomFields, type CustomFieldChanges } from './custom-fields.js';
 import { DEFAULT_DAILY_WINDOW_DAYS, refreshDaily } from './daily.js';
 import { refreshVersions } from './versions.js';
-import type { BuiltInType } from '../entities/index.js';
 
 /** What a sync cycle changed: ids re-read (including deleted ones), or 'all' for a full rebuild. */
 export interface ReportingChanges {
@@ -100,12 +99,12 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   const nothing = isEmpty(changes.tickets) && isEmpty(changes.deals);
 
   const customFields: CustomFieldChanges = { added: [], widened: [] };
-  const perRecord = async (trx: Kysely<ReportDatabase>, kind: BuiltInType, ids: ReadonlySet<string> | 'all') => {
+  const perRecord = async (trx: Kysely<ReportDatabase>, kind: ReportedType, ids: ReadonlySet<string> | 'all') => {
     await step(`${kind}_custom_fields`, () => refreshCustomFields(trx, kind, ids === 'all', now, customFields));
     await step(`${kind}_versions`, () => refreshVersions(trx, kind, ids === 'all', now));
   };
   // Timed only when it wrote: with nothing changed it costs one small read until the day turns.
-  const daily = async (trx: Kysely<ReportDatabase>, kind: BuiltInType, ids: ReadonlySet<string> | 'all') => {
+  const daily = async (trx: Kysely<ReportDatabase>, kind: ReportedType, ids: ReadonlySet<string> | 'all') => {
     const t = performance.now();
     const wrote = await refreshDaily(trx, {
       kind,

@@ -1,7 +1,7 @@
 import { key, type ColumnDecl, type IndexDecl, type LogicalType, type TableDecl } from '../store/index.js';
 
 /**
- * The reporting tables, declared as src/store/tables.ts declares the mirror's (docs/design.md §7):
+ * The reporting tables, declared as the mirror's are (src/entities/table-decl.ts; docs/design.md §7):
  * their row types (src/report/schema.ts) derive from these, and test/store/declared-schema.test.ts
  * holds each to the migrated schema (0100_reporting and the migrations that add to it) on both
  * databases. Key columns are NOT NULL; every other column may be NULL, as the migrations create

@@ -1,9 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { BuiltInType } from '../entities/index.js';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { historyComplete, historyIncompleteReason } from './history-complete.js';
-import { DEAL_SCOPE, TICKET_SCOPE, withNow } from './sql-util.js';
+import { DEAL_SCOPE, TICKET_SCOPE, withNow, type ReportedType } from './sql-util.js';
 
 /**
  * `rpt_ticket_versions` / `rpt_deal_versions` (docs/schema.md, "Versions"): every version of a
@@ -24,7 +23,7 @@ interface VersionField {
 
 /** One entity's versions and daily tables (daily.ts reads the same description). */
 export interface VersionTarget {
-  kind: BuiltInType;
+  kind: ReportedType;
   versions: string;
   daily: string;
   idColumn: string;
@@ -37,7 +36,7 @@ export interface VersionTarget {
 
 const plain = (column: string): VersionField => ({ column, history: column, current: (r) => `${r}.${column}` });
 
-export const VERSION_TARGETS: Record<BuiltInType, VersionTarget> = {
+export const VERSION_TARGETS: Record<ReportedType, VersionTarget> = {
   ticket: {
     kind: 'ticket',
     versions: 'rpt_ticket_versions',
@@ -112,7 +111,7 @@ FROM iv CROSS JOIN ${t.records} r WHERE r.id = iv.rid`;
 };
 
 /** Rebuilds the versions of the records in scope, deleted ones included (every record when `all`). */
-export async function refreshVersions(db: Kysely<ReportDatabase>, kind: BuiltInType, all: boolean, now: string): Promise<void> {
+export async function refreshVersions(db: Kysely<ReportDatabase>, kind: ReportedType, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
   const t = VERSION_TARGETS[kind];
   const where = all ? '' : ` WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`;

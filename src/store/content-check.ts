@@ -6,7 +6,8 @@ import { CONTACTS, FIELDS as DEAL_FIELDS, prepareDeal, type PreparedDeal } from 
 import { selectIn } from './key-sets.js';
 import type { MirrorDatabase } from './schema.js';
 import { FIELDS as TICKET_FIELDS, MESSAGES, messageRows, prepareTicket, TAGS, type PreparedTicket } from './tickets.js';
-import { jsonColumnsOf, TABLES, type TableDecl } from './tables.js';
+import { jsonColumnsOf, type TableDecl } from '../entities/table-decl.js';
+import { TABLES } from './tables.js';
 import { bool, json, str } from './values.js';
 
 type Db = Kysely<MirrorDatabase>;

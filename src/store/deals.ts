@@ -8,7 +8,8 @@ import { trackedFields } from './tracked-fields.js';
 import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { insertRows, insertStatement, rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, valueColumnsOf } from '../entities/table-decl.js';
+import { rowMapping, TABLES } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 import { stageKey } from './reads.js';
 import {
@@ -33,7 +34,7 @@ type Db = Kysely<MirrorDatabase>;
 // stored amount is a float in SQLite (REAL, so BI tools can sum it), a numeric string in PostgreSQL.
 const TRACKED = trackedFields('deal').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
 
-/** A deal's row: the mapping from the declaration of `deals` (src/store/tables.ts); the amount parsed once for both its columns. */
+/** A deal's row: the mapping from the declaration of `deals` (src/entities/deal.ts); the amount parsed once for both its columns. */
 const dealMapping = rowMapping<{ d: Deal; parsed: ReturnType<typeof parseAmount>; syncedAt: string }>()('deals', TABLES.deals, {
   id: ({ d }) => String(d.id),
   name: ({ d }) => str(d.name),

@@ -3,10 +3,10 @@ import type { ChildList } from './children.js';
 import { diffFields } from './history.js';
 import { recordWrites } from './record-writes.js';
 import type { Compared } from './content-check.js';
-import { NOTHING_UNLISTED, type RecordStore } from './record-stores.js';
+import { NOTHING_UNLISTED, type RecordStore } from './record-store.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, type TableDecl } from './tables.js';
+import { columnsOf, type TableDecl } from '../entities/table-decl.js';
 import { trackedFields } from './tracked-fields.js';
 
 /** A record's row as its declaration makes it: the stamps the one upsert path reads, then any declared column. */
@@ -24,7 +24,7 @@ export interface DeclaredPrepared {
  */
 export interface DeclaredRecord<R extends { id: string }, P extends DeclaredPrepared> {
   readonly type: RecordType;
-  /** The record table's name and declaration (src/store/tables.ts, or a test's own). */
+  /** The record table's name and declaration (beside its entity, src/entities/<type>.ts, or a test's own). */
   readonly table: RecordTable;
   readonly decl: TableDecl;
   /** The copy converted for writing; throws StoreError('INVALID_VALUE') for a value the store cannot hold. */

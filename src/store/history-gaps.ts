@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { HistoryGapsTable, MirrorDatabase } from './schema.js';
 import type { HistoryGap } from './event-history.js';
 import { insertRows, insertStatement, q } from './sql.js';
-import { columnsOf } from './tables.js';
+import { columnsOf } from '../entities/table-decl.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 
 type Db = Kysely<MirrorDatabase>;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { MirrorDatabase, TicketHistoryTable } from './schema.js';
 import { insertRows, insertStatement, type InsertStatement } from './sql.js';
-import { HISTORY_VALUE_COLUMNS } from './tables.js';
+import { HISTORY_VALUE_COLUMNS } from '../entities/table-decl.js';
 import { chunks } from './values.js';
 import { entityOf, RECORD_TYPES, type HistoryOwner, type HistoryTable, type RecordType } from '../entities/index.js';
 

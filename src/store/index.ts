@@ -11,7 +11,7 @@ export type { RecordState } from './record-state.js';
 export type { ContentDifference, PipelineDifference } from './content-check.js';
 export { countedTables, type MirrorDatabase } from './schema.js';
 // How a table is declared (docs/design.md §7): src/report declares its rpt_ tables with it.
-export { key, type ColumnDecl, type IndexDecl, type LogicalType, type RowOf, type TableDecl } from './tables.js';
+export { key, type ColumnDecl, type IndexDecl, type LogicalType, type RowOf, type TableDecl } from '../entities/table-decl.js';
 export { StoreError } from './errors.js';
 export { DEFERRED_INDEXES_KEY, type DeferredIndex } from './deferred-indexes.js';
 export type { QuarantinedRow, StatusReads, SyncRunRow } from './status-reads.js';

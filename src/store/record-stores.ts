@@ -1,38 +1,17 @@
-import type { Kysely } from 'kysely';
-import {
-  registerEntity,
-  type BuiltInType,
-  type HeldUnlisted,
-  type ListedRecord,
-  type MirroredRecord,
-  type RecordEntity,
-  type RecordType,
-} from '../entities/index.js';
+import { registerEntity, type BuiltInType, type RecordEntity, type RecordType } from '../entities/index.js';
 import { ticketMessagesHeld } from './drain-reads.js';
-import { DEAL_COMPARED, TICKET_COMPARED, type Compared } from './content-check.js';
+import { DEAL_COMPARED, TICKET_COMPARED } from './content-check.js';
 import { DEAL_KIND } from './deals.js';
-import type { PreparedRecord, RecordKind } from './record-upsert.js';
-import type { MirrorDatabase } from './schema.js';
+import { NOTHING_UNLISTED, type RecordStore } from './record-store.js';
 import { TICKET_KIND } from './tickets.js';
 
+export type { RecordStore };
+
 /**
- * How the store keeps one record type: the store's half of an entity (docs/design.md §7), as
- * declarations the store's one write path and verify's one comparison run.
+ * The built-in types' stores, typed per type: a type listed in BUILT_IN (src/entities/index.ts)
+ * fails to compile until it has its entry here (for one that writes no references,
+ * `declaredRecordStore` over its record table's declaration and the row a copy makes).
  */
-export interface RecordStore<C = MirroredRecord, L = ListedRecord> {
-  /** How a copy is converted and written: the one upsert path's part of this type (record-upsert.ts). */
-  readonly kind: RecordKind<C, PreparedRecord, { id: string; updated_at: string | null }>;
-  /** What verify compares of a list item against the mirror's rows (content-check.ts). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the prepared form is the type's own, never seen outside its declaration
-  readonly compared: Compared<L & { id: string }, any>;
-  /** What the stored copies hold beyond a list item (HeldCopies.heldUnlisted): empty for a type whose list items are whole. */
-  readonly heldUnlisted: (db: Kysely<MirrorDatabase>, ids: readonly string[]) => Promise<Map<string, HeldUnlisted>>;
-}
-
-/** For a type whose list items are whole copies: the stored copies hold nothing more. */
-export const NOTHING_UNLISTED = (): Promise<Map<string, HeldUnlisted>> => Promise.resolve(new Map<string, HeldUnlisted>());
-
-/** The built-in types' stores, typed per type: a built-in entity fails to compile until it has its entry here. */
 const BUILT_IN: { readonly [K in BuiltInType]: RecordStore } = {
   ticket: { kind: TICKET_KIND, compared: TICKET_COMPARED, heldUnlisted: ticketMessagesHeld },
   deal: { kind: DEAL_KIND, compared: DEAL_COMPARED, heldUnlisted: NOTHING_UNLISTED },

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Company, ContactRef, UserRef } from '../api/index.js';
 import type { CompaniesTable, ContactsTable, MirrorDatabase, UsersTable } from './schema.js';
-import { columnsOf, valueColumnsOf, type TableDecl } from './tables.js';
+import { columnsOf, valueColumnsOf, type TableDecl } from '../entities/table-decl.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 import { str, uniqueBy } from './values.js';
 import { coalesceInto, insertRows, insertStatement } from './sql.js';

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { pipelines, RECORD_ENTITIES, type RecordTable } from '../entities/index.js';
-import { TABLES, type RowOf } from './tables.js';
+import type { RowOf } from '../entities/table-decl.js';
+import { TABLES } from './tables.js';
 import { SUPPORT_TABLES } from './tables-sync.js';
 
 /**
@@ -109,7 +110,7 @@ export function countedTables(): readonly (keyof MirrorDatabase)[] {
   ] as (keyof MirrorDatabase)[];
 }
 
-/** The columns every record table has: its id and the closing stamps of src/store/tables.ts (`recordStamps`). */
+/** The columns every record table has: its id and the closing stamps of src/entities/table-decl.ts (`recordStamps`). */
 export interface RecordStampsRow {
   id: string;
   created_at: string | null;

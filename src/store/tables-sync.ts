@@ -1,9 +1,10 @@
-import { col, key, TABLES, type ColumnDecl, type TableDecl } from './tables.js';
+import { col, key, type ColumnDecl, type TableDecl } from '../entities/table-decl.js';
+import { TABLES } from './tables.js';
 
 /**
- * The mirror's other tables, declared as src/store/tables.ts declares the record tables (and in a
- * file of their own, so that one's list only grows at its end): the people and pipelines the
- * records name, and the sync's own bookkeeping. `DECLARED_TABLES` is every declaration;
+ * The mirror's other tables, declared as the record types declare theirs (src/entities/table-decl.ts):
+ * the people and pipelines the records name, and the sync's own bookkeeping. `DECLARED_TABLES` is
+ * every declaration of the mirror (the record types', src/store/tables.ts's and these);
  * test/store/declared-schema.test.ts holds each to the migrated schema on both databases and
  * names every table of that schema left undeclared, with its reason.
  */

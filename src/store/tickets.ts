@@ -9,7 +9,8 @@ import { bool, cleanText, fieldRows, firstOfEach, foldRefs, json, jsonWithList, 
 import type { ChildList, ChildRow, ChildTable } from './children.js';
 import type { RecordKind } from './record-upsert.js';
 import { rowUpsert } from './sql.js';
-import { columnsOf, jsonColumnsOf, rowMapping, TABLES, valueColumnsOf } from './tables.js';
+import { columnsOf, jsonColumnsOf, valueColumnsOf } from '../entities/table-decl.js';
+import { rowMapping, TABLES } from './tables.js';
 
 /** The tracked fields (tracked-fields.ts), compared column by column on a re-read. */
 const TRACKED = trackedFields('ticket').map((f) => ({ column: f.field as keyof Previous, field: f.field }));
@@ -24,7 +25,7 @@ interface TicketSource {
   readonly messageTexts: readonly (string | null)[];
 }
 
-/** A ticket's row: the mapping from the declaration of `tickets` (src/store/tables.ts). */
+/** A ticket's row: the mapping from the declaration of `tickets` (src/entities/ticket.ts). */
 const ticketMapping = rowMapping<TicketSource>()('tickets', TABLES.tickets, {
   id: ({ t }) => String(t.id),
   number: ({ t }) => (typeof t.number === 'number' ? t.number : null),

@@ -65,7 +65,7 @@ for (const upstream of upstreamDialects())
       const verify = (repair: boolean): Promise<VerifyResult> => runVerify(h!.ctx, emptyStats(), { repair, settleMs: 0 });
 
       it('is backfilled, synced from the change log, verified and repaired like a built-in type', async () => {
-        expect(RECORD_ENTITIES.map((e) => e.type)).toEqual(['ticket', 'deal', 'task']);
+        expectTaskRegisteredLast();
         h = await harness({ dialect, pageSize: 2, sim: { seed: 47, tickets: 4, deals: 3, dialect: SIMULATOR_DIALECTS[upstream] } });
         await createDeclaredTables(db() as never, dialect.name, TASK_TABLES);
         const a = (await api('POST', '/tasks', { title: 'write the fixture', dueOn: '2024-06-01' })).task as Task;
@@ -118,6 +118,13 @@ for (const upstream of upstreamDialects())
       });
     });
 
+/** The registry holds the built-in types, then the fixture's, registered once (whatever the built-in ones are). */
+function expectTaskRegisteredLast(): void {
+  const types = RECORD_ENTITIES.map((e) => e.type);
+  expect(types).toEqual(expect.arrayContaining(['ticket', 'deal']));
+  expect(types.indexOf(registeredName('task'))).toBe(types.length - 1);
+}
+
 describe('registering a record type', () => {
   it('refuses a name, list or table already taken, and a store that writes another type', () => {
     expect(() => registerRecordType({ ...fixture, metricLabel: 'again' })).toThrow(/already taken by task/);
@@ -131,6 +138,6 @@ describe('registering a record type', () => {
     expect(() => registerRecordType(chore)).toThrow(/the store of chore writes task/);
     expect(isRecordType('chore')).toBe(false);
     expect(() => entityOf(chore.type)).toThrow(/no entity is registered for chore/);
-    expect(RECORD_ENTITIES.map((e) => e.type)).toEqual(['ticket', 'deal', 'task']);
+    expectTaskRegisteredLast();
   });
 });

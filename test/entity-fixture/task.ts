@@ -4,7 +4,8 @@ import { id } from '../../src/api/schemas.js';
 import { registeredName } from '../../src/entities/index.js';
 import { declaredRecordStore } from '../../src/store/declared-record.js';
 import { registerRecordType, type RecordDeclaration } from '../../src/store/record-stores.js';
-import { historyTable, recordStamps, rowMapping, type TableDecl } from '../../src/store/tables.js';
+import { historyTable, recordStamps, type TableDecl } from '../../src/entities/table-decl.js';
+import { rowMapping } from '../../src/store/tables.js';
 import { dateOnly, json, requiredTs, str, ts } from '../../src/store/values.js';
 import { logChanges } from '../../src/simulator/change-log.js';
 import { registerSimKind, type SimKind, type SimRecord, type SimWorld } from '../../src/simulator/index.js';
@@ -31,7 +32,7 @@ export type Task = z.output<typeof taskSchema>;
 const TASK_LIST: ListSource<Task> = { path: '/api/v1/tasks', key: 'tasks', entityType: 'task', schema: taskSchema };
 const TASK_READ: RecordSource<Task> = { collection: 'tasks', key: 'task', entityType: 'task', schema: taskSchema };
 
-// ---- The mirror's tables (src/store/tables.ts for a built-in type; created by the test, no migration).
+// ---- The mirror's tables (beside the entity for a built-in type too; created by the test, no migration).
 
 const text = { type: 'text', nullable: true } as const;
 export const TASK_TABLES = {
@@ -49,7 +50,7 @@ export const TASK_TABLES = {
   task_history: historyTable('task_id', 'task_history'),
 } as const satisfies Record<string, TableDecl>;
 
-// ---- The declaration, whole (src/entities/<type>.ts and its store half in src/store for a built-in one).
+// ---- The declaration, whole (src/entities/<type>.ts and its store half in src/store/record-stores.ts for a built-in one).
 
 const taskRow = rowMapping<{ t: Task; syncedAt: string }>()('tasks', TASK_TABLES.tasks, {
   id: ({ t }) => String(t.id),
@@ -73,6 +74,7 @@ const names = {
 
 export const task: RecordDeclaration<Task, Task> = {
   ...names,
+  tables: TASK_TABLES,
   list: TASK_LIST,
   single: TASK_READ,
   childTables: [],

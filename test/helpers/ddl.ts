@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { LogicalType, TableDecl } from '../../src/store/tables.js';
+import type { LogicalType, TableDecl } from '../../src/entities/table-decl.js';
 
 /**
  * Each logical type's declared type per database, as the migrations create it: written here, not
