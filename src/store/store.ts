@@ -8,7 +8,8 @@ import type { MirrorDatabase } from './schema.js';
 import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
-import { attachDatabase } from './handles.js';
+import { attachDatabase, attachState } from './handles.js';
+import { StateCache, type StateView } from './state-cache.js';
 import { statusReads, type StatusReads } from './status-reads.js';
 import { deletedIds, listedSince, type ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
@@ -109,10 +110,11 @@ export interface Store extends StatusReads {
   /**
    * After a bulk load: PostgreSQL runs VACUUM and ANALYZE on these tables at once, so the planner's
    * statistics and the visibility map describe the rows, instead of whenever autovacuum comes
-   * round; SQLite does nothing (tidy-tables.ts says why). Returns null when nothing ran, else
-   * which tables had to be vacuumed twice.
+   * round; a table under `vacuumMinPages` (default TIDY_VACUUM_MIN_PAGES, 128) is only analyzed.
+   * SQLite does nothing (tidy-tables.ts says why). Returns null when nothing ran, else which
+   * tables had to be vacuumed twice and which were only analyzed.
    */
-  afterBulkLoad(tables: readonly string[]): Promise<TidyOutcome | null>;
+  afterBulkLoad(tables: readonly string[], options?: { vacuumMinPages?: number }): Promise<TidyOutcome | null>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
@@ -187,22 +189,27 @@ export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
   let ledger: AppendLedger | null = null;
+  const state = new StateCache();
 
   const store: Store = {
     ...statusReads(db),
     dialect: backend.dialect,
     capabilities: capabilitiesOf(db),
     label,
-    migrate: () => migrateStore(backend),
+    migrate: () => migrateStore(backend).finally(() => state.invalidate()),
     async transaction(fn) {
-      const result = await withRetry(() => db.transaction().execute((trx) => fn(createTx(trx, ledger))), backend.isRetryable);
+      // Each attempt (a deadlock victim runs again) has its own view; only the one that committed reaches the cache.
+      let last: StateView | null = null;
+      const attempt = (trx: Kysely<MirrorDatabase>) => fn(createTx(trx, (last = state.view(trx)), ledger));
+      const result = await withRetry(() => db.transaction().execute(attempt), backend.isRetryable);
+      if (last) state.commit((last as StateView).writes);
       await backend.afterCommit?.();
       return result;
     },
     isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return (await deferIndexes(db)).length;
+      return (await deferIndexes(db).finally(() => state.invalidate())).length;
     },
     async startAppend() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
@@ -214,11 +221,11 @@ export function buildStore(backend: StoreBackend): Store {
     },
     async restoreIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
-      return restoreDeferredIndexes(db);
+      return restoreDeferredIndexes(db).finally(() => state.invalidate());
     },
-    async afterBulkLoad(tables) {
+    async afterBulkLoad(tables, options) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot vacuum or analyze.');
-      return tidyTables(db, tables);
+      return tidyTables(db, tables, options?.vacuumMinPages);
     },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
@@ -227,10 +234,15 @@ export function buildStore(backend: StoreBackend): Store {
         lost: lock.lost,
         async release() {
           locks.delete(tracked);
+          if (locks.size === 0) state.setActive(false);
           await lock.release();
         },
       };
       locks.add(tracked);
+      // Only the lock holder writes sync_state: from now on its reads may come from memory, until
+      // the lock is released or lost (another writer may then take over).
+      state.setActive(true);
+      lock.lost.addEventListener('abort', () => state.setActive(false), { once: true });
       return tracked;
     },
     checkpoint: async () => (backend.checkpoint && !readonly ? backend.checkpoint() : null),
@@ -259,7 +271,7 @@ export function buildStore(backend: StoreBackend): Store {
       await db.destroy();
     },
   };
-  return attachDatabase(store, db);
+  return attachState(attachDatabase(store, db), () => state.view(db));
 }
 
 /**
@@ -272,7 +284,7 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
   if (!backend.readonly) {
     if (plan.unknown.length > 0) throw schemaNewerError(label, plan.unknown);
     // Before the migrations, which were written against the schema with every index present.
-    await restoreDeferredIndexes(db);
+    await restoreDeferredIndexes(db, plan.pending.length < plan.known);
     return plan.pending.length === 0 ? { applied: [] } : migrateToLatest(db, schema);
   }
   const { pending } = plan;

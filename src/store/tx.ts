@@ -9,7 +9,9 @@ import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
 import { foldIdleRun } from './run-fold.js';
-import { attachDatabase } from './handles.js';
+import { mirroredUpdatedAt } from './reads.js';
+import { attachDatabase, attachState } from './handles.js';
+import type { StateView } from './state-cache.js';
 import { entityOf, type MirroredRecord, type RecordType } from '../entities/index.js';
 
 export type RunOutcome = 'success' | 'failed' | 'aborted';
@@ -34,6 +36,8 @@ export interface StoreTx {
   insertEvents(events: WorkspaceEvent[], receivedAt: string): Promise<InsertedEvents>;
   /** `readUnlisted` absent counts as true (a ticket is then read with its messages). */
   markDirty(entries: t.DirtyMark[]): Promise<void>;
+  /** Store.mirroredUpdatedAt inside the transaction: what it has written so far included. */
+  mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
   /** Deletes the entry only if its occurred_at <= upTo; false when a newer event re-marked it (or none). */
   clearDirty(entityType: RecordType, entityId: string, upTo: string): Promise<boolean>;
   /** Increments and returns stale_reads (0 when the entry is gone). */
@@ -75,11 +79,12 @@ const iso = (v: string, what: string) => requiredTs(v, what);
  * The sync state is read and written through sync-state.ts (src/sync/state.ts alone), which finds `db` by attachDatabase.
  * `ledger`: a first backfill's (Store.startAppend); every record write of this transaction claims its ids there.
  */
-export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null = null): StoreTx {
+export function createTx(db: Kysely<MirrorDatabase>, state: StateView, ledger: AppendLedger | null = null): StoreTx {
   if (ledger) appendThrough(db, ledger);
   const tx: StoreTx = {
     insertEvents: (events, receivedAt) => insertEvents(db, events, iso(receivedAt, 'receivedAt')),
     markDirty: (entries) => t.markDirty(db, entries, (v) => iso(v, 'occurredAt')),
+    mirroredUpdatedAt: (refs) => mirroredUpdatedAt(db, refs),
     clearDirty: (type, id, upTo) => t.clearDirty(db, type, id, iso(upTo, 'upTo')),
     bumpStaleRead: (type, id) => t.bumpStaleRead(db, type, id),
     clearDirtyMany: (marks) =>
@@ -121,6 +126,8 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
       return Number(row.id);
     },
     async finishRun(id, r, options) {
+      // An idle run that folds into the row before it is deleted: it needs no update of its own.
+      if (options?.foldIdle === true && (await foldIdleRun(db, id, r))) return true;
       await db
         .updateTable('sync_runs')
         .set({
@@ -135,8 +142,8 @@ export function createTx(db: Kysely<MirrorDatabase>, ledger: AppendLedger | null
         })
         .where('id', '=', id)
         .execute();
-      return options?.foldIdle === true && foldIdleRun(db, id, r);
+      return false;
     },
   };
-  return attachDatabase(tx, db);
+  return attachState(attachDatabase(tx, db), () => state);
 }

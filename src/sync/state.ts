@@ -25,6 +25,12 @@ const KEY = {
   lateEvent: 'late_event',
   /** The mirror's "current as of" after the last cycle that finished its drain (src/sync/as-of.ts). */
   currentAsOf: 'current_as_of',
+  /** A digest of the pipelines answer last written (src/sync/pipelines.ts): the same answer writes nothing. */
+  pipelinesSeen: 'pipelines_seen',
+  /** The cutoff of the last prune of old change-log events (src/sync/retention.ts). */
+  prunedTo: 'events_pruned_to',
+  /** The UTC day and window size the rpt_ daily tables were last refreshed for (src/sync/reporting.ts). */
+  reportedDay: 'reported_day',
 } as const;
 
 /** The persisted event window of docs/design.md §4.2. */
@@ -181,6 +187,9 @@ const SCHEMAS: Record<string, z.ZodType> = {
   [KEY.watermark]: ts,
   [KEY.readFloor]: ts,
   [KEY.reportingStale]: z.boolean(),
+  [KEY.pipelinesSeen]: z.string(),
+  [KEY.prunedTo]: ts,
+  [KEY.reportedDay]: z.string(),
   [KEY.window]: z
     .object({
       since: ts.nullable(),
@@ -256,7 +265,10 @@ async function read<T>(r: StateReader, key: string): Promise<T | undefined> {
  * A writer opening the mirror stores every key in today's shape and the version with them, in one
  * transaction; a corrupt key fails here with its name, before any cycle runs. Returns the version found.
  */
-export async function upgradeStoredState(store: Pick<Store, 'transaction'>): Promise<number> {
+export async function upgradeStoredState(store: Store): Promise<number> {
+  // The usual answer (today's version) needs no transaction; the writer's cache keeps what it read.
+  const current = await storedVersion(store);
+  if (current === STATE_VERSION) return current;
   return store.transaction(async (tx) => {
     const version = await storedVersion(tx);
     if (version === STATE_VERSION) return version;
@@ -400,4 +412,31 @@ export async function readAsOf(r: StateReader): Promise<AsOfState | null> {
 
 export async function recordAsOf(tx: StoreTx, state: AsOfState): Promise<void> {
   await writeSyncState(tx, KEY.currentAsOf, state);
+}
+
+/** The digest of the pipelines answer the tables hold (src/sync/pipelines.ts); null when unknown. */
+export async function readPipelinesSeen(r: StateReader): Promise<string | null> {
+  return (await read<string>(r, KEY.pipelinesSeen)) ?? null;
+}
+
+export async function recordPipelinesSeen(tx: StoreTx, digest: string | null): Promise<void> {
+  await writeSyncState(tx, KEY.pipelinesSeen, digest);
+}
+
+/** The cutoff the last prune of change-log events used (src/sync/retention.ts); null before the first. */
+export async function readPrunedTo(r: StateReader): Promise<string | null> {
+  return (await read<string>(r, KEY.prunedTo)) ?? null;
+}
+
+export async function recordPrunedTo(tx: StoreTx, cutoff: string): Promise<void> {
+  await writeSyncState(tx, KEY.prunedTo, cutoff);
+}
+
+/** The `<UTC day>/<window days>` the rpt_ tables were last refreshed for; null before the first. */
+export async function readReportedDay(r: StateReader): Promise<string | null> {
+  return (await read<string>(r, KEY.reportedDay)) ?? null;
+}
+
+export async function recordReportedDay(tx: StoreTx, day: string): Promise<void> {
+  await writeSyncState(tx, KEY.reportedDay, day);
 }
