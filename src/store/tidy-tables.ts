@@ -25,6 +25,17 @@ import type { MirrorDatabase } from './schema.js';
 const TIDY_CONCURRENCY = 2;
 
 /**
+ * Tables under this many pages (1 MiB) are analyzed, not vacuumed. What the VACUUM buys (the
+ * visibility map of an index-only scan) is worth nothing on a few pages, and each VACUUM ends by
+ * recomputing the database's oldest transaction id from every row of pg_class under one lock
+ * for the whole database: a fleet of 1,000 small workspaces in one database (150,000 relations)
+ * queued every backfill's forty VACUUMs behind each other's, 13 s a backfill slice
+ * (bench/README.md, "Fleet, third pass"). ANALYZE takes no such lock, and it alone gives the
+ * planner the rows.
+ */
+export const TIDY_VACUUM_MIN_PAGES = 128;
+
+/**
  * VACUUM, then ANALYZE, of these tables, in the mirror's schema (the connection's search_path), a
  * statement per table, `TIDY_CONCURRENCY` at a time in the order given (put the largest first).
  * Outside any transaction: VACUUM cannot run in one. It blocks neither readers nor writers. On a
@@ -39,12 +50,19 @@ const TIDY_CONCURRENCY = 2;
  * server: test/sync/tidy-tables.test.ts). Tables that came out so are vacuumed again in one
  * statement, which works through them alone; ANALYZE runs after every VACUUM for the same reason.
  */
-export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly string[]): Promise<TidyOutcome | null> {
+export async function tidyTables(
+  db: Kysely<MirrorDatabase>,
+  tables: readonly string[],
+  vacuumMinPages = TIDY_VACUUM_MIN_PAGES,
+): Promise<TidyOutcome | null> {
   if (!capabilitiesOf(db).tidiesAfterBulkLoad || tables.length === 0) return null;
-  const outcome: TidyOutcome = { vacuumedAgain: [], notAllVisible: [] };
+  const outcome: TidyOutcome = { vacuumedAgain: [], notAllVisible: [], analyzedOnly: [] };
+  const small = await smallTables(db, tables, vacuumMinPages);
+  outcome.analyzedOnly = tables.filter((t) => small.has(t));
+  const vacuumed = tables.filter((t) => !small.has(t));
   await holdConnections(db, Math.min(TIDY_CONCURRENCY, tables.length), async (connections) => {
-    const run = (statement: (table: string) => ReturnType<typeof sql>) =>
-      mapConcurrent(tables, connections.length, async (table) => {
+    const run = (list: readonly string[], statement: (table: string) => ReturnType<typeof sql>) =>
+      mapConcurrent(list, connections.length, async (table) => {
         // At most `connections.length` in flight, so one is always free.
         const connection = connections.pop()!;
         try {
@@ -53,13 +71,13 @@ export async function tidyTables(db: Kysely<MirrorDatabase>, tables: readonly st
           connections.push(connection);
         }
       });
-    await run((table) => sql`VACUUM ${sql.table(table)}`);
-    outcome.vacuumedAgain = await tablesNotAllVisible(connections[0]!, tables);
+    await run(vacuumed, (table) => sql`VACUUM ${sql.table(table)}`);
+    outcome.vacuumedAgain = vacuumed.length === 0 ? [] : await tablesNotAllVisible(connections[0]!, vacuumed);
     if (outcome.vacuumedAgain.length > 0) {
       await sql`VACUUM ${sql.join(outcome.vacuumedAgain.map((table) => sql.table(table)))}`.execute(connections[0]!);
       outcome.notAllVisible = await tablesNotAllVisible(connections[0]!, outcome.vacuumedAgain);
     }
-    await run((table) => sql`ANALYZE ${sql.table(table)}`);
+    await run(tables, (table) => sql`ANALYZE ${sql.table(table)}`);
   });
   return outcome;
 }
@@ -70,6 +88,18 @@ export interface TidyOutcome {
   vacuumedAgain: string[];
   /** Of those, the ones still so: a snapshot in the mirror's own database held them back; autovacuum will do it. */
   notAllVisible: string[];
+  /** Tables under `vacuumMinPages`: analyzed, not vacuumed. */
+  analyzedOnly: string[];
+}
+
+/** Of these tables, those of the mirror's schema under `minPages` pages (a table the catalog does not know is not small: its VACUUM names it). */
+async function smallTables(db: Kysely<MirrorDatabase>, tables: readonly string[], minPages: number): Promise<Set<string>> {
+  if (minPages <= 0) return new Set();
+  const rows = await sql<{ relname: string; pages: number }>`
+    select c.relname, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int as pages
+    from pg_class c join pg_namespace n on n.oid = c.relnamespace
+    where n.nspname = current_schema() and c.relname = any(${[...tables]}) and c.relkind = 'r'`.execute(db);
+  return new Set(rows.rows.filter((r) => r.pages < minPages).map((r) => r.relname));
 }
 
 /** Of these tables, those with pages the visibility map does not mark all-visible, by the catalog VACUUM just updated. */

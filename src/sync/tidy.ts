@@ -14,10 +14,12 @@ export async function tidyAfterBulkLoad(
   try {
     const outcome = await ctx.store.afterBulkLoad(tables);
     if (outcome === null) return;
-    const { vacuumedAgain, notAllVisible } = outcome;
+    const { vacuumedAgain, notAllVisible, analyzedOnly } = outcome;
     ctx.logger.info(
       {
         tables: tables.length,
+        // Small tables are analyzed, not vacuumed (src/store/tidy-tables.ts, TIDY_VACUUM_MIN_PAGES).
+        analyzedOnly: analyzedOnly.length,
         ms: Math.round(performance.now() - started),
         ...(vacuumedAgain.length > 0 ? { vacuumedAgain } : {}),
         ...(notAllVisible.length > 0 ? { notAllVisible } : {}),
