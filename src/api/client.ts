@@ -92,7 +92,7 @@ type EntityType = InvalidItem['entityType'];
 
 export function createApiClient(options: ApiClientOptions, internals: ClientInternals = {}): ApiClient {
   const io = openTransport(options, internals);
-  const { transport, agent, lifetime } = io;
+  const { transport, agent, ownsAgent, lifetime } = io;
   const client: ApiClient = {
     listPage: (source, q, o) => page(io, source, q, o?.signal),
     iterateList: (source, q = {}, o) => iterate(io, q, (p) => client.listPage(source, p, o), source.path),
@@ -110,7 +110,7 @@ export function createApiClient(options: ApiClientOptions, internals: ClientInte
     async close() {
       if (lifetime.signal.aborted) return;
       lifetime.abort(new WsmirrorError('CLIENT_CLOSED', 'The API client was closed while a request was pending.'));
-      await agent.close();
+      if (ownsAgent) await agent.close();
     },
   };
   return client;
@@ -121,6 +121,8 @@ interface ClientIo {
   opts: ResolvedOptions;
   transport: Transport;
   agent: Agent;
+  /** False for a shared agent (options.agent): close() leaves it open. */
+  ownsAgent: boolean;
   lifetime: AbortController;
   pacer: Pacer;
 }
@@ -134,12 +136,14 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
   // Every queued or waiting call listens to this signal (and removes its listener when done), so
   // hundreds of pending getTicket calls are normal, not a leak.
   setMaxListeners(0, clientSignal);
-  const agent = new Agent({
-    connections: opts.concurrency,
-    keepAliveTimeout: 30_000,
-    headersTimeout: opts.requestTimeoutMs,
-    bodyTimeout: opts.requestTimeoutMs,
-  });
+  const agent =
+    options.agent ??
+    new Agent({
+      connections: opts.concurrency,
+      keepAliveTimeout: 30_000,
+      headersTimeout: opts.requestTimeoutMs,
+      bodyTimeout: opts.requestTimeoutMs,
+    });
   const pacer = createPacer(opts.maxRequestsPerSecond, opts.maxRequestsPerSecondCeiling, opts.maxDelayMs, clock, opts.startRatePerSecond);
   const transport = new Transport({
     opts,
@@ -153,7 +157,7 @@ function openTransport(options: ApiClientOptions, internals: ClientInternals): C
     onRequest: options.onRequest,
     random: internals.random,
   });
-  return { opts, transport, agent, lifetime, pacer };
+  return { opts, transport, agent, ownsAgent: options.agent === undefined, lifetime, pacer };
 }
 
 async function page<T>(

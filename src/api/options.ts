@@ -1,3 +1,4 @@
+import type { Agent } from 'undici';
 import { WsmirrorError } from '../util/errors.js';
 import { defaultUserAgent } from '../util/version.js';
 
@@ -44,6 +45,12 @@ export interface ApiClientOptions {
   logger?: { debug(obj: object, msg?: string): void; warn(obj: object, msg?: string): void };
   /** Called after every attempt (metrics hook). Default: none. Exceptions it throws are ignored. */
   onRequest?: (e: RequestEvent) => void;
+  /**
+   * Connections shared with other clients (a fleet worker's, for every workspace it syncs), kept
+   * open by close(), so each slice reuses the upstream's warm connection instead of a new TCP and
+   * TLS handshake. Default: the client opens its own pool and closes it with itself.
+   */
+  agent?: Agent;
 }
 
 export interface RequestEvent {

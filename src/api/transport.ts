@@ -167,6 +167,9 @@ export class Transport {
           method: 'GET',
           headers: this.headers,
           signal: timeout,
+          // This client's own, also on an agent shared with clients of other timeouts.
+          headersTimeout: this.d.opts.requestTimeoutMs,
+          bodyTimeout: this.d.opts.requestTimeoutMs,
         });
         ({ status, text, serverDate, contentType } = await this.receive(res, target, attempt, event));
       } catch (err) {

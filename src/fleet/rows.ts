@@ -16,29 +16,26 @@ export interface WorkspaceRow extends WorkspaceSpec {
   addedAt: Date;
 }
 
-export async function readWorkspace(pool: pg.Pool, id: string): Promise<WorkspaceRow | null> {
-  const { rows } = await pool.query<{
-    id: string;
-    schema_name: string;
-    base_url: string;
-    key_file: string | null;
-    key_env: string | null;
-    settings: Record<string, unknown>;
-    paused: boolean;
-    migrated: boolean;
-    last_success_at: Date | null;
-    consecutive_failures: number;
-    rate_per_second: number | null;
-    last_reconcile_at: Date | null;
-    added_at: Date;
-  }>(
-    `select id, schema_name, base_url, key_file, key_env, settings, paused_in_file or paused_manually as paused, migrated,
-            last_success_at, consecutive_failures, rate_per_second, last_reconcile_at, added_at
-       from ${FLEET_SCHEMA}.workspaces where id = $1`,
-    [id],
-  );
-  const r = rows[0];
-  if (!r) return null;
+type RowColumns = {
+  id: string;
+  schema_name: string;
+  base_url: string;
+  key_file: string | null;
+  key_env: string | null;
+  settings: Record<string, unknown>;
+  paused: boolean;
+  migrated: boolean;
+  last_success_at: Date | null;
+  consecutive_failures: number;
+  rate_per_second: number | null;
+  last_reconcile_at: Date | null;
+  added_at: Date;
+};
+
+const ROW_COLUMNS = `id, schema_name, base_url, key_file, key_env, settings, paused_in_file or paused_manually as paused, migrated,
+            last_success_at, consecutive_failures, rate_per_second, last_reconcile_at, added_at`;
+
+function workspaceRow(r: RowColumns): WorkspaceRow {
   return {
     id: r.id,
     schema: r.schema_name,
@@ -56,19 +53,38 @@ export async function readWorkspace(pool: pg.Pool, id: string): Promise<Workspac
   };
 }
 
+export async function readWorkspace(pool: pg.Pool, id: string): Promise<WorkspaceRow | null> {
+  const { rows } = await pool.query<RowColumns>(`select ${ROW_COLUMNS} from ${FLEET_SCHEMA}.workspaces where id = $1`, [id]);
+  return rows[0] ? workspaceRow(rows[0]) : null;
+}
+
+/** A slice's claim on its workspace: the row as it begins, and how long ago (database clock) the previous slice ended. */
+export interface SliceClaim {
+  row: WorkspaceRow;
+  /** Milliseconds since the previous slice ended; null when none has. */
+  sinceLastEndMs: number | null;
+}
+
 /**
- * Marks a slice begun and returns how long it must wait before its first request: the previous
- * slice's end plus one request interval, on the database's clock, so the spacing of request
- * starts holds across slices and workers whichever machine ran the previous one.
+ * Marks a slice begun and reads the row, in one statement; null when the workspace is paused or
+ * no longer in the fleet (nothing is marked then). The previous slice's end is on the database's
+ * clock, so the spacing of request starts holds across slices and workers whichever machine ran
+ * it (firstRequestDelay).
  */
-export async function beginSlice(pool: pg.Pool, id: string, ratePerSecond: number, workerId: string): Promise<number> {
-  const { rows } = await pool.query<{ wait_ms: number }>(
-    `update ${FLEET_SCHEMA}.workspaces set last_slice_at = now(), worker_id = $3
-      where id = $1
-      returning greatest(0, extract(epoch from (coalesce(last_slice_end, now()) + make_interval(secs => $2) - now())) * 1000)::float8 as wait_ms`,
-    [id, 1 / ratePerSecond, workerId],
+export async function claimSlice(pool: pg.Pool, id: string, workerId: string): Promise<SliceClaim | null> {
+  const { rows } = await pool.query<RowColumns & { since_end_ms: number | null }>(
+    `update ${FLEET_SCHEMA}.workspaces set last_slice_at = now(), worker_id = $2
+      where id = $1 and not (paused_in_file or paused_manually)
+      returning ${ROW_COLUMNS}, (extract(epoch from (now() - last_slice_end)) * 1000)::float8 as since_end_ms`,
+    [id, workerId],
   );
-  return rows[0]?.wait_ms ?? 0;
+  const r = rows[0];
+  return r ? { row: workspaceRow(r), sinceLastEndMs: r.since_end_ms } : null;
+}
+
+/** How long a slice waits before its first request: one request interval after the previous slice's end. */
+export function firstRequestDelay(claim: SliceClaim, ratePerSecond: number): number {
+  return claim.sinceLastEndMs === null ? 0 : Math.max(0, 1000 / ratePerSecond - claim.sinceLastEndMs);
 }
 
 /** What a slice leaves on its workspace's row (never a key: errors are redacted before this). */

@@ -3,7 +3,7 @@ import { Lifecycle } from '../session/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { readApiKey, workspaceConfig } from './config.js';
-import { beginSlice, readWorkspace, recordSlice, type SliceKind, type WorkspaceRow } from './rows.js';
+import { claimSlice, firstRequestDelay, recordSlice, type SliceKind, type WorkspaceRow } from './rows.js';
 import { nextSliceDelay } from './schedule.js';
 import { sliceWork, type Counted, type SliceEnv } from './slice-work.js';
 
@@ -23,8 +23,9 @@ export interface SliceReport {
 
 /** Runs one slice of workspace `id` and records it on its row; throws only when the fleet's own database fails. */
 export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> {
-  const row = await readWorkspace(env.pool, id);
-  if (!row || row.paused) return { kind: 'none', ok: true, durationMs: 0, next: null };
+  const claim = await claimSlice(env.pool, id, env.workerId);
+  if (!claim) return { kind: 'none', ok: true, durationMs: 0, next: null };
+  const { row } = claim;
   const began = performance.now();
   const life = new Lifecycle();
   const deadline = setTimeout(() => life.stop.abort(new Error('slice deadline')), env.sliceSeconds * 1000);
@@ -38,7 +39,7 @@ export async function runSlice(env: SliceEnv, id: string): Promise<SliceReport> 
     env.redactor.add(apiKey);
     config = workspaceConfig(row, env.database, apiKey, env.logLevel);
     const fixed = config.maxRequestsPerSecond === 'auto' ? (row.ratePerSecond ?? 1) : config.maxRequestsPerSecond;
-    await abortableSleep(await beginSlice(env.pool, id, fixed, env.workerId), life.stop.signal).catch(() => undefined);
+    await abortableSleep(firstRequestDelay(claim, fixed), life.stop.signal).catch(() => undefined);
     const work = await sliceWork(env, row, config, life, logger, counted);
     const durationMs = performance.now() - began;
     const delayMs = honourRetryAfter(

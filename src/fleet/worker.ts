@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { PgBoss } from 'pg-boss';
 import type pg from 'pg';
+import { Agent } from 'undici';
 import { exitAtOnce, Lifecycle } from '../session/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { openSharedPostgres } from '../store/index.js';
@@ -57,6 +58,10 @@ export async function runFleetWorker(
     // Two connections per slice at most (its store's, and its writer lock's), plus one spare.
     const shared = await openSharedPostgres(fleet.database, concurrency * 2 + 1);
     life.defer(() => shared.end());
+    // One keep-alive pool per upstream origin for every slice: a workspace's next slice reuses its
+    // connection (no new TCP and TLS handshake a slice), each client bounding its own concurrency.
+    const agent = new Agent({ keepAliveTimeout: 30_000 });
+    life.defer(() => agent.close());
     const metrics = new FleetMetrics();
     // Up before the reconcile, so a probe sees a starting worker (/readyz 503), not a refused connection.
     const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
@@ -76,6 +81,7 @@ export async function runFleetWorker(
     const env: SliceEnv = {
       pool,
       shared,
+      agent,
       database: fleet.database,
       logger,
       logLevel: fleet.worker.logLevel,

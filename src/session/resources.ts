@@ -1,3 +1,4 @@
+import type { Agent } from 'undici';
 import { createApiClient, type ApiClient, type RequestEvent } from '../api/index.js';
 import { loadConfig, requireUpstream, type Config, type ConfigFlags } from '../config/index.js';
 import { createLogger, type Logger } from '../log/index.js';
@@ -15,6 +16,8 @@ export interface Resources {
   redactor: SecretRedactor;
   /** PostgreSQL connections this process shares among many mirrors (a fleet worker's); default: the store opens its own. */
   shared?: SharedPostgres;
+  /** Upstream connections this process shares among many clients (a fleet worker's); default: each client opens its own. */
+  agent?: Agent;
 }
 
 /** Config and logger: what every command needs before anything else. */
@@ -120,6 +123,7 @@ export function openClient(res: Resources, life: Lifecycle, onRequest?: (e: Requ
     logger: res.logger,
     ...(onRequest ? { onRequest } : {}),
     ...(startRatePerSecond !== undefined ? { startRatePerSecond } : {}),
+    ...(res.agent ? { agent: res.agent } : {}),
   });
   life.defer(() => client.close());
   return client;

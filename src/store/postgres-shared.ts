@@ -42,11 +42,16 @@ export function openOnShared(connections: SharedPostgres, schema: string, readon
 }
 
 /**
- * Lends the shared pool's connections with the search_path on `schema`. Temporary staging tables
- * (postgres-copy.ts) are dropped on a switch: one made for another schema's table has its columns.
+ * Lends the shared pool's connections with the search_path on `schema`. Temporary tables stay
+ * across a switch: the reporting refresh's scratch tables have fixed columns, and a staging table
+ * (postgres-copy.ts) copies a mirror table, whose columns are the same in every schema a worker
+ * writes (it migrates each to its own build before writing; a stage of another shape fails its
+ * INSERT loudly, never silently). Dropping them on every switch made a busy slice create ten
+ * tables again (a third of its reporting refresh at 1,000 workspaces: bench/README.md, "Fleet,
+ * third pass").
  */
 function schemaPool(pool: pg.Pool, schema: string, readonly: boolean): PostgresPool {
-  const setting = `set search_path to "${schema}"; set default_transaction_read_only = ${readonly ? 'on' : 'off'}; discard temp`;
+  const setting = `set search_path to "${schema}"; set default_transaction_read_only = ${readonly ? 'on' : 'off'}`;
   const mode = `${schema}:${readonly ? 'r' : 'w'}`;
   return {
     async connect(): Promise<PostgresPoolClient> {

@@ -12,6 +12,7 @@ import { SecretRedactor } from '../../src/util/redact.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { diffMirror } from '../helpers/truth.js';
 import { postgresDialect } from '../helpers/dialects.js';
+import { Agent } from 'undici';
 import { tempDir } from '../helpers/tmp.js';
 
 /**
@@ -24,6 +25,7 @@ describe.skipIf(postgresDialect === null)('the next slice after an upstream that
   let sim: MultiSimulator;
   let pool: pg.Pool;
   let shared: SharedPostgres;
+  const agent = new Agent();
   let env: SliceEnv;
   let drop: () => Promise<void>;
   const tmp = tempDir('wsmirror-slice-');
@@ -58,6 +60,7 @@ describe.skipIf(postgresDialect === null)('the next slice after an upstream that
     env = {
       pool,
       shared,
+      agent,
       database: target.database,
       logger: createLogger({ level: 'silent', redactor }),
       logLevel: 'silent',
@@ -69,6 +72,7 @@ describe.skipIf(postgresDialect === null)('the next slice after an upstream that
   });
 
   afterAll(async () => {
+    await agent.close();
     await shared?.end();
     await pool?.end();
     await sim?.close();

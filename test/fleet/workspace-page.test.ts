@@ -15,6 +15,7 @@ import { startSimulator, type MultiSimulator } from '../../src/simulator/index.j
 import { openSharedPostgres, type SharedPostgres } from '../../src/store/index.js';
 import { SecretRedactor } from '../../src/util/redact.js';
 import { postgresDialect } from '../helpers/dialects.js';
+import { Agent } from 'undici';
 import { tempDir } from '../helpers/tmp.js';
 
 /**
@@ -27,6 +28,7 @@ describe.skipIf(postgresDialect === null)('a workspace page on the fleet server 
   let sim: MultiSimulator;
   let pool: pg.Pool;
   let shared: SharedPostgres;
+  const agent = new Agent();
   let env: SliceEnv;
   let server: Server;
   let base: string;
@@ -80,6 +82,7 @@ describe.skipIf(postgresDialect === null)('a workspace page on the fleet server 
     env = {
       pool,
       shared,
+      agent,
       database: target.database,
       logger: createLogger({ level: 'silent', redactor }),
       logLevel: 'silent',
@@ -107,6 +110,7 @@ describe.skipIf(postgresDialect === null)('a workspace page on the fleet server 
   afterAll(async () => {
     await new Promise((r) => server?.close(r));
     await reader.end();
+    await agent.close();
     await shared?.end();
     await pool?.end();
     await sim?.close();
