@@ -66,6 +66,9 @@ export interface FleetRunFigures {
   workspacesCurrent: number;
   workspacesChecked: number;
   peakRssMb: number[];
+  /** In the quiet window: sync slices run, and CPU ms per slice of the workers, the simulator and the rest of the machine (PostgreSQL). */
+  idleSlices: number;
+  idleCpuMsPerSlice: { workers: number; simulator: number; postgres: number; total: number } | null;
   sliceMsByKind: Record<string, { slices: number; avgMs: number; p95Ms: number }>;
 }
 
@@ -137,6 +140,25 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/**
+ * Busy CPU ms of the whole machine (/proc/stat: all but idle and iowait). PostgreSQL's share is
+ * this less the workers' and the simulator's: its backends come and go, so their own counters
+ * cannot be summed over a window. The bench's machine runs nothing else meanwhile.
+ */
+function machineBusyMs(): number {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const busy = fields.reduce((a, b) => a + b, 0) - fields[3]! - fields[4]!;
+  return busy * 10;
+}
+
+async function sliceCount(pool: pg.Pool, sinceMs: number): Promise<number> {
+  const { rows } = await pool.query<{ n: string }>(
+    `select count(*) as n from wsmirror_fleet.slices where ended_at >= $1 and kind = 'sync'`,
+    [new Date(sinceMs)],
+  );
+  return Number(rows[0]!.n);
+}
+
 function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : 0;
@@ -177,21 +199,28 @@ async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise
   const poll = async () => {
     const now = Date.now();
     const rows = await pool
-      .query<{ id: string; at: Date | null }>('select id, current_as_of as at from wsmirror_fleet.workspaces')
+      .query<{ id: string; at: Date | null; ended: Date | null }>(
+        'select id, current_as_of as at, last_slice_end as ended from wsmirror_fleet.workspaces',
+      )
       .then((r) => r.rows)
       .catch(() => null);
-    if (rows) {
-      const asOf = new Map(rows.map((r) => [r.id, r.at?.getTime() ?? 0]));
-      covering = covering.filter((w) => {
-        if ((asOf.get(w.ws) ?? 0) < w.simMs) return true;
-        w.asOfDelayMs = now - w.wallMs;
-        return false;
-      });
-    }
-    const shown = await rowsShowing(pool, pending);
+    if (rows === null) return;
+    const asOf = new Map(rows.map((r) => [r.id, r.at?.getTime() ?? 0]));
+    const ended = new Map(rows.map((r) => [r.id, r.ended?.getTime() ?? 0]));
+    covering = covering.filter((w) => {
+      if ((asOf.get(w.ws) ?? 0) < w.simMs) return true;
+      w.asOfDelayMs = now - w.wallMs;
+      return false;
+    });
+    // Only a slice that ended after the write can have put it in the row: the others are not
+    // looked up, so the bench's own queries stay a few a poll however far behind the fleet is
+    // (a UNION over every pending write cost PostgreSQL more the further it fell behind).
+    const candidates = pending.filter((w) => (ended.get(w.ws) ?? 0) > w.wallMs);
+    const shown = await rowsShowing(pool, candidates);
     if (shown === null) return;
-    pending = pending.filter((w, i) => {
-      if (!shown.has(i)) return true;
+    const seen = new Set([...shown].map((i) => candidates[i]!));
+    pending = pending.filter((w) => {
+      if (!seen.has(w)) return true;
       w.delayMs = now - w.wallMs;
       return false;
     });
@@ -308,12 +337,25 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
     const backfillSeconds = (Date.now() - t0) / 1000;
     console.log(`  ${workers} worker(s): backfill of ${o.workspaces} in ${backfillSeconds.toFixed(1)} s; idle ${o.idleSeconds} s...`);
     const cpu0 = children.map((c) => cpuMs(c.pid!));
+    const sim0 = cpuMs(sim.child.pid!);
+    const machine0 = machineBusyMs();
+    const self0 = process.cpuUsage();
     const req0 = await requestsTotal(pool);
     const i0 = Date.now();
     await sleep(o.idleSeconds * 1000);
     const idleHours = ((Date.now() - i0) / 3_600_000) * o.workspaces;
     const idleCpu = children.reduce((s, c, i) => s + cpuMs(c.pid!) - cpu0[i]!, 0);
+    const simCpu = cpuMs(sim.child.pid!) - sim0;
+    const selfUsage = process.cpuUsage(self0);
+    // The rest of the machine: PostgreSQL, with the bench's own process taken out too.
+    const pgCpu = machineBusyMs() - machine0 - idleCpu - simCpu - (selfUsage.user + selfUsage.system) / 1000;
     const idleReq = (await requestsTotal(pool)) - req0;
+    const idleSlices = await sliceCount(pool, i0);
+    const per = (ms: number) => Math.round((ms / idleSlices) * 10) / 10;
+    const idleCpuMsPerSlice =
+      idleSlices === 0
+        ? null
+        : { workers: per(idleCpu), simulator: per(simCpu), postgres: per(pgCpu), total: per(idleCpu + simCpu + pgCpu) };
     console.log(`  writes for ${o.writeSeconds} s (1 per workspace per minute)...`);
     const w0 = Date.now();
     const writes = await writeAndWatch(pool, sim.url, o);
@@ -338,6 +380,8 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
       workspacesCurrent: current,
       workspacesChecked: checked,
       peakRssMb: children.map((c) => peakRssMb(c.pid!)),
+      idleSlices,
+      idleCpuMsPerSlice,
       sliceMsByKind: await sliceProfile(pool, w0),
     };
   } finally {
@@ -373,6 +417,10 @@ async function main(): Promise<void> {
       'idle req/ws-h': r.idleRequestsPerWorkspaceHour,
       'idle cpu ms/ws-h': r.idleCpuMsPerWorkspaceHour,
       'peak RSS MB': r.peakRssMb.join(', '),
+      'idle slices/s': Math.round((r.idleSlices / o.idleSeconds) * 10) / 10,
+      'cpu ms/slice w+sim+pg': r.idleCpuMsPerSlice
+        ? `${r.idleCpuMsPerSlice.workers}+${r.idleCpuMsPerSlice.simulator}+${r.idleCpuMsPerSlice.postgres}=${r.idleCpuMsPerSlice.total}`
+        : '-',
     })),
   );
   const out = process.env.BENCH_FLEET_OUT;
