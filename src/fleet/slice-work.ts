@@ -3,11 +3,22 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { openClient, openLockedMirror, openWriterSession, syncContext, type Lifecycle, type Resources } from '../session/index.js';
 import type { SharedPostgres, Store } from '../store/index.js';
-import { readAsOf, readBackfill, readWatermark, recordRun, runBackfill, runVerify, syncOnce, type SyncContext } from '../sync/index.js';
+import {
+  pruneRetainedEvents,
+  readAsOf,
+  readBackfill,
+  readWatermark,
+  recordRun,
+  runBackfill,
+  runVerify,
+  syncOnce,
+  type SyncContext,
+} from '../sync/index.js';
 import { markMigrated } from './db.js';
 import { markReconcileBegun, type SliceKind, type WorkspaceRow } from './rows.js';
 import { reconcileDue } from './schedule.js';
 import type pg from 'pg';
+import type { Agent } from 'undici';
 import type { SecretRedactor } from '../util/redact.js';
 
 /** What a worker lends every slice it runs. */
@@ -15,6 +26,8 @@ export interface SliceEnv {
   pool: pg.Pool;
   /** The connections every slice's store borrows (its workspace's schema set on each). */
   shared: SharedPostgres;
+  /** The upstream connections every slice's client borrows (kept alive between a workspace's slices). */
+  agent: Agent;
   database: string;
   logger: Logger;
   logLevel: string;
@@ -64,7 +77,7 @@ export async function sliceWork(
   logger: Logger,
   counted: Counted,
 ): Promise<WorkDone> {
-  const res: Resources = { config, logger, redactor: env.redactor, shared: env.shared };
+  const res: Resources = { config, logger, redactor: env.redactor, shared: env.shared, agent: env.agent };
   const client = openClient(res, life, (e) => countRequest(counted, e), row.ratePerSecond ?? undefined);
   const store = await openSliceStore(env, row, res, life, client);
   const ctx = syncContext(res, store, client, life);
@@ -146,9 +159,7 @@ async function openSliceStore(
 /** The daemon's retention rule (eventsRetentionDays), without its per-cycle row counts. */
 async function maintain(ctx: SyncContext, config: Config, logger: Logger): Promise<void> {
   try {
-    const watermark = await readWatermark(ctx.store);
-    if (config.eventsRetentionDays === 0 || watermark === null) return;
-    await ctx.store.pruneEvents(new Date(Date.parse(watermark) - config.eventsRetentionDays * 86_400_000).toISOString());
+    await pruneRetainedEvents(ctx.store, await readWatermark(ctx.store), config.eventsRetentionDays);
   } catch (err) {
     logger.warn({ err }, 'pruning old change-log events failed; the next slice retries');
   }

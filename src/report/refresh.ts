@@ -28,6 +28,8 @@ export interface RefreshOptions {
   now?: Date;
   /** Days of rpt_ticket_daily / rpt_deal_daily, today included (config `dailyWindowDays`). Default 90. */
   dailyWindowDays?: number;
+  /** Rewrite rpt_sync_health too. Default true; false when the caller rewrites it right after (src/sync/runs.ts). */
+  syncHealth?: boolean;
 }
 
 export interface RefreshResult {
@@ -120,7 +122,8 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   let messagesLeft = false;
 
   async function refreshIn(trx: Kysely<ReportDatabase>): Promise<void> {
-    for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
+    // The planner settings are for the rebuild's joins: a refresh with nothing changed makes none.
+    if (!nothing) for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
     if (!isEmpty(changes.tickets) || incremental) {
       // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
       await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
@@ -151,7 +154,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       );
       await step('sales_aggregates', () => refreshSalesAggregates(trx, now));
     }
-    await step('sync_health', () => refreshSyncHealth(trx, now));
+    if (options.syncHealth !== false) await step('sync_health', () => refreshSyncHealth(trx, now));
   }
 
   const full = changes.tickets === 'all' || changes.deals === 'all';

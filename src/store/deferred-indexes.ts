@@ -111,10 +111,13 @@ async function tablesEmpty(db: Db, tables: readonly string[]): Promise<boolean> 
 
 /**
  * Recreates every saved index the database does not have, then forgets them, in one transaction.
- * Returns how many it built. Safe to call at any time and more than once.
+ * Returns how many it built. Safe to call at any time and more than once. `stateTable`: the caller
+ * knows sync_state exists (a migrated mirror), so it is not looked up.
  */
-export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>): Promise<number> {
-  if (!capabilitiesOf(db).defersIndexesInBulkLoad || !(await hasStateTable(db))) return 0;
+export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>, stateTable?: boolean): Promise<number> {
+  if (!capabilitiesOf(db).defersIndexesInBulkLoad || !(stateTable ?? (await hasStateTable(db)))) return 0;
+  // Every open of a writer asks: nothing saved (the usual answer) needs no transaction.
+  if ((await getState(db, DEFERRED_INDEXES_KEY)) === undefined) return 0;
   return db.transaction().execute(async (trx) => {
     const saved = await getState<DeferredIndex[]>(trx, DEFERRED_INDEXES_KEY);
     if (saved === undefined) return 0;

@@ -58,10 +58,6 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
   const firstOf = new Map<string, WorkspaceEvent>();
   for (const e of events) if (!firstOf.has(String(e.id))) firstOf.set(String(e.id), e);
 
-  await upsertUsers(
-    db,
-    events.map((e) => e.actor),
-  );
   for (const batch of chunks(rows, 100)) {
     const inserted = await db
       .insertInto('events')
@@ -71,6 +67,12 @@ export async function insertEvents(db: Db, events: readonly WorkspaceEvent[], re
       .execute();
     for (const r of inserted) newIds.add(r.id);
   }
+  // The actors of new events: an overlap re-read of events already held writes no user again
+  // (its actors were written when the events were first stored).
+  await upsertUsers(
+    db,
+    events.filter((e) => newIds.has(String(e.id))).map((e) => e.actor),
+  );
 
   // Only events new to the mirror tell history, so a lookback re-read never writes it twice.
   const unseen = rows

@@ -50,9 +50,9 @@ export function computeAsOf(input: AsOfInput): { asOf: string | null; heldBy: As
  * it has committed (the daemon's /wait answers from that). Never called for a failed or stopped
  * cycle: the as-of then stays what the last complete one recorded.
  */
-export async function advanceAsOf(ctx: SyncContext): Promise<AsOfState> {
+export async function advanceAsOf(ctx: SyncContext, known: { oldestLeft?: DirtyEntry | null } = {}): Promise<AsOfState> {
   const { store } = ctx;
-  const [oldest] = await store.listDirty(1);
+  const oldest = known.oldestLeft !== undefined ? known.oldestLeft : (await store.listDirty(1))[0];
   const overlapSeconds = guaranteedOverlapSeconds(ctx.config);
   const readFloor = await readReadFloor(store);
   const previous = (await readAsOf(store))?.asOf ?? null;

@@ -87,9 +87,9 @@ async function cycle(ctx: SyncContext, stats: RunStats, watchdog: ProgressWatchd
   });
   const read = await timed(ctx, 'window-read', () => readWindow(ctx, stats, watchdog, start));
 
-  if (!read.stopped) await drainDirty(ctx, stats);
+  const drained = read.stopped ? null : await drainDirty(ctx, stats);
   watchdog.check();
-  if (!read.stopped) await timed(ctx, 'as-of', () => advanceAsOf(ctx));
+  if (drained) await timed(ctx, 'as-of', () => advanceAsOf(ctx, drained));
   await timed(ctx, 'report', () => refreshReports(ctx, stats, stats.changed));
   const newWatermark = read.stopped ? watermark : read.window.maxOccurredAt;
   const reason = read.stopped

@@ -27,11 +27,20 @@ const ROUND = 5000;
  * or a stop loses at most reads. A record is read at most once per drain: a stale read stays
  * dirty for the next cycle instead of being hammered now.
  */
-export function drainDirty(ctx: SyncContext, stats: RunStats): Promise<void> {
+export function drainDirty(ctx: SyncContext, stats: RunStats): Promise<DrainEnd> {
   return timed(ctx, 'drain-read', () => drain(ctx, stats));
 }
 
-async function drain(ctx: SyncContext, stats: RunStats): Promise<void> {
+/**
+ * How a drain ended. `oldestLeft`: the oldest mark still in the dirty set after its last commit
+ * (what `listDirty(1)` would answer), so the as-of that follows need not ask again; undefined
+ * when the drain stopped before it could know.
+ */
+export interface DrainEnd {
+  oldestLeft?: DirtyEntry | null;
+}
+
+async function drain(ctx: SyncContext, stats: RunStats): Promise<DrainEnd> {
   const attempted = new Set<string>();
   boundHeapGrowth();
   // Each batch's transaction is the commit step; the writes inside it are their own steps.
@@ -51,12 +60,14 @@ async function drain(ctx: SyncContext, stats: RunStats): Promise<void> {
       if (ctx.stopSignal.aborted) break;
       const candidates = await timed(ctx, 'drain-plan', () => ctx.store.listDirty(attempted.size + ROUND));
       const round = candidates.filter((e) => !attempted.has(key(e)));
-      if (round.length === 0) break;
+      // Read after the last round's commit, oldest first: the first candidate is the oldest left.
+      if (round.length === 0) return { oldestLeft: candidates[0] ?? null };
       for (const entry of round) attempted.add(key(entry));
       await drainRound(ctx, round, reader);
       await writes.flush();
     }
     await writes.flush();
+    return {};
   } catch (err) {
     // What was read before the failure still commits (best effort): less to read next cycle.
     await writes.flush().catch(() => writes.discard());

@@ -62,13 +62,6 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
   // Nothing follows a page without a cursor: the group ends there.
   const last = pages.findIndex((p) => p.next.cursor === null);
   const group = last < 0 ? pages : pages.slice(0, last + 1);
-  // Events whose id turns out to be reused mark their records too: those records are looked up as well.
-  const mirrored = await timed(ctx, 'dirty-marks', () =>
-    mirroredUpdatedAt(
-      ctx,
-      group.flatMap((p) => p.events),
-    ),
-  );
   const requarantined = await timed(ctx, 'quarantine', () => alreadyQuarantined(ctx, group));
   return timed(ctx, 'commit', () =>
     ctx.store.transaction(async (tx) => {
@@ -85,7 +78,10 @@ export async function commitPages(ctx: SyncContext, pages: readonly ReadPage[]):
       await timed(ctx, 'records', () => markDeletions(tx, unseen));
       await timed(ctx, 'quarantine', () => quarantineReused(tx, stored.reused, now));
       await timed(ctx, 'dirty-marks', async () => {
-        await tx.markDirty([...dirtyMarks([...unseen, ...stored.reused]).filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
+        // Only new events (and reused ids) mark: an overlap page of events already held looks nothing up.
+        const named = dirtyMarks([...unseen, ...stored.reused]);
+        const mirrored = named.length === 0 ? new Map<string, string>() : await tx.mirroredUpdatedAt(named);
+        await tx.markDirty([...named.filter((m) => !alreadyCurrent(mirrored, m, now)), ...marks]);
       });
       const results = positions(group, news, stored.reused);
       const final = results[results.length - 1]!;
@@ -228,11 +224,4 @@ function alreadyCurrent(mirrored: Map<string, string>, mark: DirtyMark, now: str
   if (updatedAt === undefined) return false;
   const at = Date.parse(updatedAt);
   return at > Date.parse(mark.occurredAt) && plausibleAgainstLocal(at, Date.parse(now));
-}
-
-/** Read before the page's transaction: SQLite has one connection, which the transaction holds. */
-async function mirroredUpdatedAt(ctx: SyncContext, events: readonly WorkspaceEvent[]): Promise<Map<string, string>> {
-  const marks = dirtyMarks(events);
-  if (marks.length === 0) return new Map();
-  return ctx.store.mirroredUpdatedAt(marks);
 }

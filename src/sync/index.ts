@@ -44,6 +44,7 @@ export { CLOCK_TRUST_MS, FUTURE_TOLERANCE_MS, plausibleHead, UpstreamClockAheadE
 export { CycleStalledError, DEFAULT_STALL_TIMEOUT_MS } from './watchdog.js';
 export { advanceAsOf, computeAsOf, guaranteedOverlapSeconds } from './as-of.js';
 export { lagBetween, syncOnce, type CycleSummary } from './lag.js';
+export { PRUNE_STEP_MS, pruneRetainedEvents } from './retention.js';
 export { runResync, resyncLine, type RecordRef, type ResyncedRecord, type ResyncResult } from './resync.js';
 export { backfillSinceLine, runBackfillSince, type BackfillSinceResult } from './backfill-since.js';
 export { queueWriterRequest, serveWriterRequests, waitForWriterRequest, type WaitOptions, type WriterRequestKind } from './requests.js';

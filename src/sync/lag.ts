@@ -1,7 +1,8 @@
 import type { SyncContext } from './context.js';
 import { runSyncCycle, type CycleResult } from './cycle.js';
 import { recordRun, type RecordRunOptions } from './runs.js';
-import { recordLastCycle } from './state.js';
+import { recordLastCycle, type LastCycle } from './state.js';
+import type { StoreTx } from '../store/index.js';
 import type { RunStats } from './stats.js';
 import { roundedSteps } from './steps.js';
 
@@ -24,10 +25,19 @@ export async function syncOnce(
   knownHead: string | null,
   options: RecordRunOptions = {},
 ): Promise<CycleSummary> {
-  const { result, stats, durationMs, folded } = await recordRun(ctx, kind, (s) => runSyncCycle(ctx, s), options);
-  const head = result.head ?? knownHead;
-  const lagSeconds = lagBetween(head, result.watermark);
-  await ctx.store.transaction((tx) => recordLastCycle(tx, { at: ctx.now(), head, watermark: result.watermark, lagSeconds }));
+  let last: LastCycle | null = null;
+  const work = async (s: RunStats) => {
+    const cycle = await runSyncCycle(ctx, s);
+    const head = cycle.head ?? knownHead;
+    last = { at: ctx.now(), head, watermark: cycle.watermark, lagSeconds: lagBetween(head, cycle.watermark) };
+    return cycle;
+  };
+  // The last cycle is written with the run's finish, in its transaction.
+  const onSuccess = async (tx: StoreTx) => {
+    if (last) await recordLastCycle(tx, last);
+  };
+  const { result, stats, durationMs, folded } = await recordRun(ctx, kind, work, { ...options, onSuccess });
+  const lagSeconds = lagBetween(result.head ?? knownHead, result.watermark);
   ctx.logger[folded ? 'debug' : 'info'](
     {
       eventsRead: stats.eventsRead,

@@ -1,6 +1,6 @@
-import { refreshRptTables, RPT_TABLE_NAMES, type ReportingChanges } from '../report/index.js';
+import { DEFAULT_DAILY_WINDOW_DAYS, refreshRptTables, RPT_TABLE_NAMES, type ReportingChanges } from '../report/index.js';
 import type { SyncContext } from './context.js';
-import { isReportingStale, setReportingStale } from './state.js';
+import { isReportingStale, readReportedDay, recordReportedDay, setReportingStale } from './state.js';
 import type { RunStats } from './stats.js';
 import { tidyAfterBulkLoad } from './tidy.js';
 
@@ -17,11 +17,20 @@ export async function refreshReports(
 ): Promise<void> {
   const stale = await isReportingStale(ctx.store);
   const scope: ReportingChanges = stale ? { tickets: 'all', deals: 'all' } : changes;
+  const window = ctx.config?.dailyWindowDays;
+  // The UTC day (and window) the daily tables were last brought to: a run that changed nothing on
+  // that same day has nothing to refresh (its rpt_sync_health is rewritten after the run).
+  const day = `${(ctx.now ? ctx.now() : new Date().toISOString()).slice(0, 10)}/${window ?? DEFAULT_DAILY_WINDOW_DAYS}`;
+  const before = await readReportedDay(ctx.store);
+  // An idle run leaves rpt_sync_health to the rewrite after it (src/sync/runs.ts); a run that
+  // changed something also shows itself running there, with the figures it changed.
+  const healthLater = isEmptyScope(scope) && stats.healthAfterRun === true;
+  if (healthLater && before === day) return;
   try {
-    const window = ctx.config?.dailyWindowDays;
     // The context's clock: the wall clock in a command, the simulator's in tests that script days.
     const result = await refreshRptTables(ctx.store, scope, {
       ...(window === undefined ? {} : { dailyWindowDays: window }),
+      ...(healthLater ? { syncHealth: false } : {}),
       ...(ctx.now ? { now: new Date(ctx.now()) } : {}),
     });
     stats.reportRefreshMs += result.durationMs;
@@ -32,11 +41,19 @@ export async function refreshReports(
       );
     for (const a of result.customFields.added)
       ctx.logger.info({ entityType: a.entityType, key: a.key, column: a.column, type: a.type }, 'custom field column added');
-    if (stale) await ctx.store.transaction((tx) => setReportingStale(tx, false));
+    if (stale || before !== day)
+      await ctx.store.transaction(async (tx) => {
+        await setReportingStale(tx, false);
+        await recordReportedDay(tx, day);
+      });
   } catch (err) {
     await ctx.store.transaction((tx) => setReportingStale(tx, true)).catch(() => undefined);
     ctx.logger.error({ err }, 'refreshing the rpt_ tables failed; the next run rebuilds them in full');
     throw err;
   }
   if (scope.tickets === 'all' || scope.deals === 'all') await tidyAfterBulkLoad(ctx, RPT_TABLE_NAMES, 'the rpt_ tables');
+}
+
+function isEmptyScope(scope: ReportingChanges): boolean {
+  return scope.tickets !== 'all' && scope.tickets.size === 0 && scope.deals !== 'all' && scope.deals.size === 0;
 }

@@ -1,5 +1,6 @@
 import { refreshSyncHealthOnly } from '../report/index.js';
 import type { SyncContext } from './context.js';
+import type { StoreTx } from '../store/index.js';
 import { emptyStats, requestMeter, type RunStats } from './stats.js';
 
 export interface RecordRunOptions {
@@ -9,6 +10,8 @@ export interface RecordRunOptions {
    * Default false: every run is its own row.
    */
   foldIdle?: boolean;
+  /** Written in the transaction that records the run as finished, when the work succeeded (the cycle's `last_cycle`). */
+  onSuccess?: (tx: StoreTx) => Promise<void>;
 }
 
 /**
@@ -25,12 +28,12 @@ export async function recordRun<T>(
   const started = Date.now();
   let folded = false;
   const runId = await ctx.store.transaction((tx) => tx.startRun(kind, ctx.now()));
-  const stats = emptyStats();
+  const stats: RunStats = { ...emptyStats(), healthAfterRun: true };
   const measure = requestMeter(ctx.client);
-  const finish = async (outcome: 'success' | 'failed' | 'aborted', error: string | null) => {
+  const finish = async (outcome: 'success' | 'failed' | 'aborted', error: string | null, succeeded: boolean) => {
     measure(stats);
-    folded = await ctx.store.transaction((tx) =>
-      tx.finishRun(
+    folded = await ctx.store.transaction(async (tx) => {
+      const result = await tx.finishRun(
         runId,
         {
           finishedAt: ctx.now(),
@@ -43,23 +46,28 @@ export async function recordRun<T>(
           error,
         },
         { foldIdle: options.foldIdle === true },
-      ),
-    );
-    // rpt_sync_health was last written while this run was still running; write it again so it
-    // describes the run just finished (an alert on last_run_outcome = 'failed' must be able to fire).
+      );
+      if (succeeded) await options.onSuccess?.(tx);
+      return result;
+    });
+    // rpt_sync_health was last written while this run was still running (an idle run leaves it
+    // alone: src/sync/reporting.ts): written now, it describes the run just finished (an alert on
+    // last_run_outcome = 'failed' must be able to fire).
     await refreshSyncHealthOnly(ctx.store, { now: new Date(ctx.now()) }).catch((err: unknown) => {
       ctx.logger.warn({ err }, 'refreshing rpt_sync_health after the run failed; it is rewritten at the next run');
     });
   };
   try {
     const result = await work(stats);
-    await finish(ctx.stopSignal.aborted ? 'aborted' : 'success', null);
+    await finish(ctx.stopSignal.aborted ? 'aborted' : 'success', null, true);
     return { result, stats, durationMs: Date.now() - started, folded };
   } catch (err) {
     const code = (err as { code?: string }).code;
-    await finish(ctx.stopSignal.aborted ? 'aborted' : 'failed', `${code ? `${code}: ` : ''}${(err as Error).message ?? String(err)}`).catch(
-      () => undefined,
-    );
+    await finish(
+      ctx.stopSignal.aborted ? 'aborted' : 'failed',
+      `${code ? `${code}: ` : ''}${(err as Error).message ?? String(err)}`,
+      false,
+    ).catch(() => undefined);
     throw err;
   }
 }

@@ -29,6 +29,11 @@ export interface RunStats {
   changed: RecordSets;
   /** Wall time per step of a sync cycle (src/sync/steps.ts); logged and counted in metrics, not stored in sync_runs. */
   steps: StepTimes;
+  /**
+   * Set by recordRun, which rewrites rpt_sync_health once the run is recorded as finished: the
+   * reporting refresh inside the run then leaves that table to it (one rewrite per run, not two).
+   */
+  healthAfterRun?: boolean;
 }
 
 export function emptyStats(): RunStats {
