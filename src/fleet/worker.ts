@@ -53,15 +53,7 @@ export async function runFleetWorker(
       onFirst: (signal) => logger.info({ signal }, 'stopping: no new slices; those in flight commit first'),
       onForce: exitAtOnce,
     });
-    const pool = openFleetPool(fleet.database, 4);
-    life.defer(() => pool.end());
-    // Two connections per slice at most (its store's, and its writer lock's), plus one spare.
-    const shared = await openSharedPostgres(fleet.database, concurrency * 2 + 1);
-    life.defer(() => shared.end());
-    // One keep-alive pool per upstream origin for every slice: a workspace's next slice reuses its
-    // connection (no new TCP and TLS handshake a slice), each client bounding its own concurrency.
-    const agent = new Agent({ keepAliveTimeout: 30_000 });
-    life.defer(() => agent.close());
+    const { pool, shared, agent } = await openConnections(fleet.database, concurrency, life);
     const metrics = new FleetMetrics();
     // Up before the reconcile, so a probe sees a starting worker (/readyz 503), not a refused connection.
     const http = { ...fleet.worker.http, port: options.httpPort ?? fleet.worker.http.port };
@@ -116,6 +108,20 @@ export async function runFleetWorker(
   } finally {
     await life.close();
   }
+}
+
+/** The fleet table's pool, the connections slices' stores borrow, and the upstream agent slices' clients share. */
+async function openConnections(database: string, concurrency: number, life: Lifecycle) {
+  const pool = openFleetPool(database, 4);
+  life.defer(() => pool.end());
+  // Two connections per slice at most (its store's, and its writer lock's), plus one spare.
+  const shared = await openSharedPostgres(database, concurrency * 2 + 1);
+  life.defer(() => shared.end());
+  // One keep-alive pool per upstream origin for every slice: a workspace's next slice reuses its
+  // connection (no new TCP and TLS handshake a slice), each client bounding its own concurrency.
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  life.defer(() => agent.close());
+  return { pool, shared, agent };
 }
 
 /** Alive, and every unpaused workspace has a slice queued. Failures are logged and retried next time. */

@@ -60,6 +60,12 @@ export interface SqlDialect {
   insertIds(table: string, ids: readonly string[]): RawBuilder<unknown>;
   /** Statements run first in the refresh transaction (settings scoped to it). */
   refreshSetup: readonly string[];
+  /**
+   * A WITH entry that empties `table` within the statement that fills it again (PostgreSQL's
+   * data-modifying WITH: one atomic statement, no transaction of its own), or null where a WITH
+   * cannot modify (SQLite: a DELETE first, in the same transaction).
+   */
+  emptiedInWith(table: string): string | null;
   /** Gathers planner statistics on a just-filled temp table, or null when the dialect needs none. */
   analyzeTemp(table: string): string | null;
   /** An ISO 8601 instant with offset (text) as a stored timestamp, in UTC. */
@@ -125,6 +131,7 @@ const SQLITE: SqlDialect = {
   // One JSON parameter instead of a bound list: no driver limit on the number of ids.
   insertIds: (table, ids) => sql`INSERT OR IGNORE INTO ${sql.raw(table)} (id) SELECT value FROM json_each(${JSON.stringify(ids)})`,
   refreshSetup: [],
+  emptiedInWith: () => null,
   analyzeTemp: () => null,
   timestampOf: (text) => `strftime(${STORED}, ${text})`,
   dateOf: (text) => text,
@@ -170,6 +177,7 @@ const POSTGRES: SqlDialect = {
   // cache, where a probe costs about what a sequential read does. 1.1 cut an L tick's refresh from
   // 1,191 to 1,056 ms and left the full rebuild as it was (bench/README.md, "Sixteenth pass").
   refreshSetup: ['SET LOCAL jit = off', 'SET LOCAL random_page_cost = 1.1'],
+  emptiedInWith: (table) => `emptied AS (DELETE FROM ${table} RETURNING 1)`,
   // Autovacuum never analyses temp tables; without statistics the planner assumes ~1,360 ids in a
   // scope table and scans rpt_ticket_status_intervals whole instead of probing its primary key.
   analyzeTemp: (table) => `ANALYZE ${table}`,

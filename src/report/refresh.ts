@@ -8,7 +8,7 @@ import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
 import { advanceDealClock, refreshDealRows } from './deals.js';
 import { refreshSalesAggregates } from './sales.js';
-import { refreshSyncHealth } from './sync-health.js';
+import { refreshSyncHealth, syncHealthInOneStatement } from './sync-health.js';
 import { sqlDialect } from './dialect.js';
 import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, type ReportedType } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
@@ -176,8 +176,8 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
  */
 export async function refreshSyncHealthOnly(store: Store, options: RefreshOptions = {}): Promise<void> {
   const now = (options.now ?? new Date()).toISOString();
-  await databaseOf(store)
-    .withTables<ReportTables>()
-    .transaction()
-    .execute((trx) => refreshSyncHealth(trx, now));
+  const db = databaseOf(store).withTables<ReportTables>();
+  // After every cycle: one statement where the dialect can make it one, no transaction around it.
+  if (syncHealthInOneStatement(db)) await refreshSyncHealth(db, now);
+  else await db.transaction().execute((trx) => refreshSyncHealth(trx, now));
 }

@@ -52,3 +52,24 @@ export async function foldIdleRun(db: Kysely<MirrorDatabase>, id: number, r: Run
   await db.deleteFrom('sync_runs').where('id', '=', id).execute();
   return true;
 }
+
+/** A sync_runs row with outcome 'running'; returns its id. One statement: needs no transaction of its own. */
+export async function insertRun(db: Kysely<MirrorDatabase>, kind: string, startedAt: string): Promise<number> {
+  const row = await db
+    .insertInto('sync_runs')
+    .values({
+      kind,
+      started_at: startedAt,
+      finished_at: null,
+      outcome: 'running',
+      events_read: 0,
+      events_new: 0,
+      records_fetched: 0,
+      requests: 0,
+      retries: 0,
+      error: null,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(row.id);
+}

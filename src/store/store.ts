@@ -5,19 +5,20 @@ import { StoreError } from './errors.js';
 import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, migrationPlan, schemaNewerError } from './migrate.js';
 import type { MirrorDatabase } from './schema.js';
-import * as r from './reads.js';
 import { createTx, type StoreTx } from './tx.js';
 import * as t from './sync-tables.js';
 import { attachDatabase, attachState } from './handles.js';
 import { StateCache, type StateView } from './state-cache.js';
 import { statusReads, type StatusReads } from './status-reads.js';
-import { deletedIds, listedSince, type ListedCopy } from './drain-reads.js';
+import type { ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
-import { recordStoreOf } from './record-stores.js';
-import { recordState, type RecordState } from './record-state.js';
-import { pipelineDifferences, recordDifferences, type ContentDifference, type PipelineDifference } from './content-check.js';
+import { namedReads } from './named-reads.js';
+import { insertRun } from './run-fold.js';
+import { requiredTs } from './values.js';
+import type { RecordState } from './record-state.js';
+import type { ContentDifference, PipelineDifference } from './content-check.js';
 import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
@@ -117,6 +118,8 @@ export interface Store extends StatusReads {
   afterBulkLoad(tables: readonly string[], options?: { vacuumMinPages?: number }): Promise<TidyOutcome | null>;
   /** One database transaction (SQLite: serialised with every other query of this store). Do not nest. */
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  /** StoreTx.startRun as one statement of its own (no transaction around a single insert): every run begins so. */
+  startRun(kind: string, at: string): Promise<number>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
   /**
    * True when the database refused one record's rows: a value it cannot hold or a constraint they
@@ -182,9 +185,6 @@ export interface StoreBackend {
   mirrorSchemas?: () => Promise<string[]>;
 }
 
-/** The synced_at a compared copy would get; never compared, never stored. */
-const COMPARED_AT = '1970-01-01 00:00:00.000';
-
 export function buildStore(backend: StoreBackend): Store {
   const { db, readonly, label } = backend;
   const locks = new Set<WriterLock>();
@@ -207,6 +207,12 @@ export function buildStore(backend: StoreBackend): Store {
       return result;
     },
     isRefusedValue: (err) => capabilitiesOf(db).refusedRecord(err) !== null,
+    async startRun(kind, at) {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
+      const id = await insertRun(db, kind, requiredTs(at, 'at'));
+      await backend.afterCommit?.();
+      return id;
+    },
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
       return (await deferIndexes(db).finally(() => state.invalidate())).length;
@@ -229,21 +235,7 @@ export function buildStore(backend: StoreBackend): Store {
     },
     async acquireWriterLock(opts) {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot take the writer lock.');
-      const lock = await backend.acquireLock(opts);
-      const tracked: WriterLock = {
-        lost: lock.lost,
-        async release() {
-          locks.delete(tracked);
-          if (locks.size === 0) state.setActive(false);
-          await lock.release();
-        },
-      };
-      locks.add(tracked);
-      // Only the lock holder writes sync_state: from now on its reads may come from memory, until
-      // the lock is released or lost (another writer may then take over).
-      state.setActive(true);
-      lock.lost.addEventListener('abort', () => state.setActive(false), { once: true });
-      return tracked;
+      return trackLock(await backend.acquireLock(opts), locks, state);
     },
     checkpoint: async () => (backend.checkpoint && !readonly ? backend.checkpoint() : null),
     fileSizes: () => (backend.fileSizes ? backend.fileSizes() : null),
@@ -252,19 +244,7 @@ export function buildStore(backend: StoreBackend): Store {
       const deleted = await db.deleteFrom('events').where('occurred_at', '<', cutoff).executeTakeFirst();
       return Number(deleted.numDeletedRows);
     },
-    counts: () => r.counts(db),
-    listDirty: (limit) => t.listDirty(db, limit),
-    dirtyCount: () => r.dirtyCount(db),
-    mirroredVersions: (entityType) => r.mirroredVersions(db, entityType),
-    mirroredUpdatedAt: (refs) => r.mirroredUpdatedAt(db, refs),
-    listedSince: (entityType, since, limit) => listedSince(db, entityType, since, limit),
-    heldUnlisted: (type, ids) => recordStoreOf(type).heldUnlisted(db, ids),
-    deletedIds: (entityType, ids) => deletedIds(db, entityType, ids),
-    recordState: (entityType, id) => recordState(db, entityType, id),
-    knownStages: () => r.knownStages(db),
-    pipelineDealCounts: () => r.pipelineDealCounts(db),
-    recordDifferences: (type, items) => recordDifferences(db, recordStoreOf(type).compared, items, COMPARED_AT),
-    pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
+    ...namedReads(db),
     async close() {
       for (const lock of [...locks]) await lock.release();
       await backend.beforeClose?.();
@@ -272,6 +252,26 @@ export function buildStore(backend: StoreBackend): Store {
     },
   };
   return attachState(attachDatabase(store, db), () => state.view(db));
+}
+
+/**
+ * A lock taken through this store: released with the store, and, while held, the store's sync
+ * state may come from memory (state-cache.ts: only the lock holder writes it), until it is
+ * released or lost (another writer may then take over).
+ */
+function trackLock(lock: WriterLock, locks: Set<WriterLock>, state: StateCache): WriterLock {
+  const tracked: WriterLock = {
+    lost: lock.lost,
+    async release() {
+      locks.delete(tracked);
+      if (locks.size === 0) state.setActive(false);
+      await lock.release();
+    },
+  };
+  locks.add(tracked);
+  state.setActive(true);
+  lock.lost.addEventListener('abort', () => state.setActive(false), { once: true });
+  return tracked;
 }
 
 /**

@@ -8,7 +8,7 @@ import { recordStoreOf } from './record-stores.js';
 import { insertEvents, type InsertedEvents } from './events.js';
 import * as t from './sync-tables.js';
 import { requiredTs } from './values.js';
-import { foldIdleRun } from './run-fold.js';
+import { foldIdleRun, insertRun } from './run-fold.js';
 import { mirroredUpdatedAt } from './reads.js';
 import { attachDatabase, attachState } from './handles.js';
 import type { StateView } from './state-cache.js';
@@ -106,25 +106,7 @@ export function createTx(db: Kysely<MirrorDatabase>, state: StateView, ledger: A
     markDeletedMany: (type, ids, at) => t.markDeletedMany(db, entityOf(type).table, ids, iso(at, 'at')),
     quarantine: (item, at) => t.quarantine(db, item, iso(at, 'at')),
     clearQuarantine: (type, id) => t.clearQuarantine(db, type, id),
-    async startRun(kind, at) {
-      const row = await db
-        .insertInto('sync_runs')
-        .values({
-          kind,
-          started_at: iso(at, 'at'),
-          finished_at: null,
-          outcome: 'running',
-          events_read: 0,
-          events_new: 0,
-          records_fetched: 0,
-          requests: 0,
-          retries: 0,
-          error: null,
-        })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return Number(row.id);
-    },
+    startRun: (kind, at) => insertRun(db, kind, iso(at, 'at')),
     async finishRun(id, r, options) {
       // An idle run that folds into the row before it is deleted: it needs no update of its own.
       if (options?.foldIdle === true && (await foldIdleRun(db, id, r))) return true;

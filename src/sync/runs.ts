@@ -27,7 +27,7 @@ export async function recordRun<T>(
 ): Promise<{ result: T; stats: RunStats; durationMs: number; folded: boolean }> {
   const started = Date.now();
   let folded = false;
-  const runId = await ctx.store.transaction((tx) => tx.startRun(kind, ctx.now()));
+  const runId = await ctx.store.startRun(kind, ctx.now());
   const stats: RunStats = { ...emptyStats(), healthAfterRun: true };
   const measure = requestMeter(ctx.client);
   const finish = async (outcome: 'success' | 'failed' | 'aborted', error: string | null, succeeded: boolean) => {

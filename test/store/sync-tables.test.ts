@@ -86,6 +86,15 @@ describe('dirty set, state, quarantine, runs', () => {
     const id = await store.transaction((tx) => tx.startRun('sync', '2024-05-01T00:00:00Z'));
     let row = await databaseOf(store).selectFrom('sync_runs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(row.outcome).toBe('running');
+    // The store's own start (no transaction around one insert) makes the same row, with the next id.
+    const second = await store.startRun('backfill', '2024-05-01T00:00:01Z');
+    expect(second).toBeGreaterThan(id);
+    expect(await databaseOf(store).selectFrom('sync_runs').select(['kind', 'outcome']).where('id', '=', second).executeTakeFirst()).toEqual(
+      {
+        kind: 'backfill',
+        outcome: 'running',
+      },
+    );
     await store.transaction((tx) =>
       tx.finishRun(id, {
         finishedAt: '2024-05-01T00:00:05Z',
