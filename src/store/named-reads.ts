@@ -46,4 +46,3 @@ export function namedReads(db: Kysely<MirrorDatabase>): NamedReads {
     pipelineDifferences: (pipelines) => pipelineDifferences(db, pipelines),
   };
 }
-
