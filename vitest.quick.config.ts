@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
-import base from './vitest.config.js';
+import { shared } from './vitest.config.js';
 import { QUICK_TESTS } from './test/quick.js';
 
 /** `npm test`: the quick selection of test/quick.ts; `npm run test:all` runs vitest.config.ts whole. */
-export default defineConfig({ ...base, test: { ...base.test, include: [...QUICK_TESTS] } });
+export default defineConfig({ test: { ...shared, include: [...QUICK_TESTS] } });
