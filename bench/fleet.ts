@@ -7,8 +7,8 @@
  * - backfill: from `fleet apply` until every workspace has a successful slice and a done backfill;
  * - idle cost: a quiet window with no writes; fleet-table requests and worker CPU (/proc) per
  *   workspace-hour;
- * - write -> visible: each workspace gets one write per minute (control `act`, round robin); a write
- *   is visible once its workspace's `current_as_of` in the fleet table reaches the write's
+ * - write -> visible: each workspace gets one write per minute (control `act`, each minute in a
+ *   new seeded order); a write is visible once its workspace's `current_as_of` in the fleet table reaches the write's
  *   `updatedAt` (the simulator's clock, which runs with real time); p50/p95/max over all;
  * - every workspace current: at the end, each workspace's last written record is read from its own
  *   schema and must hold the write (updated_at at or after it, or deleted), an independent check
@@ -70,6 +70,8 @@ export interface FleetRunFigures {
   idleSlices: number;
   idleCpuMsPerSlice: { workers: number; simulator: number; postgres: number; total: number } | null;
   sliceMsByKind: Record<string, { slices: number; avgMs: number; p95Ms: number }>;
+  /** The write window (writes and grace): its length and the whole machine's busy CPU in it, for the cost of a write. */
+  writeWindow: { seconds: number; machineBusyMs: number };
 }
 
 function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -184,10 +186,20 @@ async function act(simUrl: string, ws: string): Promise<Omit<Write, 'ws' | 'wall
   return { kind: a.kind, entityType: a.entityType, entityId: a.entityId, simMs: Date.parse(a.updatedAt) };
 }
 
+/** Fisher-Yates with a small LCG seeded by `seed`: the same orders every run. */
+function shuffle<T>(items: T[], seed: number): void {
+  let state = (seed * 2654435761) >>> 0;
+  const next = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [items[i], items[j]] = [items[j]!, items[i]!];
+  }
+}
+
 const pct = (sorted: number[], p: number): number | null =>
   sorted.length === 0 ? null : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-/** One write per workspace per minute, round robin, while polling the fleet table for visibility. */
+/** One write per workspace per minute, each minute in a new seeded order, while polling the fleet table for visibility. */
 async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise<Write[]> {
   const names = ids(o.workspaces);
   const spacingMs = 60_000 / o.workspaces;
@@ -229,6 +241,10 @@ async function writeAndWatch(pool: pg.Pool, simUrl: string, o: Options): Promise
   while (Date.now() - start < o.writeSeconds * 1000) {
     const due = start + next * spacingMs;
     if (Date.now() >= due) {
+      // Each minute visits every workspace once, in a new (seeded) order: in the fleet's own
+      // round-robin order the writes would keep step with the polls, and every delay would be
+      // the same fraction of a round.
+      if (next % names.length === 0) shuffle(names, next / names.length + 1);
       const ws = names[next % names.length]!;
       next++;
       const wallMs = Date.now();
@@ -358,7 +374,9 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
         : { workers: per(idleCpu), simulator: per(simCpu), postgres: per(pgCpu), total: per(idleCpu + simCpu + pgCpu) };
     console.log(`  writes for ${o.writeSeconds} s (1 per workspace per minute)...`);
     const w0 = Date.now();
+    const busy0 = machineBusyMs();
     const writes = await writeAndWatch(pool, sim.url, o);
+    const writeWindow = { seconds: Math.round((Date.now() - w0) / 100) / 10, machineBusyMs: machineBusyMs() - busy0 };
     const sorted = writes.map((w) => w.delayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
     const asOfSorted = writes.map((w) => w.asOfDelayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
     const fin = (n: number | null) => (n === null || !Number.isFinite(n) ? null : Math.round(n));
@@ -383,6 +401,7 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
       idleSlices,
       idleCpuMsPerSlice,
       sliceMsByKind: await sliceProfile(pool, w0),
+      writeWindow,
     };
   } finally {
     for (const c of children) c.kill('SIGTERM');

@@ -53,22 +53,19 @@ export async function foldIdleRun(db: Kysely<MirrorDatabase>, id: number, r: Run
   return true;
 }
 
+/** What a run's row holds until it finishes: no figures yet. */
+const JUST_BEGUN = {
+  finished_at: null,
+  outcome: 'running',
+  error: null,
+  ...{ events_read: 0, events_new: 0, records_fetched: 0, requests: 0, retries: 0 },
+} as const;
+
 /** A sync_runs row with outcome 'running'; returns its id. One statement: needs no transaction of its own. */
 export async function insertRun(db: Kysely<MirrorDatabase>, kind: string, startedAt: string): Promise<number> {
   const row = await db
     .insertInto('sync_runs')
-    .values({
-      kind,
-      started_at: startedAt,
-      finished_at: null,
-      outcome: 'running',
-      events_read: 0,
-      events_new: 0,
-      records_fetched: 0,
-      requests: 0,
-      retries: 0,
-      error: null,
-    })
+    .values({ kind, started_at: startedAt, ...JUST_BEGUN })
     .returning('id')
     .executeTakeFirstOrThrow();
   return Number(row.id);

@@ -1,4 +1,3 @@
-import type { HeldUnlisted, ListedRecord, RecordType } from '../entities/index.js';
 import type { Kysely } from 'kysely';
 import { capabilitiesOf, type DialectCapabilities } from './dialect.js';
 import { StoreError } from './errors.js';
@@ -6,20 +5,15 @@ import type { AcquireLockOptions, WriterLock } from './lock.js';
 import { migrateToLatest, migrationPlan, schemaNewerError } from './migrate.js';
 import type { MirrorDatabase } from './schema.js';
 import { createTx, type StoreTx } from './tx.js';
-import * as t from './sync-tables.js';
 import { attachDatabase, attachState } from './handles.js';
 import { StateCache, type StateView } from './state-cache.js';
 import { statusReads, type StatusReads } from './status-reads.js';
-import type { ListedCopy } from './drain-reads.js';
 import { bulkTablesEmpty, deferIndexes, quarantinedTypes, restoreDeferredIndexes } from './deferred-indexes.js';
 import { AppendLedger } from './record-upsert.js';
 import { tidyTables, type TidyOutcome } from './tidy-tables.js';
-import { namedReads } from './named-reads.js';
+import { namedReads, type NamedReads } from './named-reads.js';
 import { insertRun } from './run-fold.js';
 import { requiredTs } from './values.js';
-import type { RecordState } from './record-state.js';
-import type { ContentDifference, PipelineDifference } from './content-check.js';
-import type { Pipeline } from '../api/index.js';
 
 /** Options of `openStore`. */
 /** Connections shared by the stores of many schemas (openSharedPostgres); closing a store leaves them open. */
@@ -71,7 +65,7 @@ export interface CheckpointResult {
  * internal.ts, src/sync/state.ts reaches the sync state through sync-state.ts, and
  * eslint.config.js keeps every other module to src/store/index.ts (docs/design.md §5.1).
  */
-export interface Store extends StatusReads {
+export interface Store extends StatusReads, NamedReads {
   /** The database's name, for tests and messages; code asks `capabilities` what to do instead. */
   readonly dialect: 'sqlite' | 'postgres';
   /** What the database does differently (src/store/dialect.ts): the only dialect question code outside the store asks. */
@@ -127,38 +121,6 @@ export interface Store extends StatusReads {
    * quarantine, not the cycle's.
    */
   isRefusedValue(err: unknown): boolean;
-  /** Row count per mirror table, plus `dirty` and `quarantine`. */
-  counts(): Promise<Record<string, number>>;
-  /** Oldest occurred_at first. */
-  listDirty(limit: number): Promise<t.DirtyEntry[]>;
-  dirtyCount(): Promise<number>;
-  mirroredVersions(entityType: RecordType): Promise<Map<string, { updatedAt: string; deletedAt: string | null }>>;
-  /**
-   * updated_at of the given records that the mirror holds, keyed `<entityType>:<entityId>`
-   * (absent when not mirrored). Lets the sync skip marking records already newer than an event.
-   */
-  mirroredUpdatedAt(refs: readonly { entityType: RecordType; entityId: string }[]): Promise<Map<string, string>>;
-  /** Live records updated at or after `since` (ISO), newest first, at most `limit` (the drain's cost model). */
-  listedSince(entityType: RecordType, since: string, limit: number): Promise<ListedCopy[]>;
-  /** What the stored copies of these records hold beyond a list item (a ticket's messages; absent when not mirrored). */
-  heldUnlisted(type: RecordType, ids: readonly string[]): Promise<Map<string, HeldUnlisted>>;
-  /** One record's committed state: its copy's updatedAt, deletion, quarantine, pending change (GET /wait for a record). */
-  recordState(entityType: RecordType, id: string): Promise<RecordState>;
-  /** Which of these records the mirror holds as deleted. */
-  deletedIds(entityType: RecordType, ids: readonly string[]): Promise<Set<string>>;
-  /** The stages the mirror holds, as stageKey(pipelineId, stageId): a stage id is only unique within its pipeline. */
-  knownStages(): Promise<Set<string>>;
-  /** Deals in the mirror (not deleted) per pipeline, every known pipeline included (0 when empty). */
-  pipelineDealCounts(): Promise<Map<string, number>>;
-  /**
-   * What differs between the mirror's rows of these records of `type` and their list items (every
-   * column stored from the item, tags, custom fields, contacts; a ticket's message rows against its
-   * stored copy), keyed by id; records the mirror does not hold are left out. No request. What verify
-   * compares through the entity registry.
-   */
-  recordDifferences(type: RecordType, items: readonly ListedRecord[]): Promise<Map<string, ContentDifference[]>>;
-  /** The listed pipelines and stages the mirror holds differently, or not at all. */
-  pipelineDifferences(pipelines: readonly Pipeline[]): Promise<PipelineDifference[]>;
   /** Releases any writer lock taken through this store, then closes the database. */
   close(): Promise<void>;
 }

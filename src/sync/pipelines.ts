@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SyncContext } from './context.js';
 import { quarantineInvalid } from './quarantine.js';
-import { readPipelinesSeen, recordPipelinesSeen } from './state.js';
+import { pipelinesSeen } from './state.js';
 
 /**
  * One request: pipelines carry their stages, so this refreshes both (docs/design.md §4.1). Returns
@@ -15,13 +15,13 @@ import { readPipelinesSeen, recordPipelinesSeen } from './state.js';
 export async function refreshPipelines(ctx: SyncContext): Promise<string | null> {
   const { items, invalid, serverDate } = await ctx.client.listPipelines();
   const digest = invalid.length === 0 ? createHash('sha256').update(JSON.stringify(items)).digest('base64') : null;
-  if (digest !== null && (await readPipelinesSeen(ctx.store)) === digest) return serverDate;
+  if (digest !== null && (await pipelinesSeen.read(ctx.store)) === digest) return serverDate;
   const now = ctx.now();
   await ctx.store.transaction(async (tx) => {
     await tx.upsertPipelines(items);
     await quarantineInvalid(tx, invalid, now);
     for (const pipeline of items) await tx.clearQuarantine('pipeline', pipeline.id);
-    await recordPipelinesSeen(tx, digest);
+    await pipelinesSeen.record(tx, digest);
   });
   if (invalid.length > 0) ctx.logger.warn({ invalid: invalid.length }, 'pipelines quarantined: they failed validation');
   return serverDate;

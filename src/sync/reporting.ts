@@ -1,6 +1,6 @@
 import { DEFAULT_DAILY_WINDOW_DAYS, refreshRptTables, RPT_TABLE_NAMES, type ReportingChanges } from '../report/index.js';
 import type { SyncContext } from './context.js';
-import { isReportingStale, readReportedDay, recordReportedDay, setReportingStale } from './state.js';
+import { isReportingStale, reportedDay, setReportingStale } from './state.js';
 import type { RunStats } from './stats.js';
 import { tidyAfterBulkLoad } from './tidy.js';
 
@@ -21,7 +21,7 @@ export async function refreshReports(
   // The UTC day (and window) the daily tables were last brought to: a run that changed nothing on
   // that same day has nothing to refresh (its rpt_sync_health is rewritten after the run).
   const day = `${(ctx.now ? ctx.now() : new Date().toISOString()).slice(0, 10)}/${window ?? DEFAULT_DAILY_WINDOW_DAYS}`;
-  const before = await readReportedDay(ctx.store);
+  const before = await reportedDay.read(ctx.store);
   // An idle run leaves rpt_sync_health to the rewrite after it (src/sync/runs.ts); a run that
   // changed something also shows itself running there, with the figures it changed.
   const healthLater = isEmptyScope(scope) && stats.healthAfterRun === true;
@@ -44,7 +44,7 @@ export async function refreshReports(
     if (stale || before !== day)
       await ctx.store.transaction(async (tx) => {
         await setReportingStale(tx, false);
-        await recordReportedDay(tx, day);
+        await reportedDay.record(tx, day);
       });
   } catch (err) {
     await ctx.store.transaction((tx) => setReportingStale(tx, true)).catch(() => undefined);

@@ -1,5 +1,5 @@
 import type { Store } from '../store/index.js';
-import { readPrunedTo, recordPrunedTo } from './state.js';
+import { prunedTo } from './state.js';
 
 const DAY_MS = 86_400_000;
 
@@ -22,9 +22,9 @@ export async function pruneRetainedEvents(
 ): Promise<{ pruned: number; cutoff: string } | null> {
   if (retentionDays <= 0 || watermark === null) return null;
   const cutoff = new Date(Date.parse(watermark) - retentionDays * DAY_MS).toISOString();
-  const last = await readPrunedTo(store);
+  const last = await prunedTo.read(store);
   if (last !== null && Date.parse(cutoff) - Date.parse(last) < PRUNE_STEP_MS) return null;
   const pruned = await store.pruneEvents(cutoff);
-  await store.transaction((tx) => recordPrunedTo(tx, cutoff));
+  await store.transaction((tx) => prunedTo.record(tx, cutoff));
   return { pruned, cutoff };
 }

@@ -414,29 +414,20 @@ export async function recordAsOf(tx: StoreTx, state: AsOfState): Promise<void> {
   await writeSyncState(tx, KEY.currentAsOf, state);
 }
 
-/** The digest of the pipelines answer the tables hold (src/sync/pipelines.ts); null when unknown. */
-export async function readPipelinesSeen(r: StateReader): Promise<string | null> {
-  return (await read<string>(r, KEY.pipelinesSeen)) ?? null;
+/** A key holding one string of the sync's own bookkeeping: read as null when absent, written null to delete. */
+function stringKey(key: string): {
+  read(r: StateReader): Promise<string | null>;
+  record(tx: StoreTx, value: string | null): Promise<void>;
+} {
+  return {
+    read: async (r) => (await read<string>(r, key)) ?? null,
+    record: (tx, value) => writeSyncState(tx, key, value),
+  };
 }
 
-export async function recordPipelinesSeen(tx: StoreTx, digest: string | null): Promise<void> {
-  await writeSyncState(tx, KEY.pipelinesSeen, digest);
-}
-
-/** The cutoff the last prune of change-log events used (src/sync/retention.ts); null before the first. */
-export async function readPrunedTo(r: StateReader): Promise<string | null> {
-  return (await read<string>(r, KEY.prunedTo)) ?? null;
-}
-
-export async function recordPrunedTo(tx: StoreTx, cutoff: string): Promise<void> {
-  await writeSyncState(tx, KEY.prunedTo, cutoff);
-}
-
-/** The `<UTC day>/<window days>` the rpt_ tables were last refreshed for; null before the first. */
-export async function readReportedDay(r: StateReader): Promise<string | null> {
-  return (await read<string>(r, KEY.reportedDay)) ?? null;
-}
-
-export async function recordReportedDay(tx: StoreTx, day: string): Promise<void> {
-  await writeSyncState(tx, KEY.reportedDay, day);
-}
+/** A digest of the pipelines answer the tables hold (src/sync/pipelines.ts). */
+export const pipelinesSeen = stringKey(KEY.pipelinesSeen);
+/** The cutoff the last prune of change-log events used (src/sync/retention.ts). */
+export const prunedTo = stringKey(KEY.prunedTo);
+/** The `<UTC day>/<window days>` the rpt_ tables were last refreshed for (src/sync/reporting.ts). */
+export const reportedDay = stringKey(KEY.reportedDay);
