@@ -99,6 +99,13 @@ export async function openPostgres(url: string, readonly: boolean, options: Post
  * open with what to check, not at the first cycle.
  */
 export async function connectedPool(config: pg.PoolConfig, label: string): Promise<pg.Pool> {
+  const pool = storePool(config);
+  await checkConnects(pool, label);
+  return pool;
+}
+
+/** A pool of the store's clients (COPY-capable), unchecked (connectedPool checks one). */
+export function storePool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool({ ...config, Client: StagingClient });
   pool.on('error', () => {
     // An idle client died (server restart); the pool replaces it on the next query.
@@ -109,6 +116,11 @@ export async function connectedPool(config: pg.PoolConfig, label: string): Promi
     // clients on release). Without a listener the client's 'error' event would end the process.
     client.on('error', () => undefined);
   });
+  return pool;
+}
+
+/** One query, so a wrong URL or a server that is down fails at open, naming what to check; the pool is ended then. */
+export async function checkConnects(pool: { query(text: string): Promise<unknown>; end(): Promise<void> }, label: string): Promise<void> {
   try {
     await pool.query('select 1');
   } catch (cause) {
@@ -119,13 +131,12 @@ export async function connectedPool(config: pg.PoolConfig, label: string): Promi
       { cause },
     );
   }
-  return pool;
 }
 
 /** The store over a Kysely on PostgreSQL; `pool` answers the catalog questions that name no schema. */
 export function postgresStore(
   db: Kysely<MirrorDatabase>,
-  pool: pg.Pool,
+  pool: { query<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>> },
   o: { readonly: boolean; label: string; schema: string; acquireLock: (opts: AcquireLockOptions) => Promise<WriterLock> },
 ): Store {
   return buildStore({

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { openSharedPostgres, openStore, type SharedPostgres, type Store } from '../../src/store/index.js';
 import { databaseOf } from '../../src/store/internal.js';
 import { SYNCED, deal, ticket, upsertOne } from './fixtures.js';
@@ -80,5 +81,61 @@ describe.skipIf(!server)('stores of many schemas on one shared pool (PostgreSQL)
     await mine.migrate();
     expect(await count(mine, 'tickets')).toBe(0);
     expect(lock.lost.aborted).toBe(false);
+  });
+
+  it("runs a lock holder's statements on the lock's connection, and gives each schema its home connection", async () => {
+    const url = await server!.createDatabase();
+    const shared = await openSharedPostgres(url, 4);
+    opened.push(shared);
+    const pid = async (store: Store) =>
+      Number((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(databaseOf(store))).rows[0]!.pid);
+    const lockPid = async (store: Store) =>
+      Number(
+        (
+          await sql<{
+            pid: number;
+          }>`select pid from pg_locks join pg_database d on d.oid = database where d.datname = current_database() and locktype = 'advisory' and granted and pid <> pg_backend_pid()`.execute(
+            databaseOf(store),
+          )
+        ).rows[0]?.pid ?? -1,
+      );
+    const schemas = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
+    const homes = new Map<string, number>();
+    for (const schema of schemas) {
+      const store = await openStore({ database: url, schema, shared });
+      await store.migrate();
+      homes.set(schema, await pid(store));
+      await store.close();
+    }
+    // Six schemas on four connections: each is lent its home again, whatever ran in between.
+    for (const schema of [...schemas].reverse()) {
+      const store = await openStore({ database: url, schema, shared });
+      expect(await pid(store), schema).toBe(homes.get(schema));
+      await store.close();
+    }
+    expect(new Set(homes.values()).size).toBeGreaterThan(1);
+    // While the lock is held, statements run on its session (the lock's pid is theirs), and a
+    // second statement at once gets another connection instead of waiting for the first.
+    const writer = await openStore({ database: url, schema: 'h1', shared });
+    opened.push(writer);
+    const lock = await writer.acquireWriterLock({ wait: false });
+    const probe = await openStore({ database: url, schema: 'h2', shared });
+    opened.push(probe);
+    const holder = await lockPid(probe);
+    expect(await pid(writer)).toBe(holder);
+    const atOnce = await databaseOf(writer)
+      .transaction()
+      .execute(async (trx) => {
+        const inside = Number((await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!.pid);
+        return [inside, await pid(writer)];
+      });
+    expect(atOnce[0]).toBe(holder);
+    expect(atOnce[1]).not.toBe(holder);
+    await lock.release();
+    expect(await lockPid(probe)).toBe(-1);
+    // The connection went back to the pool: four slots, four stores, none waits.
+    const four = await Promise.all(['h3', 'h4', 'h5', 'h6'].map((schema) => openStore({ database: url, schema, shared })));
+    opened.push(...four);
+    await Promise.all(four.map((s) => pid(s)));
   });
 });
