@@ -126,10 +126,23 @@ describe.each(dialects)('migrations run only under the writer lock ($name)', (di
     const out = { a: '', b: '' };
     a.stderr.on('data', (d: Buffer) => (out.a += d.toString()));
     b.stderr.on('data', (d: Buffer) => (out.b += d.toString()));
-    await Promise.race([waitForOutput(a, /"msg":"sync cycle"/, 30_000), waitForOutput(b, /"msg":"sync cycle"/, 30_000)]);
-    const [writer, standby] = /sync cycle/.test(out.a) ? [out, 'b'] : [out, 'a'];
-    await new Promise<void>((resolve) => {
-      const check = () => (/hot standby/.test(writer[standby as 'a' | 'b']) ? resolve() : setTimeout(check, 50));
+    // Both waits are bounded and name both outputs: a standby that exits instead of waiting
+    // fails here with what it said, not at the suite's timeout.
+    const said = () => `\n--- a (exit ${a.exitCode}):\n${out.a}\n--- b (exit ${b.exitCode}):\n${out.b}`;
+    await Promise.race([waitForOutput(a, /"msg":"sync cycle"/, 30_000), waitForOutput(b, /"msg":"sync cycle"/, 30_000)]).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}${said()}`);
+      },
+    );
+    const standby = /sync cycle/.test(out.a) ? 'b' : 'a';
+    const deadline = Date.now() + 30_000;
+    await new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (/hot standby/.test(out[standby])) return resolve();
+        if ({ a, b }[standby].exitCode !== null || Date.now() > deadline)
+          return reject(new Error(`${standby} did not wait as a hot standby${said()}`));
+        setTimeout(check, 50);
+      };
       check();
     });
     expect(a.exitCode).toBeNull();
