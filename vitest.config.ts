@@ -27,10 +27,15 @@ export const PLAN_RERUNS = [
   { name: 'plan-record', env: { WSMIRROR_TEST_DRAIN_PLAN: 'record', WSMIRROR_SIMULATOR_DIALECT: 'opaque-changed' } },
 ] as const;
 
+/** Test files run at once: WSMIRROR_TEST_FORKS, default 3. */
+const FORKS = Number(process.env.WSMIRROR_TEST_FORKS ?? 3);
+
 export const shared = {
-  // Integration suites start real HTTP servers and spawn the CLI; two cores share them.
+  // Integration suites start real HTTP servers and spawn the CLI, and spend much of their time
+  // waiting on them: two forks left a quarter of two cores idle (bench/README.md, "Test run").
+  // WSMIRROR_TEST_FORKS sets another count.
   pool: 'forks' as const,
-  poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+  poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
   // Safety nets for a loaded machine, not speed assertions: speed belongs in `npm run bench`.
   testTimeout: 120_000,
   hookTimeout: 120_000,
