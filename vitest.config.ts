@@ -32,8 +32,9 @@ const FORKS = Number(process.env.WSMIRROR_TEST_FORKS ?? 3);
 
 export const shared = {
   // Integration suites start real HTTP servers and spawn the CLI, and spend much of their time
-  // waiting on them: two forks left a quarter of two cores idle (bench/README.md, "Test run").
-  // WSMIRROR_TEST_FORKS sets another count.
+  // waiting on them: two forks left a quarter of two cores idle. With three the whole vitest run
+  // took 856 s on two cores (CI, 2026-12-02), against 890-1,000 s with two. WSMIRROR_TEST_FORKS
+  // sets another count.
   pool: 'forks' as const,
   poolOptions: { forks: { maxForks: FORKS, minForks: 1 } },
   // Safety nets for a loaded machine, not speed assertions: speed belongs in `npm run bench`.
