@@ -46,7 +46,7 @@ export const shared = {
 export default defineConfig({
   test: {
     ...shared,
-    // One run, one pool of two forks: the reruns fill the gaps of the main files instead of
+    // One run, one pool of forks: the reruns fill the gaps of the main files instead of
     // running after them as two more vitest runs (their start and their tail).
     projects: [
       { extends: true as const, test: { name: 'all', include: ALL } },

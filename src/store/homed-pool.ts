@@ -35,10 +35,6 @@ export class HomedPool {
     this.slots = Array.from({ length: Math.max(1, size) }, () => ({ pool: newPool(), busy: false }));
   }
 
-  get size(): number {
-    return this.slots.length;
-  }
-
   /** A connection for `key`'s work, released with `client.release(err?)` as a pg.Pool's. */
   async connect(key: string): Promise<pg.PoolClient> {
     const slot = this.take(key) ?? (await new Promise<Slot>((resolve) => this.waiting.push(resolve)));
@@ -58,10 +54,10 @@ export class HomedPool {
   }
 
   /** One statement on any connection (catalog questions that name no schema). */
-  async query<R extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+  async query<R extends pg.QueryResultRow>(text: string): Promise<pg.QueryResult<R>> {
     const client = await this.connect('');
     try {
-      const result = await client.query<R>(text, values);
+      const result = await client.query<R>(text);
       client.release();
       return result;
     } catch (err) {

@@ -65,7 +65,7 @@ class SchemaLender implements PostgresPool {
 
   constructor(
     private readonly pool: HomedPool,
-    schema: string,
+    private readonly schema: string,
     readonly: boolean,
   ) {
     this.mode = `${schema}:${readonly ? 'r' : 'w'}`;
@@ -112,8 +112,7 @@ class SchemaLender implements PostgresPool {
       } else if (held.done) finish();
     };
     this.held = held;
-    const schema = this.mode.slice(0, this.mode.lastIndexOf(':'));
-    return holdAdvisoryLock(client, label, schema, opts, (failed) => {
+    return holdAdvisoryLock(client, label, this.schema, opts, (failed) => {
       if (this.held === held) this.held = null;
       held.done = true;
       // A statement still running on it gives the connection back when it ends.

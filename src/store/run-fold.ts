@@ -58,7 +58,11 @@ const JUST_BEGUN = {
   finished_at: null,
   outcome: 'running',
   error: null,
-  ...{ events_read: 0, events_new: 0, records_fetched: 0, requests: 0, retries: 0 },
+  events_read: 0,
+  events_new: 0,
+  records_fetched: 0,
+  requests: 0,
+  retries: 0,
 } as const;
 
 /** A sync_runs row with outcome 'running'; returns its id. One statement: needs no transaction of its own. */
