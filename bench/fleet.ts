@@ -71,7 +71,13 @@ export interface FleetRunFigures {
   idleCpuMsPerSlice: { workers: number; simulator: number; postgres: number; total: number } | null;
   sliceMsByKind: Record<string, { slices: number; avgMs: number; p95Ms: number }>;
   /** The write window (writes and grace): its length and the whole machine's busy CPU in it, for the cost of a write. */
-  writeWindow: { seconds: number; machineBusyMs: number };
+  writeWindow: { seconds: number; machineBusyMs: number; workersCpuMs: number; simulatorCpuMs: number; syncSlices: number };
+  /**
+   * Machine CPU ms a write cost beyond the idle slices the window ran anyway (the window's busy
+   * CPU less its sync slices at the quiet window's cost each, over its writes), and the workers'
+   * share of it likewise.
+   */
+  cpuMsPerWrite: { machine: number; workers: number } | null;
 }
 
 function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options {
@@ -375,8 +381,23 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
     console.log(`  writes for ${o.writeSeconds} s (1 per workspace per minute)...`);
     const w0 = Date.now();
     const busy0 = machineBusyMs();
+    const wcpu0 = children.reduce((s, c) => s + cpuMs(c.pid!), 0);
+    const wsim0 = cpuMs(sim.child.pid!);
     const writes = await writeAndWatch(pool, sim.url, o);
-    const writeWindow = { seconds: Math.round((Date.now() - w0) / 100) / 10, machineBusyMs: machineBusyMs() - busy0 };
+    const writeWindow = {
+      seconds: Math.round((Date.now() - w0) / 100) / 10,
+      machineBusyMs: machineBusyMs() - busy0,
+      workersCpuMs: children.reduce((s, c) => s + cpuMs(c.pid!), 0) - wcpu0,
+      simulatorCpuMs: cpuMs(sim.child.pid!) - wsim0,
+      syncSlices: await sliceCount(pool, w0),
+    };
+    const beyondIdle = (ms: number, perSlice: number) => Math.round((ms - writeWindow.syncSlices * perSlice) / Math.max(1, writes.length));
+    const cpuMsPerWrite = idleCpuMsPerSlice
+      ? {
+          machine: beyondIdle(writeWindow.machineBusyMs, idleCpuMsPerSlice.total),
+          workers: beyondIdle(writeWindow.workersCpuMs, idleCpuMsPerSlice.workers),
+        }
+      : null;
     const sorted = writes.map((w) => w.delayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
     const asOfSorted = writes.map((w) => w.asOfDelayMs ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b);
     const fin = (n: number | null) => (n === null || !Number.isFinite(n) ? null : Math.round(n));
@@ -402,6 +423,7 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
       idleCpuMsPerSlice,
       sliceMsByKind: await sliceProfile(pool, w0),
       writeWindow,
+      cpuMsPerWrite,
     };
   } finally {
     for (const c of children) c.kill('SIGTERM');
@@ -440,6 +462,7 @@ async function main(): Promise<void> {
       'cpu ms/slice w+sim+pg': r.idleCpuMsPerSlice
         ? `${r.idleCpuMsPerSlice.workers}+${r.idleCpuMsPerSlice.simulator}+${r.idleCpuMsPerSlice.postgres}=${r.idleCpuMsPerSlice.total}`
         : '-',
+      'cpu ms/write machine, workers': r.cpuMsPerWrite ? `${r.cpuMsPerWrite.machine}, ${r.cpuMsPerWrite.workers}` : '-',
     })),
   );
   const out = process.env.BENCH_FLEET_OUT;
