@@ -1,6 +1,8 @@
 import type pg from 'pg';
 import { Gauge, Histogram, Registry } from 'prom-client';
+import { QUEUE_SCHEMA } from './config.js';
 import { queueDepth } from './queue.js';
+import { readQueueGarbage } from './queue-garbage.js';
 import type { FleetStatus } from './status.js';
 
 /**
@@ -28,6 +30,11 @@ export class FleetMetrics {
     'state',
   ]);
   private readonly workers = this.gauge('wsmirror_fleet_workers', 'workers seen in the last 30 s');
+  private readonly queueDead = this.gauge(
+    'wsmirror_fleet_queue_dead_rows',
+    "dead rows in the job queue's tables, and where autovacuum would vacuum them (kind: dead, budget)",
+    ['table', 'kind'],
+  );
   readonly sliceDuration = new Histogram({
     name: 'wsmirror_fleet_slice_duration_seconds',
     help: 'slices this worker ran, by kind',
@@ -52,6 +59,11 @@ export class FleetMetrics {
     const depth = await queueDepth(pool);
     for (const [state, n] of Object.entries(depth)) this.queue.set({ state }, n);
     this.workers.set(status.workers);
+    this.queueDead.reset();
+    for (const t of await readQueueGarbage(pool, QUEUE_SCHEMA)) {
+      this.queueDead.set({ table: t.table, kind: 'dead' }, t.dead);
+      this.queueDead.set({ table: t.table, kind: 'budget' }, Math.round(t.budget));
+    }
     return this.registry.metrics();
   }
 }

@@ -9,17 +9,20 @@ import { exitAtOnce, Lifecycle } from '../session/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { openSharedPostgres } from '../store/index.js';
 import type { SecretRedactor } from '../util/redact.js';
-import { FLEET_SCHEMA, loadFleetFile } from './config.js';
+import { FLEET_SCHEMA, loadFleetFile, QUEUE_SCHEMA } from './config.js';
 import { applyFleet, openFleetPool, refreshViews } from './db.js';
 import { startFleetHttp } from './http.js';
 import { pageReader } from './workspace-page.js';
 import { FleetMetrics } from './metrics.js';
 import { BURST_WHEN_READY, ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
+import { QueueGarbageWatch, readOldestSnapshot, readQueueGarbage } from './queue-garbage.js';
 import { pruneSlices } from './rows.js';
 import { runSlice, type SliceEnv } from './slice.js';
 
 /** How often each worker re-enqueues workspaces without a slice and says it is alive. */
 const SUPERVISE_MS = 10_000;
+/** Every this many supervision passes (a minute), the queue's tables are checked for unvacuumed rows. */
+const GARBAGE_EVERY = 6;
 
 /** The password of the fleet's database URL, so no log line can carry it. */
 export function registerDatabaseSecret(database: string, redactor: SecretRedactor): void {
@@ -82,8 +85,11 @@ export async function runFleetWorker(
       stop: life.stop.signal,
       workerId,
     };
-    await supervise(boss, pool, workerId, concurrency, logger);
-    const timer = setInterval(() => void supervise(boss, pool, workerId, concurrency, logger), SUPERVISE_MS);
+    const garbage = new QueueGarbageWatch();
+    let passes = 0;
+    const pass = () => supervise(boss, pool, { workerId, concurrency, logger, garbage: passes++ % GARBAGE_EVERY === 0 ? garbage : null });
+    await pass();
+    const timer = setInterval(() => void pass(), SUPERVISE_MS);
     life.defer(() => clearInterval(timer));
     await boss.work<SliceJob>(
       SLICE_QUEUE,
@@ -124,8 +130,16 @@ async function openConnections(database: string, concurrency: number, life: Life
   return { pool, shared, agent };
 }
 
+interface Supervision {
+  workerId: string;
+  concurrency: number;
+  logger: Logger;
+  /** This pass also checks the queue's tables for rows vacuum does not reclaim. */
+  garbage: QueueGarbageWatch | null;
+}
+
 /** Alive, and every unpaused workspace has a slice queued. Failures are logged and retried next time. */
-async function supervise(boss: PgBoss, pool: pg.Pool, workerId: string, concurrency: number, logger: Logger): Promise<void> {
+async function supervise(boss: PgBoss, pool: pg.Pool, { workerId, concurrency, logger, garbage }: Supervision): Promise<void> {
   try {
     await pool.query(
       `insert into ${FLEET_SCHEMA}.workers (id, host, pid, concurrency) values ($1, $2, $3, $4)
@@ -139,9 +153,20 @@ async function supervise(boss: PgBoss, pool: pg.Pool, workerId: string, concurre
     if (views.rebuilt) logger.info('cross-workspace views rebuilt');
     if (views.error !== null) logger.warn({ error: views.error }, 'rebuilding the cross-workspace views failed; retrying in 10 s');
     await pruneSlices(pool);
+    if (garbage) warnGarbage(garbage.observe(await readQueueGarbage(pool, QUEUE_SCHEMA), await readOldestSnapshot(pool)), logger);
   } catch (err) {
     logger.warn({ err }, 'fleet supervision failed; retrying in 10 s');
   }
+}
+
+function warnGarbage(warnings: ReturnType<QueueGarbageWatch['observe']>, logger: Logger): void {
+  for (const w of warnings)
+    logger.warn(
+      w,
+      w.reason === 'pinned'
+        ? `vacuum of the job queue's table ${w.table} cannot free its ${w.dead} dead rows: a snapshot held since ${w.heldSince?.toISOString()} (a transaction in pg_stat_activity, a prepared transaction or a replication slot) keeps them; slices slow down until it ends`
+        : `autovacuum has not vacuumed the job queue's table ${w.table} for two minutes while its dead rows grew to ${w.dead} (past ${Math.round(w.budget)}): check that autovacuum is on for it and keeps up, or VACUUM it on a schedule`,
+    );
 }
 
 function queueError(logger: Logger, health: { alive: boolean }, err: Error): void {
