@@ -53,15 +53,17 @@ export async function readQueueGarbage(pool: pg.Pool, schema: string): Promise<Q
 }
 
 /**
- * When the oldest snapshot that vacuum must respect was taken: the oldest transaction holding one
- * (other than this session's), or the oldest prepared transaction; a replication slot holding an
- * xmin counts as holding since ever. Null: nothing holds one.
+ * When the oldest snapshot that vacuum of this database's tables must respect was taken: the oldest
+ * transaction in this database holding one (other than this session's), or its oldest prepared
+ * transaction; a replication slot holding an xmin counts as holding since ever. Sessions of other
+ * databases do not hold back a vacuum of this one's tables. Null: nothing holds one.
  */
 export async function readOldestSnapshot(pool: pg.Pool): Promise<Date | null> {
   const { rows } = await pool.query<{ at: Date | null }>(
     `select least(
-        (select min(xact_start) from pg_stat_activity where backend_xmin is not null and pid <> pg_backend_pid()),
-        (select min(prepared) from pg_prepared_xacts),
+        (select min(xact_start) from pg_stat_activity
+          where backend_xmin is not null and pid <> pg_backend_pid() and datname = current_database()),
+        (select min(prepared) from pg_prepared_xacts where database = current_database()),
         (select 'epoch'::timestamptz from pg_replication_slots where xmin is not null or catalog_xmin is not null limit 1)
       ) as at`,
   );

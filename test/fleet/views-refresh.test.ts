@@ -18,6 +18,9 @@ describe.skipIf(postgresDialect === null)('the cross-workspace views catch up in
     drop = target.drop;
     url = target.database;
     pool = new pg.Pool({ connectionString: target.database, max: 3 });
+    // The database is dropped with force after pool.end(): a closing client may still hear its
+    // termination (an unhandled error in CI-1 of the eighteenth session).
+    pool.on('error', () => undefined);
     await ensureFleetTables(pool);
     for (const id of ['a', 'b', 'c']) {
       await pool.query(
