@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { ident } from './views.js';
 
 /**
  * Whether vacuum keeps up with the job queue's tables (docs/fleet.md, "Vacuum of the queue"), read
@@ -29,7 +30,6 @@ const setting = (name: string) =>
  * workspaces (the same order as pg-boss's check).
  */
 export async function readQueueGarbage(pool: pg.Pool, schema: string): Promise<QueueTableGarbage[]> {
-  const q = `"${schema.replace(/"/g, '""')}"`;
   const { rows } = await pool.query<{ table: string; live: string; dead: string; budget: number; last_vacuum_at: Date | null }>(
     `select c.relname as table,
             pg_stat_get_live_tuples(c.oid) as live,
@@ -38,7 +38,7 @@ export async function readQueueGarbage(pool: pg.Pool, schema: string): Promise<Q
               + ${setting('autovacuum_vacuum_scale_factor')} * pg_stat_get_live_tuples(c.oid) as budget,
             greatest(pg_stat_get_last_autovacuum_time(c.oid), pg_stat_get_last_vacuum_time(c.oid)) as last_vacuum_at
        from pg_class c
-      where c.relname = any(array(select table_name from ${q}.queue union select 'job' union select 'job_common'))
+      where c.relname = any(array(select table_name from ${ident(schema)}.queue union select 'job' union select 'job_common'))
         and c.relnamespace = to_regnamespace($1) and c.relkind = 'r'
       order by 1`,
     [schema],
