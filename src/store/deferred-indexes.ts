@@ -114,10 +114,15 @@ async function tablesEmpty(db: Db, tables: readonly string[]): Promise<boolean> 
  * Returns how many it built. Safe to call at any time and more than once. `stateTable`: the caller
  * knows sync_state exists (a migrated mirror), so it is not looked up.
  */
-export async function restoreDeferredIndexes(db: Kysely<MirrorDatabase>, stateTable?: boolean): Promise<number> {
+export async function restoreDeferredIndexes(
+  db: Kysely<MirrorDatabase>,
+  stateTable?: boolean,
+  peek: (key: string) => Promise<unknown> = (key) => getState(db, key),
+): Promise<number> {
   if (!capabilitiesOf(db).defersIndexesInBulkLoad || !(stateTable ?? (await hasStateTable(db)))) return 0;
-  // Every open of a writer asks: nothing saved (the usual answer) needs no transaction.
-  if ((await getState(db, DEFERRED_INDEXES_KEY)) === undefined) return 0;
+  // Every open of a writer asks: nothing saved (the usual answer) needs no transaction. A writer's
+  // `peek` reads through its state cache, whose one read of the table the cycle needs anyway.
+  if ((await peek(DEFERRED_INDEXES_KEY)) === undefined) return 0;
   return db.transaction().execute(async (trx) => {
     const saved = await getState<DeferredIndex[]>(trx, DEFERRED_INDEXES_KEY);
     if (saved === undefined) return 0;

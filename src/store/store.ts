@@ -114,6 +114,12 @@ export interface Store extends StatusReads, NamedReads {
   transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
   /** StoreTx.startRun as one statement of its own (no transaction around a single insert): every run begins so. */
   startRun(kind: string, at: string): Promise<number>;
+  /**
+   * One sync_state key written as one statement of its own (an upsert is atomic alone: no BEGIN and
+   * COMMIT around it, two round trips fewer on PostgreSQL), through the cache as a committed
+   * transaction's writes. For src/sync/state.ts alone, through sync-state.ts.
+   */
+  writeStateAlone(key: string, value: unknown): Promise<void>;
   acquireWriterLock(opts: AcquireLockOptions): Promise<WriterLock>;
   /**
    * True when the database refused one record's rows: a value it cannot hold or a constraint they
@@ -158,7 +164,16 @@ export function buildStore(backend: StoreBackend): Store {
     dialect: backend.dialect,
     capabilities: capabilitiesOf(db),
     label,
-    migrate: () => migrateStore(backend).finally(() => state.invalidate()),
+    async migrate() {
+      // Only what changed the table makes the cache read it afresh: an up-to-date mirror's open
+      // reads sync_state once, the deferred-index question served from that read.
+      const out = await migrateStore(backend, (key) => state.view(db).get(key)).catch((err: unknown) => {
+        state.invalidate();
+        throw err;
+      });
+      if (out.applied.length > 0 || out.rebuilt > 0) state.invalidate();
+      return { applied: out.applied };
+    },
     async transaction(fn) {
       // Each attempt (a deadlock victim runs again) has its own view; only the one that committed reaches the cache.
       let last: StateView | null = null;
@@ -174,6 +189,13 @@ export function buildStore(backend: StoreBackend): Store {
       const id = await insertRun(db, kind, requiredTs(at, 'at'));
       await backend.afterCommit?.();
       return id;
+    },
+    async writeStateAlone(key, value) {
+      if (readonly) throw new StoreError('READONLY', 'A read-only store cannot write.');
+      const view = state.view(db);
+      await view.set(key, value);
+      state.commit(view.writes);
+      if (view.writes.size > 0) await backend.afterCommit?.();
     },
     async deferIndexes() {
       if (readonly) throw new StoreError('READONLY', 'A read-only store cannot change indexes.');
@@ -240,14 +262,17 @@ function trackLock(lock: WriterLock, locks: Set<WriterLock>, state: StateCache):
  * Writers migrate (refusing a schema newer than this build knows); readers only check that none
  * pends, since a reader must never change the schema under the writer (docs/design.md §4.7).
  */
-async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] }> {
+async function migrateStore(
+  backend: StoreBackend,
+  peek: (key: string) => Promise<unknown>,
+): Promise<{ applied: string[]; rebuilt: number }> {
   const { db, label, schema } = backend;
   const plan = await migrationPlan(db, schema);
   if (!backend.readonly) {
     if (plan.unknown.length > 0) throw schemaNewerError(label, plan.unknown);
     // Before the migrations, which were written against the schema with every index present.
-    await restoreDeferredIndexes(db, plan.pending.length < plan.known);
-    return plan.pending.length === 0 ? { applied: [] } : migrateToLatest(db, schema);
+    const rebuilt = await restoreDeferredIndexes(db, plan.pending.length < plan.known, plan.pending.length === 0 ? peek : undefined);
+    return { rebuilt, ...(plan.pending.length === 0 ? { applied: [] } : await migrateToLatest(db, schema)) };
   }
   const { pending } = plan;
   if (pending.length > 0 && pending.length === plan.known) throw await noMirrorError(backend);
@@ -257,7 +282,7 @@ async function migrateStore(backend: StoreBackend): Promise<{ applied: string[] 
       `The mirror at ${label} needs migrations (${pending.join(', ')}); run \`wsmirror migrate\` first.`,
     );
   }
-  return { applied: [] };
+  return { applied: [], rebuilt: 0 };
 }
 
 /**

@@ -17,3 +17,8 @@ export function readSyncState(from: Store | StoreTx, key: string): Promise<unkno
 export function writeSyncState(tx: StoreTx, key: string, value: unknown): Promise<void> {
   return stateView(tx).set(key, value);
 }
+
+/** One key as one statement of its own, outside any transaction (Store.writeStateAlone): for a write that is the whole of its transaction. */
+export function writeSyncStateAlone(store: Store, key: string, value: unknown): Promise<void> {
+  return store.writeStateAlone(key, value);
+}

@@ -1,7 +1,7 @@
 import type { DirtyEntry } from '../store/index.js';
 import { shiftIso } from '../util/time.js';
 import type { SyncContext } from './context.js';
-import { readAsOf, readReadFloor, recordAsOf, type AsOfState } from './state.js';
+import { readAsOf, readReadFloor, recordAsOfAlone, type AsOfState } from './state.js';
 import { DEFAULT_TICK_OVERLAP_MIN_SECONDS, DEFAULT_TICK_OVERLAP_SECONDS } from './window.js';
 
 /**
@@ -58,7 +58,7 @@ export async function advanceAsOf(ctx: SyncContext, known: { oldestLeft?: DirtyE
   const previous = (await readAsOf(store))?.asOf ?? null;
   const { asOf, heldBy } = computeAsOf({ readFloor, overlapSeconds, previous, oldestDirty: oldest ?? null });
   const state: AsOfState = { asOf, recordedAt: ctx.now(), readFloor, overlapSeconds, heldBy };
-  await store.transaction((tx) => recordAsOf(tx, state));
+  await recordAsOfAlone(store, state);
   ctx.hooks?.onAsOf?.(state);
   return state;
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Store, StoreTx } from '../store/index.js';
-import { readSyncState, writeSyncState } from '../store/sync-state.js';
+import { readSyncState, writeSyncState, writeSyncStateAlone } from '../store/sync-state.js';
 import { WsmirrorError } from '../util/errors.js';
 import { BACKFILL_ORDER, type RecordTable } from '../entities/index.js';
 
@@ -410,8 +410,9 @@ export async function readAsOf(r: StateReader): Promise<AsOfState | null> {
   return ((await readSyncState(r, KEY.currentAsOf)) as AsOfState | undefined) ?? null;
 }
 
-export async function recordAsOf(tx: StoreTx, state: AsOfState): Promise<void> {
-  await writeSyncState(tx, KEY.currentAsOf, state);
+/** The as-of is the whole of its write: one upsert of its own (Store.writeStateAlone), no transaction around it. */
+export async function recordAsOfAlone(store: Store, state: AsOfState): Promise<void> {
+  await writeSyncStateAlone(store, KEY.currentAsOf, state);
 }
 
 /** A key holding one string of the sync's own bookkeeping: read as null when absent, written null to delete. */
