@@ -14,13 +14,6 @@ export const SLICE_QUEUE = 'wsmirror-slice';
 export const HEARTBEAT_SECONDS = 10;
 export const MONITOR_SECONDS = 5;
 export const POLL_SECONDS = 1;
-/**
- * pg-boss waits out the polling interval after every job, however short: with slices of 0.1-0.3 s
- * a worker's `concurrency` slots ran at most one slice a second each, and a round over 200
- * workspaces took 50 s (bench/README.md, "Fleet"). While more than this many slices are ready (the
- * queue's cached count), a slot fetches again at once; a fetch that comes back empty ends it.
- */
-export const BURST_WHEN_READY = 1;
 export const REDELIVERY_BOUND_SECONDS = 30;
 
 export interface SliceJob {
@@ -41,8 +34,6 @@ export async function startQueue(database: string, options: { supervise: boolean
     // Its vacuum check stays on (turning it off measured no saving at 1,000 workspaces, and it also
     // gates the monitor's backoff); its warnings are events the worker does not log: the worker's
     // own check, which reads the holder of a pinned horizon, logs instead (queue-garbage.ts).
-    // How stale the ready count that starts a burst (BURST_WHEN_READY) may be.
-    queueCacheIntervalSeconds: 2,
     max: 4,
   });
   boss.on('error', options.onError);

@@ -14,7 +14,8 @@ import { applyFleet, openFleetPool, refreshViews } from './db.js';
 import { startFleetHttp } from './http.js';
 import { pageReader } from './workspace-page.js';
 import { FleetMetrics } from './metrics.js';
-import { BURST_WHEN_READY, ensureSlices, enqueueSlice, POLL_SECONDS, SLICE_QUEUE, startQueue, type SliceJob } from './queue.js';
+import { SliceDispatcher } from './dispatch.js';
+import { ensureSlices, startQueue } from './queue.js';
 import { QueueGarbageWatch, readOldestSnapshot, readQueueGarbage } from './queue-garbage.js';
 import { pruneSlices } from './rows.js';
 import { runSlice, type SliceEnv } from './slice.js';
@@ -91,24 +92,22 @@ export async function runFleetWorker(
     await pass();
     const timer = setInterval(() => void pass(), SUPERVISE_MS);
     life.defer(() => clearInterval(timer));
-    await boss.work<SliceJob>(
-      SLICE_QUEUE,
-      { localConcurrency: concurrency, pollingIntervalSeconds: POLL_SECONDS, burstWhenReadyExceeds: BURST_WHEN_READY },
-      async ([job]) => {
-        if (!job) return;
-        const report = await runSlice(env, job.data.id);
+    const dispatcher = new SliceDispatcher(boss, {
+      concurrency,
+      stop: life.stop.signal,
+      onError: (err) => queueError(logger, health, err),
+      run: async ({ id }) => {
+        const report = await runSlice(env, id);
         if (report.kind !== 'none')
           metrics.sliceDuration.observe({ kind: report.kind, result: report.ok ? 'ok' : 'failed' }, report.durationMs / 1000);
-        if (report.next) await enqueueSlice(boss, job.data.id, report.next.delayMs);
+        return report.next;
       },
-    );
+    });
+    // Resolves after the stop, once the slices in flight have committed and been settled.
+    const dispatching = dispatcher.run();
     health.ready = true;
     logger.info({ workerId, concurrency, workspaces: fleet.workspaces.length }, 'fleet worker started');
-    await new Promise<void>((resolve) => {
-      if (life.stop.signal.aborted) resolve();
-      else life.stop.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    await boss.offWork(SLICE_QUEUE, { wait: true });
+    await dispatching;
     await pool.query(`delete from ${FLEET_SCHEMA}.workers where id = $1`, [workerId]).catch(() => undefined);
     logger.info('stopped');
   } finally {
