@@ -3,6 +3,8 @@ import { HEARTBEAT_SECONDS, POLL_SECONDS, SLICE_QUEUE, type SliceJob } from './q
 
 /** How long a finished slice's settle may wait for others to share its statements. */
 export const SETTLE_FLUSH_MS = 15;
+/** How long a free slot may wait for others to share its fetch while more slices are ready. */
+export const FETCH_GATHER_MS = 30;
 
 export interface DispatchOptions {
   /** Slices run at once in this worker. */
@@ -26,9 +28,10 @@ interface Settle {
  * the successor's send once for every slice, one statement each, and those three were a tenth of
  * the machine's CPU an idle slice at 200 workspaces (bench/README.md, "Fleet, sixth pass").
  *
- * - A fetch asks for as many jobs as there are free slots, and waits for a quarter of the slots
- *   to be free while the last fetch came back full (the queue has more ready), or POLL_SECONDS
- *   after one came back short, as pg-boss's poll.
+ * - A fetch asks for as many jobs as there are free slots. While the last one came back full (the
+ *   queue has more ready) it waits for a quarter of the slots to be free, or FETCH_GATHER_MS after
+ *   the first of them freed; after a short one it polls every POLL_SECONDS / concurrency, as often
+ *   as `work()`'s slots polled together.
  * - A finished slice's successor and completion wait up to SETTLE_FLUSH_MS for others: one insert
  *   (ON CONFLICT DO NOTHING, so stately's one queued job a workspace holds) and then one complete,
  *   fenced to the attempt fetched, for all of them. The successor goes first, as `work()` sent it
@@ -45,6 +48,8 @@ export class SliceDispatcher {
   private flushing: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
   private readonly batch: number;
+  /** When the oldest slot free since the last fetch became free. */
+  private freeSince: number | null = null;
 
   constructor(
     private readonly boss: PgBoss,
@@ -60,16 +65,24 @@ export class SliceDispatcher {
       let full = false;
       while (!this.o.stop.aborted) {
         const free = this.o.concurrency - this.running;
-        if (free === 0 || (full && free < this.batch)) {
-          await this.sleep(null);
+        if (free === 0) {
+          await this.sleep(null, true);
           continue;
         }
+        // More are ready: gather a few free slots for one fetch, but never hold one long (a
+        // backfill's slices last seconds, and a slot kept waiting for three more slowed it by a fifth).
+        const gathered = performance.now() - (this.freeSince ?? performance.now());
+        if (full && free < this.batch && gathered < FETCH_GATHER_MS) {
+          await this.sleep(FETCH_GATHER_MS - gathered, true);
+          continue;
+        }
+        this.freeSince = null;
         const jobs = await this.fetch(free);
         for (const job of jobs) this.start(job);
         full = jobs.length === free;
         // pg-boss's `concurrency` slots each polled every POLL_SECONDS: a job falling due waited
         // POLL_SECONDS / concurrency for a fetch on average, and it still does.
-        if (!full) await this.sleep((POLL_SECONDS * 1000) / this.o.concurrency);
+        if (!full) await this.sleep((POLL_SECONDS * 1000) / this.o.concurrency, false);
       }
       while (this.running > 0) await new Promise<void>((resolve) => (this.wake = resolve));
       await this.flush();
@@ -98,6 +111,7 @@ export class SliceDispatcher {
       )
       .finally(() => {
         this.running--;
+        this.freeSince ??= performance.now();
         const wake = this.wake;
         this.wake = null;
         wake?.();
@@ -157,19 +171,19 @@ export class SliceDispatcher {
     await this.boss.touch(SLICE_QUEUE, jobs).catch((err: unknown) => this.o.onError(err as Error));
   }
 
-  /** null: until a slot frees or the stop; else `ms`, or the stop. */
-  private sleep(ms: number | null): Promise<void> {
+  /** Until `ms` pass (null: no bound), the stop, or with `onSlot` a slot frees. */
+  private sleep(ms: number | null, onSlot: boolean): Promise<void> {
     return new Promise((resolve) => {
       let timer: NodeJS.Timeout | null = null;
       const done = () => {
         if (timer) clearTimeout(timer);
-        this.wake = null;
+        if (this.wake === done) this.wake = null;
         this.o.stop.removeEventListener('abort', done);
         resolve();
       };
       this.o.stop.addEventListener('abort', done, { once: true });
-      if (ms === null) this.wake = done;
-      else timer = setTimeout(done, ms);
+      if (onSlot) this.wake = done;
+      if (ms !== null) timer = setTimeout(done, ms);
       if (this.o.stop.aborted) done();
     });
   }
