@@ -4,7 +4,8 @@
  * `wsmirror fleet worker` processes sync them into a fresh database on the local PostgreSQL, in
  * continuous mode. Per run (one worker, then two):
  *
- * - backfill: from `fleet apply` until every workspace has a successful slice and a done backfill;
+ * - backfill: from `fleet apply` until every workspace has a successful slice and a done backfill,
+ *   and the cross-workspace views take every workspace in;
  * - idle cost: a quiet window with no writes; fleet-table requests and worker CPU (/proc) per
  *   workspace-hour;
  * - write -> visible: each workspace gets one write per minute (control `act`, each minute in a
@@ -355,6 +356,13 @@ async function runOnce(o: Options, workers: number): Promise<FleetRunFigures> {
         `select count(*) as n from wsmirror_fleet.workspaces where backfill_phase = 'done' and last_success_at is not null`,
       );
       return Number(rows[0]!.n) === o.workspaces;
+    });
+    // The cross-workspace views take the new schemas in by rebuilds spaced out while workspaces
+    // keep arriving (docs/fleet.md, "Storage"): the last one of a 1,000-workspace
+    // start otherwise ran inside the measured windows (a tenth of the machine for seconds).
+    await until('the cross-workspace views take every workspace in', 10 * 60_000, async () => {
+      const { rows } = await pool.query<{ current: boolean }>(`select wanted = built as current from wsmirror_fleet.views_state`);
+      return rows[0]?.current === true;
     });
     const backfillSeconds = (Date.now() - t0) / 1000;
     console.log(`  ${workers} worker(s): backfill of ${o.workspaces} in ${backfillSeconds.toFixed(1)} s; idle ${o.idleSeconds} s...`);
