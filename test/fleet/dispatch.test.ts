@@ -90,11 +90,11 @@ describe.skipIf(postgresDialect === null)('the slice dispatcher on a pg-boss que
       concurrency: 2,
       stop: stop.signal,
       onError: (err) => errors.push(err.message),
-      run: async ({ id }) => {
+      run: ({ id }) => {
         attempts.push(id);
-        if (attempts.length === 1) throw new Error('the fleet database went away');
+        if (attempts.length === 1) return Promise.reject(new Error('the fleet database went away'));
         stop.abort();
-        return null;
+        return Promise.resolve(null);
       },
     });
     await dispatcher.run();
