@@ -4,7 +4,7 @@ import { HEARTBEAT_SECONDS, POLL_SECONDS, SLICE_QUEUE, type SliceJob } from './q
 /** How long a finished slice's settle may wait for others to share its statements. */
 export const SETTLE_FLUSH_MS = 15;
 /** How long a free slot may wait for others to share its fetch while more slices are ready. */
-export const FETCH_GATHER_MS = 30;
+export const FETCH_GATHER_MS = 5;
 
 export interface DispatchOptions {
   /** Slices run at once in this worker. */
