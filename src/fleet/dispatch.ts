@@ -24,7 +24,7 @@ interface Settle {
 /**
  * The worker's slots, fed from pg-boss's queue with its own primitives (fetch, insert, complete,
  * touch), so that a slice's three queue statements are shared with the slices around it
- * (docs/fleet.md, "The queue's statements a slice"). pg-boss's `work()` runs fetch, complete and
+ * (docs/fleet.md, "Slices"). pg-boss's `work()` runs fetch, complete and
  * the successor's send once for every slice, one statement each, and those three were a tenth of
  * the machine's CPU an idle slice at 200 workspaces (bench/README.md, "Fleet, sixth pass").
  *

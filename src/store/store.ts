@@ -164,16 +164,7 @@ export function buildStore(backend: StoreBackend): Store {
     dialect: backend.dialect,
     capabilities: capabilitiesOf(db),
     label,
-    async migrate() {
-      // Only what changed the table makes the cache read it afresh: an up-to-date mirror's open
-      // reads sync_state once, the deferred-index question served from that read.
-      const out = await migrateStore(backend, (key) => state.view(db).get(key)).catch((err: unknown) => {
-        state.invalidate();
-        throw err;
-      });
-      if (out.applied.length > 0 || out.rebuilt > 0) state.invalidate();
-      return { applied: out.applied };
-    },
+    migrate: () => migrateThroughCache(backend, state),
     async transaction(fn) {
       // Each attempt (a deadlock victim runs again) has its own view; only the one that committed reaches the cache.
       let last: StateView | null = null;
@@ -256,6 +247,19 @@ function trackLock(lock: WriterLock, locks: Set<WriterLock>, state: StateCache):
   state.setActive(true);
   lock.lost.addEventListener('abort', () => state.setActive(false), { once: true });
   return tracked;
+}
+
+/**
+ * Only what changed the table makes the cache read it afresh: an up-to-date mirror's open reads
+ * sync_state once, the deferred-index question served from that read.
+ */
+async function migrateThroughCache(backend: StoreBackend, state: StateCache): Promise<{ applied: string[] }> {
+  const out = await migrateStore(backend, (key) => state.view(backend.db).get(key)).catch((err: unknown) => {
+    state.invalidate();
+    throw err;
+  });
+  if (out.applied.length > 0 || out.rebuilt > 0) state.invalidate();
+  return { applied: out.applied };
 }
 
 /**

@@ -9,10 +9,12 @@ import { databaseOf } from '../../src/store/internal.js';
 
 const migrations = await loadMigrations();
 
-/** Sessions open on the test's database (PostgreSQL), the writer's own included; null for SQLite. */
+/** Client sessions open on the test's database (PostgreSQL; not an autovacuum worker visiting it), the writer's own included; null for SQLite. */
 async function sessions(store: Store): Promise<number | null> {
   if (store.dialect !== 'postgres') return null;
-  const r = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where datname = current_database()`.execute(
+  const r = await sql<{
+    n: string;
+  }>`select count(*) as n from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`.execute(
     databaseOf(store),
   );
   return Number(r.rows[0]!.n);
