@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from 'pg-boss';
-import { HEARTBEAT_SECONDS, POLL_SECONDS, SLICE_QUEUE, type SliceJob } from './queue.js';
+import { HEARTBEAT_SECONDS, POLL_SECONDS, SLICE_QUEUE, sliceJob, type SliceJob } from './queue.js';
 
 /** How long a finished slice's settle may wait for others to share its statements. */
 export const SETTLE_FLUSH_MS = 15;
@@ -137,11 +137,7 @@ export class SliceDispatcher {
         if (nexts.length > 0)
           await this.boss.insert(
             SLICE_QUEUE,
-            nexts.map((s) => ({
-              data: { id: s.job.data.id },
-              singletonKey: s.job.data.id,
-              startAfter: new Date(Date.now() + Math.max(0, Math.round(s.next!.delayMs))).toISOString(),
-            })),
+            nexts.map((s) => sliceJob(s.job.data.id, s.next!.delayMs)),
           );
         await this.boss.complete(
           SLICE_QUEUE,

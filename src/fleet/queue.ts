@@ -64,8 +64,13 @@ export async function startQueue(database: string, options: { supervise: boolean
  * slice waits behind every sync that fell due meanwhile, and no kind of slice can starve another.
  */
 export async function enqueueSlice(boss: PgBoss, id: string, delayMs: number): Promise<void> {
-  const startAfter = new Date(Date.now() + Math.max(0, Math.round(delayMs)));
-  await boss.send(SLICE_QUEUE, { id } satisfies SliceJob, { singletonKey: id, startAfter });
+  const { data, ...options } = sliceJob(id, delayMs);
+  await boss.send(SLICE_QUEUE, data, options);
+}
+
+/** Workspace `id`'s next slice as `send` and `insert` queue it: keyed by the workspace (stately), due in `delayMs`. */
+export function sliceJob(id: string, delayMs: number): { data: SliceJob; singletonKey: string; startAfter: Date } {
+  return { data: { id }, singletonKey: id, startAfter: new Date(Date.now() + Math.max(0, Math.round(delayMs))) };
 }
 
 /**
