@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { freshTemp, TICKET_SCOPE, withNow } from './sql-util.js';
+import { freshTemp, nowed, runAll, TICKET_SCOPE } from './sql-util.js';
 import { resolutions } from './support.js';
 import { FIRST_REPLY_SLA_LAPSES, RESOLVE_SLA_LAPSES } from './tickets.js';
 
@@ -96,23 +96,23 @@ LIMIT 1`;
  */
 export async function captureBefore(db: Kysely<ReportDatabase>, now: string): Promise<{ messagesLeft: boolean }> {
   const d = sqlDialect(db);
-  for (const [table, columns] of Object.entries(TEMP_TABLES(d))) await freshTemp(d, db, table, columns);
-  await sql.raw(`INSERT INTO ${d.temp(AGG_TICKETS)} (id) SELECT id FROM ${d.temp(TICKET_SCOPE)}`).execute(db);
-  await withNow(
-    d,
-    `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
+  await runAll(d, db, [
+    ...Object.entries(TEMP_TABLES(d)).flatMap(([table, columns]) => freshTemp(d, table, columns)),
+    `INSERT INTO ${d.temp(AGG_TICKETS)} (id) SELECT id FROM ${d.temp(TICKET_SCOPE)}`,
+    nowed(
+      d,
+      `${d.insertIgnore(d.temp(AGG_TICKETS))} (id)
     SELECT ticket_id FROM rpt_tickets WHERE (${FIRST_REPLY_SLA_LAPSES(d)}) OR (${RESOLVE_SLA_LAPSES(d)})${d.ignoreTail}`,
-    now,
-  ).execute(db);
-  const analyze = d.analyzeTemp(d.temp(AGG_TICKETS));
-  if (analyze) await sql.raw(analyze).execute(db);
-  await captureFacts(db, -1);
+      now,
+    ),
+    d.analyzeTemp(d.temp(AGG_TICKETS)),
+    ...factStatements(d, -1),
+  ]);
   const left = await sql.raw<{ hit: number }>(MESSAGES_LEFT(d)).execute(db);
   return { messagesLeft: left.rows.length > 0 };
 }
 
-/** Captures the contribution of the tickets in play with the given sign. */
-export async function captureFacts(db: Kysely<ReportDatabase>, sign: 1 | -1): Promise<void> {
-  const d = sqlDialect(db);
-  for (const stmt of [DAY_FACTS, FR_FACTS, AGENT_FACTS]) await sql.raw(stmt(d, sign)).execute(db);
+/** The statements that capture the contribution of the tickets in play with the given sign. */
+export function factStatements(d: SqlDialect, sign: 1 | -1): string[] {
+  return [DAY_FACTS, FR_FACTS, AGENT_FACTS].map((stmt) => stmt(d, sign));
 }

@@ -1,8 +1,8 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
-import { AGENT_DELTA, captureFacts, DAY_DELTA, FR_DELTA } from './aggregate-facts.js';
+import { AGENT_DELTA, DAY_DELTA, factStatements, FR_DELTA } from './aggregate-facts.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { freshTemp, TICKET_SCOPE, withNow } from './sql-util.js';
+import { freshTemp, nowed, runAll, TICKET_SCOPE, withNow } from './sql-util.js';
 import { AGENT_DAILY_FULL, percentileCont, SUPPORT_DAILY_FULL } from './support.js';
 
 /**
@@ -123,23 +123,19 @@ const AGENT_STATEMENTS = (d: SqlDialect) => [
  */
 export async function applyAggregateDeltas(db: Kysely<ReportDatabase>, now: string, messagesLeft: boolean): Promise<void> {
   const d = sqlDialect(db);
-  await captureFacts(db, 1);
+  await runAll(d, db, factStatements(d, 1));
   const b = (await withNow(d, BOUNDS(d), now).execute(db)).rows[0] as Record<string, string | null>;
   const first = b.first_day ?? null;
-  if (first === null || first !== b.old_first || b.last_day !== b.old_last) {
-    await withNow(d, 'DELETE FROM rpt_support_daily', now).execute(db);
-    await withNow(d, SUPPORT_DAILY_FULL(d), now).execute(db);
-  } else {
-    await sql.raw(DAY_COUNTS(d)).execute(db);
-    await sql.raw(BACKLOG(d).replace(':first', `'${first.replaceAll("'", "''")}'`)).execute(db);
-    await sql.raw(FIRST_REPLIES(d)).execute(db);
-  }
-  if (messagesLeft) {
-    await sql.raw('DELETE FROM rpt_agent_daily').execute(db);
-    await sql.raw(AGENT_DAILY_FULL(d)).execute(db);
-    return;
-  }
-  await freshTemp(d, db, AGENT_KEYS, `agent_id TEXT, day ${d.dayType}, PRIMARY KEY (agent_id, day)`);
-  await sql.raw(FILL_AGENT_KEYS(d)).execute(db);
-  for (const stmt of AGENT_STATEMENTS(d)) await sql.raw(stmt).execute(db);
+  const support =
+    first === null || first !== b.old_first || b.last_day !== b.old_last
+      ? ['DELETE FROM rpt_support_daily', nowed(d, SUPPORT_DAILY_FULL(d), now)]
+      : [DAY_COUNTS(d), BACKLOG(d).replace(':first', `'${first.replaceAll("'", "''")}'`), FIRST_REPLIES(d)];
+  const agents = messagesLeft
+    ? ['DELETE FROM rpt_agent_daily', AGENT_DAILY_FULL(d)]
+    : [
+        ...freshTemp(d, AGENT_KEYS, `agent_id TEXT, day ${d.dayType}, PRIMARY KEY (agent_id, day)`),
+        FILL_AGENT_KEYS(d),
+        ...AGENT_STATEMENTS(d),
+      ];
+  await runAll(d, db, [...support, ...agents]);
 }

@@ -6,7 +6,7 @@ import { databaseOf } from '../store/internal.js';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { columnNameFor, joinTypes, typeOfValue, type CustomFieldType } from './custom-field-types.js';
-import { DEAL_SCOPE, TICKET_SCOPE, withNow, type ReportedType } from './sql-util.js';
+import { DEAL_SCOPE, nowed, runAll, TICKET_SCOPE, type ReportedType } from './sql-util.js';
 
 /**
  * `rpt_ticket_custom_fields` / `rpt_deal_custom_fields`: one row per live record, one typed column
@@ -171,11 +171,13 @@ async function fillRows(db: Kysely<ReportDatabase>, t: Target, all: boolean, now
   const d = sqlDialect(db);
   const columns = (await catalog(db, t.kind)).filter((c) => c.type !== null);
   const scoped = `${d.temp(t.scope)} sc CROSS JOIN ${t.records} r WHERE r.id = sc.id AND r.deleted_at IS NULL`;
-  await withNow(d, `DELETE FROM ${t.table}${all ? '' : ` WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`}`, now).execute(db);
   const names = [t.idColumn, ...columns.map((c) => quoted(c.column))].join(', ');
   const values = ['r.id', ...columns.map((c) => valueExpr(d, t, c))].join(',\n  ');
   const from = all ? `${t.records} r WHERE r.deleted_at IS NULL` : scoped;
-  await sql.raw(`INSERT INTO ${t.table} (${names})\nSELECT ${values}\nFROM ${from}`).execute(db);
+  await runAll(d, db, [
+    nowed(d, `DELETE FROM ${t.table}${all ? '' : ` WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`}`, now),
+    `INSERT INTO ${t.table} (${names})\nSELECT ${values}\nFROM ${from}`,
+  ]);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { freshTemp, withNow, type ReportedType } from './sql-util.js';
+import { freshTemp, nowed, runAll, type ReportedType } from './sql-util.js';
 import { VERSION_TARGETS, type VersionTarget } from './versions.js';
 
 /**
@@ -27,12 +27,14 @@ export function windowDays(now: string, size: number): string[] {
   return Array.from({ length: size }, (_, i) => dayKey(today - (size - 1 - i) * DAY_MS));
 }
 
-async function fillDays(db: Kysely<ReportDatabase>, d: SqlDialect, days: readonly string[]): Promise<void> {
-  await freshTemp(d, db, DAYS, `day ${d.dayType} PRIMARY KEY`);
+/** The statements that fill the window's days table (500 days a statement). */
+function fillDays(d: SqlDialect, days: readonly string[]): string[] {
+  const inserts: string[] = [];
   for (let i = 0; i < days.length; i += 500) {
     const chunk = days.slice(i, i + 500).map((day) => `(${d.dayLiteral(day)})`);
-    await sql.raw(`INSERT INTO ${d.temp(DAYS)} (day) VALUES ${chunk.join(', ')}`).execute(db);
+    inserts.push(`INSERT INTO ${d.temp(DAYS)} (day) VALUES ${chunk.join(', ')}`);
   }
+  return [...freshTemp(d, DAYS, `day ${d.dayType} PRIMARY KEY`), ...inserts];
 }
 
 const columns = (t: VersionTarget) => t.fields.map((f) => f.column);
@@ -64,34 +66,27 @@ WHERE p.day = ${d.dayLiteral(lastDay)} AND r.id = p.${t.idColumn} AND r.deleted_
  * day index alone, where deleting and inserting every row of 100 tickets touched 9,000 pages of
  * it at 50,000 tickets (a second on SQLite; bench/README.md, "Daily state").
  */
-async function rewriteScope(db: Kysely<ReportDatabase>, d: SqlDialect, t: VersionTarget, today: string, now: string): Promise<void> {
+function rewriteScope(d: SqlDialect, t: VersionTarget, today: string, now: string): string[] {
   const fresh = `rpt_daily_fresh_${t.kind}`;
   const key = (a: string, b: string) => `${a}.${t.idColumn} = ${b}.${t.idColumn} AND ${a}.day = ${b}.day`;
   const cols = [...columns(t), 'history_complete'];
-  await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${fresh} AS SELECT * FROM ${t.daily} WHERE 1 = 0`).execute(db);
-  await sql.raw(d.tempIndex(`${fresh}_key`, fresh, [t.idColumn, 'day'])).execute(db);
-  await sql.raw(`DELETE FROM ${d.temp(fresh)}`).execute(db);
-  await withNow(d, INSERT_DAILY(d, t, false, today, d.temp(fresh)), now).execute(db);
-  const analyze = d.analyzeTemp(d.temp(fresh));
-  if (analyze) await sql.raw(analyze).execute(db);
   // Every statement walks the scope's rows by the primary key and probes the fresh rows by their key.
   const inScope = `${t.daily}.${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`;
   const match = `FROM ${d.temp(fresh)} n WHERE ${key('n', t.daily)}`;
-  await sql.raw(`DELETE FROM ${t.daily} WHERE ${inScope} AND NOT EXISTS (SELECT 1 ${match})`).execute(db);
   const differs = cols.map((c) => `${t.daily}.${c} IS DISTINCT FROM n.${c}`).join(' OR ');
-  await sql
-    .raw(
-      `UPDATE ${t.daily} SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `n.${c}`).join(', ')} ${match})
+  return [
+    `CREATE TEMP TABLE IF NOT EXISTS ${fresh} AS SELECT * FROM ${t.daily} WHERE 1 = 0`,
+    d.tempIndex(`${fresh}_key`, fresh, [t.idColumn, 'day']),
+    `DELETE FROM ${d.temp(fresh)}`,
+    nowed(d, INSERT_DAILY(d, t, false, today, d.temp(fresh)), now),
+    d.analyzeTemp(d.temp(fresh)),
+    `DELETE FROM ${t.daily} WHERE ${inScope} AND NOT EXISTS (SELECT 1 ${match})`,
+    `UPDATE ${t.daily} SET (${cols.join(', ')}) = (SELECT ${cols.map((c) => `n.${c}`).join(', ')} ${match})
        WHERE ${inScope} AND EXISTS (SELECT 1 ${match} AND (${differs}))`,
-    )
-    .execute(db);
-  await sql
-    .raw(
-      `INSERT INTO ${t.daily} (${t.idColumn}, day, ${cols.join(', ')})
+    `INSERT INTO ${t.daily} (${t.idColumn}, day, ${cols.join(', ')})
        SELECT n.${t.idColumn}, n.day, ${cols.map((c) => `n.${c}`).join(', ')} FROM ${d.temp(fresh)} n
        WHERE NOT EXISTS (SELECT 1 FROM ${t.daily} x WHERE ${key('x', 'n')})`,
-    )
-    .execute(db);
+  ].filter((text): text is string => text !== null);
 }
 
 async function windowState(db: Kysely<ReportDatabase>, kind: ReportedType): Promise<{ windowDays: number; lastDay: string } | null> {
@@ -124,22 +119,22 @@ export async function refreshDaily(db: Kysely<ReportDatabase>, r: DailyRefresh):
   const state = await windowState(db, r.kind);
   const full = r.scope === 'all' || !state || state.windowDays !== r.windowDays || state.lastDay > today;
   if (!full && r.scope === 'none' && state.lastDay === today) return false;
-  await fillDays(db, d, days);
+  const statements = fillDays(d, days);
   if (full) {
-    await sql.raw(`DELETE FROM ${t.daily}`).execute(db);
-    await withNow(d, INSERT_DAILY(d, t, true, today), r.now).execute(db);
+    statements.push(`DELETE FROM ${t.daily}`, nowed(d, INSERT_DAILY(d, t, true, today), r.now));
   } else {
     if (state.lastDay < today) {
-      await sql.raw(CARRY_FORWARD(d, t, state.lastDay, r.scope === 'scope')).execute(db);
-      await sql.raw(`DELETE FROM ${t.daily} WHERE day < ${d.dayLiteral(days[0] as string)}`).execute(db);
+      statements.push(
+        CARRY_FORWARD(d, t, state.lastDay, r.scope === 'scope'),
+        `DELETE FROM ${t.daily} WHERE day < ${d.dayLiteral(days[0] as string)}`,
+      );
     }
-    if (r.scope === 'scope') await rewriteScope(db, d, t, today, r.now);
+    if (r.scope === 'scope') statements.push(...rewriteScope(d, t, today, r.now));
   }
-  await sql
-    .raw(
-      `INSERT INTO rpt_daily_windows (entity_type, window_days, last_day) VALUES ('${r.kind}', ${r.windowDays}, ${d.dayLiteral(today)})
+  statements.push(
+    `INSERT INTO rpt_daily_windows (entity_type, window_days, last_day) VALUES ('${r.kind}', ${r.windowDays}, ${d.dayLiteral(today)})
        ON CONFLICT (entity_type) DO UPDATE SET window_days = excluded.window_days, last_day = excluded.last_day`,
-    )
-    .execute(db);
+  );
+  await runAll(d, db, statements);
   return true;
 }

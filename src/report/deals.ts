@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { daysBetween, minutesBetween, sqlDialect, wholeMinuteDaysBetween, type SqlDialect } from './dialect.js';
 import { historyComplete, historyIncompleteReason } from './history-complete.js';
-import { DEAL_SCOPE, scopedLive, withNow } from './sql-util.js';
+import { DEAL_SCOPE, nowed, runAll, scopedLive } from './sql-util.js';
 
 const HISTORY_COMPLETE = (id: string) => historyComplete('deal', id);
 
@@ -92,12 +92,17 @@ LEFT JOIN contacts ct ON ct.id = b.contact_id`;
 
 export async function refreshDealRows(db: Kysely<ReportDatabase>, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
-  for (const table of ['rpt_deal_stage_intervals', 'rpt_deals']) {
-    const where = all ? '' : ` WHERE deal_id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})`;
-    await withNow(d, `DELETE FROM ${table}${where}`, now).execute(db);
-  }
-  await withNow(d, INSERT_INTERVALS(d), now).execute(db);
-  await withNow(d, INSERT_DEALS(d), now).execute(db);
+  const where = all ? '' : ` WHERE deal_id IN (SELECT id FROM ${d.temp(DEAL_SCOPE)})`;
+  const statements = [
+    ...['rpt_deal_stage_intervals', 'rpt_deals'].map((table) => `DELETE FROM ${table}${where}`),
+    INSERT_INTERVALS(d),
+    INSERT_DEALS(d),
+  ];
+  await runAll(
+    d,
+    db,
+    statements.map((text) => nowed(d, text, now)),
+  );
 }
 
 /**
@@ -105,12 +110,11 @@ export async function refreshDealRows(db: Kysely<ReportDatabase>, all: boolean, 
  * only the rows whose value moved are written: a fractional value rewrote every open deal each
  * cycle (docs/schema.md, rpt_deals).
  */
-export async function advanceDealClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
-  const d = sqlDialect(db);
+export function dealClockStatement(d: SqlDialect, now: string): string {
   const open = wholeMinuteDaysBetween(d, 'created_at', ':now');
-  await withNow(
+  return nowed(
     d,
     `UPDATE rpt_deals SET days_open = ${open}, refreshed_at = :now WHERE status = 'open' AND days_open IS DISTINCT FROM ${open}`,
     now,
-  ).execute(db);
+  );
 }

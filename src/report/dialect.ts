@@ -80,6 +80,13 @@ export interface SqlDialect {
   dayLiteral(day: string): string;
   /** Creates (once per connection) an index on a temp table. */
   tempIndex(name: string, table: string, columns: readonly string[]): string;
+  /**
+   * Several statements can go in one call, run in order within the caller's transaction:
+   * PostgreSQL's simple query protocol takes a `;`-separated string (each statement is parsed,
+   * planned and run after the one before it ran, with a snapshot of its own). SQLite's prepare
+   * takes one statement.
+   */
+  severalPerCall: boolean;
 }
 
 /** Whole ms via julianday: ~40 µs precision at today's dates, so rounding gives the exact millisecond. */
@@ -139,6 +146,7 @@ const SQLITE: SqlDialect = {
   prevDay: (day) => `date(${day}, '-1 day')`,
   dayLiteral: (day) => checkedDay(day),
   tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS temp.${name} ON ${table} (${columns.join(', ')})`,
+  severalPerCall: false,
 };
 
 const POSTGRES: SqlDialect = {
@@ -187,6 +195,7 @@ const POSTGRES: SqlDialect = {
   prevDay: (day) => `(${day} - 1)`,
   dayLiteral: (day) => `CAST(${checkedDay(day)} AS date)`,
   tempIndex: (name, table, columns) => `CREATE INDEX IF NOT EXISTS ${name} ON pg_temp.${table} (${columns.join(', ')})`,
+  severalPerCall: true,
 };
 
 /** The fragments for the dialect behind a Kysely or transaction (only its adapter is read). */

@@ -1,18 +1,18 @@
 import { performance } from 'node:perf_hooks';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ReportDatabase, ReportTables } from './schema.js';
 import type { Store } from '../store/index.js';
 import { databaseOf } from '../store/internal.js';
 import { capabilitiesOf } from '../store/dialect.js';
 import { captureBefore } from './aggregate-facts.js';
 import { applyAggregateDeltas } from './aggregates-incremental.js';
-import { advanceDealClock, refreshDealRows } from './deals.js';
+import { dealClockStatement, refreshDealRows } from './deals.js';
 import { refreshSalesAggregates } from './sales.js';
 import { refreshSyncHealth, syncHealthInOneStatement } from './sync-health.js';
 import { sqlDialect } from './dialect.js';
-import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, type ReportedType } from './sql-util.js';
+import { DEAL_SCOPE, freshTemp, runAll, TICKET_SCOPE, type ReportedType } from './sql-util.js';
 import { refreshSupportAggregates } from './support.js';
-import { advanceTicketClock, refreshTicketRows } from './tickets.js';
+import { refreshTicketRows, ticketClockStatements } from './tickets.js';
 import { refreshCustomFields, type CustomFieldChanges } from './custom-fields.js';
 import { DEFAULT_DAILY_WINDOW_DAYS, refreshDaily } from './daily.js';
 import { refreshVersions } from './versions.js';
@@ -60,16 +60,21 @@ export const RPT_TABLE_NAMES = [
 
 const isEmpty = (s: ReadonlySet<string> | 'all') => s !== 'all' && s.size === 0;
 
-async function fillScope(db: Kysely<ReportDatabase>, name: string, source: string, ids: ReadonlySet<string> | 'all'): Promise<void> {
+/** Fills a scope table; `first` are statements to run before it in the same call (the refresh's setup). */
+async function fillScope(
+  db: Kysely<ReportDatabase>,
+  name: string,
+  source: string,
+  ids: ReadonlySet<string> | 'all',
+  first: readonly string[] = [],
+): Promise<void> {
   const d = sqlDialect(db);
-  await freshTemp(d, db, name, 'id TEXT PRIMARY KEY');
-  if (ids === 'all') {
-    await sql.raw(`INSERT INTO ${d.temp(name)} (id) SELECT id FROM ${source}`).execute(db);
-  } else if (ids.size > 0) {
-    await d.insertIds(d.temp(name), [...ids]).execute(db);
-  }
-  const analyze = d.analyzeTemp(d.temp(name));
-  if (analyze) await sql.raw(analyze).execute(db);
+  const fill = ids === 'all' ? `INSERT INTO ${d.temp(name)} (id) SELECT id FROM ${source}` : null;
+  await runAll(d, db, [...first, ...freshTemp(d, name, 'id TEXT PRIMARY KEY'), fill]);
+  // A bound list of ids (text[] on PostgreSQL) is one parameter: no statement of runAll's takes one.
+  if (ids !== 'all' && ids.size > 0) await d.insertIds(d.temp(name), [...ids]).execute(db);
+  // Gathered with the next step's statements would save a call, but the step's timing would then hold it.
+  await runAll(d, db, [d.analyzeTemp(d.temp(name))]);
 }
 
 /**
@@ -123,10 +128,11 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
 
   async function refreshIn(trx: Kysely<ReportDatabase>): Promise<void> {
     // The planner settings are for the rebuild's joins: a refresh with nothing changed makes none.
-    if (!nothing) for (const stmt of sqlDialect(trx).refreshSetup) await sql.raw(stmt).execute(trx);
+    let setup = nothing ? [] : sqlDialect(trx).refreshSetup;
     if (!isEmpty(changes.tickets) || incremental) {
       // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
-      await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets));
+      await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets, setup));
+      setup = [];
     }
     if (incremental)
       await step('aggregate_capture', async () => {
@@ -137,7 +143,8 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       await perRecord(trx, 'ticket', changes.tickets);
     }
     if (!isEmpty(changes.deals)) {
-      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
+      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals, setup));
+      setup = [];
       await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
       await perRecord(trx, 'deal', changes.deals);
     }
@@ -146,8 +153,8 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
     await daily(trx, 'deal', changes.deals);
     if (!nothing) {
       await step('clock', async () => {
-        await advanceTicketClock(trx, now);
-        await advanceDealClock(trx, now);
+        const d = sqlDialect(trx);
+        await runAll(d, trx, [...ticketClockStatements(d, now), dealClockStatement(d, now)]);
       });
       await step('support_aggregates', () =>
         incremental ? applyAggregateDeltas(trx, now, messagesLeft) : refreshSupportAggregates(trx, now),

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { withNow } from './sql-util.js';
+import { nowed, runAll } from './sql-util.js';
 
 /**
  * Open deals per pipeline × stage × currency. Averages divide integer sums (milliseconds, cents)
@@ -62,8 +62,11 @@ FROM g LEFT JOIN pipelines p ON p.id = g.pipeline_id LEFT JOIN users u ON u.id =
 
 export async function refreshSalesAggregates(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
-  await withNow(d, 'DELETE FROM rpt_pipeline_stages', now).execute(db);
-  await withNow(d, PIPELINE_STAGES(d), now).execute(db);
-  await withNow(d, 'DELETE FROM rpt_sales_monthly', now).execute(db);
-  await withNow(d, SALES_MONTHLY(d), now).execute(db);
+  await runAll(
+    d,
+    db,
+    ['DELETE FROM rpt_pipeline_stages', PIPELINE_STAGES(d), 'DELETE FROM rpt_sales_monthly', SALES_MONTHLY(d)].map((text) =>
+      nowed(d, text, now),
+    ),
+  );
 }

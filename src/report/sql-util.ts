@@ -24,9 +24,29 @@ export function isResolved(expr: string): string {
   return `(lower(coalesce(${expr}, '')) IN (${RESOLVED_STATUSES.map((s) => `'${s}'`).join(', ')}))`;
 }
 
+/** SQL text with the dialect's clock literal substituted for every `:now`. */
+export function nowed(d: SqlDialect, text: string, now: string): string {
+  return text.replaceAll(':now', d.now(now));
+}
+
 /** Raw SQL with the dialect's clock literal substituted for every `:now`. */
 export function withNow(d: SqlDialect, text: string, now: string): RawBuilder<unknown> {
-  return sql.raw(text.replaceAll(':now', d.now(now)));
+  return sql.raw(nowed(d, text, now));
+}
+
+/**
+ * Runs statements that return nothing, in order, in the caller's transaction: in one call where
+ * the dialect takes several (PostgreSQL), one by one where it does not (SQLite, in process, where
+ * a call costs no round trip). A false or null entry is skipped. Why: a refresh of one changed
+ * ticket ran ~75 statements, one round trip each, and at 1,000 fleet workspaces on two cores each
+ * round trip's wake-ups of the worker and its backend are part of what a write costs
+ * (docs/fleet.md, "Sizing").
+ */
+export async function runAll(d: SqlDialect, db: Kysely<ReportDatabase>, statements: readonly (string | null | false)[]): Promise<void> {
+  const texts = statements.filter((s): s is string => typeof s === 'string' && s !== '');
+  if (texts.length === 0) return;
+  if (d.severalPerCall) await sql.raw(texts.join(';\n')).execute(db);
+  else for (const text of texts) await sql.raw(text).execute(db);
 }
 
 /** `id IN scope` for per-record statements: temp tables holding the ids being refreshed (name via d.temp). */
@@ -44,8 +64,10 @@ export function scopedLive(d: SqlDialect, scope: string, table: ReportedTable, a
   return `${d.temp(scope)} sc CROSS JOIN ${table} ${alias} WHERE ${alias}.id = sc.id AND ${alias}.deleted_at IS NULL`;
 }
 
-/** Creates (once per connection) and empties a temp table; a pooled PostgreSQL connection may still hold it. */
-export async function freshTemp(d: SqlDialect, db: Kysely<ReportDatabase>, name: string, columns: string): Promise<void> {
-  await sql.raw(`CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns})`).execute(db);
-  await sql.raw(`DELETE FROM ${d.temp(name)}`).execute(db);
+/**
+ * The statements that create (once per connection) and empty a temp table; a pooled PostgreSQL
+ * connection may still hold it. For runAll.
+ */
+export function freshTemp(d: SqlDialect, name: string, columns: string): string[] {
+  return [`CREATE TEMP TABLE IF NOT EXISTS ${name} (${columns})`, `DELETE FROM ${d.temp(name)}`];
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
-import { withNow } from './sql-util.js';
+import { nowed, runAll } from './sql-util.js';
 
 /**
  * percentile_cont (linear interpolation between closest ranks, as PostgreSQL computes it) from a
@@ -112,8 +112,10 @@ LEFT JOIN users u ON u.id = k.agent_id`;
 
 export async function refreshSupportAggregates(db: Kysely<ReportDatabase>, now: string): Promise<void> {
   const d = sqlDialect(db);
-  await withNow(d, 'DELETE FROM rpt_support_daily', now).execute(db);
-  await withNow(d, SUPPORT_DAILY_FULL(d), now).execute(db);
-  await withNow(d, 'DELETE FROM rpt_agent_daily', now).execute(db);
-  await withNow(d, AGENT_DAILY_FULL(d), now).execute(db);
+  await runAll(d, db, [
+    'DELETE FROM rpt_support_daily',
+    nowed(d, SUPPORT_DAILY_FULL(d), now),
+    'DELETE FROM rpt_agent_daily',
+    nowed(d, AGENT_DAILY_FULL(d), now),
+  ]);
 }

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { minutesBetween, sqlDialect, wholeMinutesBetween, type SqlDialect } from './dialect.js';
 import { historyComplete, historyIncompleteReason } from './history-complete.js';
-import { isResolved, scopedLive, TICKET_SCOPE, withNow } from './sql-util.js';
+import { isResolved, nowed, runAll, scopedLive, TICKET_SCOPE } from './sql-util.js';
 
 /**
  * Per-ticket reporting rows, rebuilt for the ids in the ticket scope table (every live ticket on a
@@ -183,15 +183,20 @@ const CLOCK_UPDATES = (d: SqlDialect) => {
 /** Rebuilds intervals and ticket rows for the scope; `all` empties the tables first (faster than a keyed delete). */
 export async function refreshTicketRows(db: Kysely<ReportDatabase>, all: boolean, now: string): Promise<void> {
   const d = sqlDialect(db);
-  for (const table of ['rpt_ticket_status_intervals', 'rpt_tickets']) {
-    const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})`;
-    await withNow(d, `DELETE FROM ${table}${where}`, now).execute(db);
-  }
-  await withNow(d, INSERT_INTERVALS(d), now).execute(db);
-  await withNow(d, INSERT_TICKETS(d, all), now).execute(db);
+  const where = all ? '' : ` WHERE ticket_id IN (SELECT id FROM ${d.temp(TICKET_SCOPE)})`;
+  const statements = [
+    ...['rpt_ticket_status_intervals', 'rpt_tickets'].map((table) => `DELETE FROM ${table}${where}`),
+    INSERT_INTERVALS(d),
+    INSERT_TICKETS(d, all),
+  ];
+  await runAll(
+    d,
+    db,
+    statements.map((text) => nowed(d, text, now)),
+  );
 }
 
-export async function advanceTicketClock(db: Kysely<ReportDatabase>, now: string): Promise<void> {
-  const d = sqlDialect(db);
-  for (const stmt of CLOCK_UPDATES(d)) await withNow(d, stmt, now).execute(db);
+/** The statements that move the clock-driven columns of the rows the refresh did not rebuild. */
+export function ticketClockStatements(d: SqlDialect, now: string): string[] {
+  return CLOCK_UPDATES(d).map((stmt) => nowed(d, stmt, now));
 }

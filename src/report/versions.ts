@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ReportDatabase } from './schema.js';
 import { sqlDialect, type SqlDialect } from './dialect.js';
 import { historyComplete, historyIncompleteReason } from './history-complete.js';
-import { DEAL_SCOPE, TICKET_SCOPE, withNow, type ReportedType } from './sql-util.js';
+import { DEAL_SCOPE, nowed, runAll, TICKET_SCOPE, type ReportedType } from './sql-util.js';
 
 /**
  * `rpt_ticket_versions` / `rpt_deal_versions` (docs/schema.md, "Versions"): every version of a
@@ -115,6 +115,5 @@ export async function refreshVersions(db: Kysely<ReportDatabase>, kind: Reported
   const d = sqlDialect(db);
   const t = VERSION_TARGETS[kind];
   const where = all ? '' : ` WHERE ${t.idColumn} IN (SELECT id FROM ${d.temp(t.scope)})`;
-  await withNow(d, `DELETE FROM ${t.versions}${where}`, now).execute(db);
-  await withNow(d, INSERT_VERSIONS(d, t), now).execute(db);
+  await runAll(d, db, [nowed(d, `DELETE FROM ${t.versions}${where}`, now), nowed(d, INSERT_VERSIONS(d, t), now)]);
 }

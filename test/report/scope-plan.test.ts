@@ -4,7 +4,7 @@ import { FR_DELTA } from '../../src/report/aggregate-facts.js';
 import { FIRST_REPLIES } from '../../src/report/aggregates-incremental.js';
 import { SCOPED_DEALS } from '../../src/report/deals.js';
 import { sqlDialect } from '../../src/report/dialect.js';
-import { DEAL_SCOPE, freshTemp, TICKET_SCOPE, withNow } from '../../src/report/sql-util.js';
+import { DEAL_SCOPE, freshTemp, runAll, TICKET_SCOPE, withNow } from '../../src/report/sql-util.js';
 import { INSERT_INTERVALS, SCOPED_TICKETS } from '../../src/report/tickets.js';
 import { openStore, type Store } from '../../src/store/index.js';
 import { tempDir } from '../store/fixtures.js';
@@ -31,7 +31,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
   const plan = async (from: string, scope: string) => {
     const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
-    await freshTemp(d, db as never, scope, 'id TEXT PRIMARY KEY');
+    await runAll(d, db as never, freshTemp(d, scope, 'id TEXT PRIMARY KEY'));
     const rows = await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN SELECT * FROM ${from}`).execute(db);
     return rows.rows.map((r) => r.detail);
   };
@@ -49,7 +49,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
     // that grows with the mirror's history, not with the tickets a cycle changed.
     const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
-    await freshTemp(d, db as never, TICKET_SCOPE, 'id TEXT PRIMARY KEY');
+    await runAll(d, db as never, freshTemp(d, TICKET_SCOPE, 'id TEXT PRIMARY KEY'));
     const insert = withNow(d, INSERT_INTERVALS(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
     const steps = (await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN ${insert}`).execute(db)).rows.map((r) => r.detail);
     const scans = steps.filter((s) => s.startsWith('SCAN '));
@@ -63,7 +63,7 @@ describe('the refresh scope is driven by its id table (SQLite plan)', () => {
     // first replies changed.
     const db = databaseOf(store).withTables<Record<string, never>>();
     const d = sqlDialect(db);
-    await freshTemp(d, db as never, FR_DELTA, `day ${d.dayType}, v ${d.real}, sign INTEGER`);
+    await runAll(d, db as never, freshTemp(d, FR_DELTA, `day ${d.dayType}, v ${d.real}, sign INTEGER`));
     const update = withNow(d, FIRST_REPLIES(d), '2024-03-06T00:00:00.000Z').compile(db).sql;
     const steps = (await sql.raw<{ detail: string }>(`EXPLAIN QUERY PLAN ${update}`).execute(db)).rows.map((r) => r.detail);
     expect(steps.filter((s) => /^(SCAN|SEARCH) r\b/.test(s))).toEqual([
