@@ -114,12 +114,22 @@ function valueExpr(d: SqlDialect, t: Target, c: Column): string {
   return `(SELECT ${expr} FROM ${t.fields} f WHERE f.${t.parent} = r.id AND f.key = ${lit(c.key)})`;
 }
 
-/** Brings the catalog and the table's columns up to date with the values in scope; true when a column was added or widened. */
-async function settleColumns(db: Kysely<ReportDatabase>, t: Target, now: string, changes: CustomFieldChanges): Promise<boolean> {
+/**
+ * Brings the catalog and the table's columns up to date with the values in scope. `altered`: a
+ * column was added or widened; otherwise `columns` is the catalog as it stands (a key first seen
+ * with no typed value gets no column, so what was read before holds).
+ */
+async function settleColumns(
+  db: Kysely<ReportDatabase>,
+  t: Target,
+  now: string,
+  changes: CustomFieldChanges,
+): Promise<{ altered: boolean; columns: Column[] }> {
   const d = sqlDialect(db);
   const types = capabilitiesOf(db).columnType;
   const observed = await observedTypes(db, d, t);
-  const known = new Map((await catalog(db, t.kind)).map((c) => [c.key, c]));
+  const read = await catalog(db, t.kind);
+  const known = new Map(read.map((c) => [c.key, c]));
   const taken = new Set([...known.values()].map((c) => c.column));
   let altered = false;
   const at = d.now(now);
@@ -163,13 +173,13 @@ async function settleColumns(db: Kysely<ReportDatabase>, t: Target, now: string,
     }
     altered = true;
   }
-  return altered;
+  return { altered, columns: read };
 }
 
-/** Rebuilds the rows of the records in scope (every live record when `all`). */
-async function fillRows(db: Kysely<ReportDatabase>, t: Target, all: boolean, now: string): Promise<void> {
+/** Rebuilds the rows of the records in scope (every live record when `all`), with the catalog's `read` if unchanged since. */
+async function fillRows(db: Kysely<ReportDatabase>, t: Target, all: boolean, now: string, read: Column[] | null): Promise<void> {
   const d = sqlDialect(db);
-  const columns = (await catalog(db, t.kind)).filter((c) => c.type !== null);
+  const columns = (read ?? (await catalog(db, t.kind))).filter((c) => c.type !== null);
   const scoped = `${d.temp(t.scope)} sc CROSS JOIN ${t.records} r WHERE r.id = sc.id AND r.deleted_at IS NULL`;
   const names = [t.idColumn, ...columns.map((c) => quoted(c.column))].join(', ');
   const values = ['r.id', ...columns.map((c) => valueExpr(d, t, c))].join(',\n  ');
@@ -192,8 +202,8 @@ export async function refreshCustomFields(
   changes: CustomFieldChanges,
 ): Promise<void> {
   const t = TARGETS[kind];
-  const altered = await settleColumns(db, t, now, changes);
-  await fillRows(db, t, all || altered, now);
+  const { altered, columns } = await settleColumns(db, t, now, changes);
+  await fillRows(db, t, all || altered, now, altered ? null : columns);
 }
 
 /** A column widened to text, as `status` lists it. */
