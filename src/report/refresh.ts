@@ -127,13 +127,9 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
   let messagesLeft = false;
 
   async function refreshIn(trx: Kysely<ReportDatabase>): Promise<void> {
-    // The planner settings are for the rebuild's joins: a refresh with nothing changed makes none.
-    let setup = nothing ? [] : sqlDialect(trx).refreshSetup;
-    if (!isEmpty(changes.tickets) || incremental) {
-      // Also when empty: the aggregate capture reads the scope, which must not hold a previous cycle's ids.
-      await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets, setup));
-      setup = [];
-    }
+    // Also with no ticket changed (the aggregate capture reads the scope, which must not hold a
+    // previous cycle's ids), first with the planner settings for the rebuild's joins.
+    if (!nothing) await step('ticket_scope', () => fillScope(trx, TICKET_SCOPE, 'tickets', changes.tickets, sqlDialect(trx).refreshSetup));
     if (incremental)
       await step('aggregate_capture', async () => {
         ({ messagesLeft } = await captureBefore(trx, now));
@@ -143,8 +139,7 @@ export async function refreshRptTables(store: Store, changes: ReportingChanges, 
       await perRecord(trx, 'ticket', changes.tickets);
     }
     if (!isEmpty(changes.deals)) {
-      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals, setup));
-      setup = [];
+      await step('deal_scope', () => fillScope(trx, DEAL_SCOPE, 'deals', changes.deals));
       await step('deals', () => refreshDealRows(trx, changes.deals === 'all', now));
       await perRecord(trx, 'deal', changes.deals);
     }
