@@ -66,7 +66,7 @@ WHERE p.day = ${d.dayLiteral(lastDay)} AND r.id = p.${t.idColumn} AND r.deleted_
  * day index alone, where deleting and inserting every row of 100 tickets touched 9,000 pages of
  * it at 50,000 tickets (a second on SQLite; bench/README.md, "Daily state").
  */
-function rewriteScope(d: SqlDialect, t: VersionTarget, today: string, now: string): string[] {
+function rewriteScope(d: SqlDialect, t: VersionTarget, today: string, now: string): (string | null)[] {
   const fresh = `rpt_daily_fresh_${t.kind}`;
   const key = (a: string, b: string) => `${a}.${t.idColumn} = ${b}.${t.idColumn} AND ${a}.day = ${b}.day`;
   const cols = [...columns(t), 'history_complete'];
@@ -86,7 +86,7 @@ function rewriteScope(d: SqlDialect, t: VersionTarget, today: string, now: strin
     `INSERT INTO ${t.daily} (${t.idColumn}, day, ${cols.join(', ')})
        SELECT n.${t.idColumn}, n.day, ${cols.map((c) => `n.${c}`).join(', ')} FROM ${d.temp(fresh)} n
        WHERE NOT EXISTS (SELECT 1 FROM ${t.daily} x WHERE ${key('x', 'n')})`,
-  ].filter((text): text is string => text !== null);
+  ];
 }
 
 async function windowState(db: Kysely<ReportDatabase>, kind: ReportedType): Promise<{ windowDays: number; lastDay: string } | null> {
@@ -119,7 +119,7 @@ export async function refreshDaily(db: Kysely<ReportDatabase>, r: DailyRefresh):
   const state = await windowState(db, r.kind);
   const full = r.scope === 'all' || !state || state.windowDays !== r.windowDays || state.lastDay > today;
   if (!full && r.scope === 'none' && state.lastDay === today) return false;
-  const statements = fillDays(d, days);
+  const statements: (string | null)[] = fillDays(d, days);
   if (full) {
     statements.push(`DELETE FROM ${t.daily}`, nowed(d, INSERT_DAILY(d, t, true, today), r.now));
   } else {
